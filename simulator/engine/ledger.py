@@ -1,0 +1,279 @@
+"""The engine's books: trace rows, memory in use, radio busy time, exact energy.
+
+Energy is integrated exactly, never sampled: every component's power is piecewise
+constant between events, so over a window of length W
+
+* a unit draws ``idle_w * (W - busy) + active_w * busy``;
+* a radio draws ``idle_w * W + (tx_w - idle_w) * tx_busy + (rx_w - idle_w) * rx_busy``
+  (sending and receiving at once add their increments above idle).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from simulator.engine.servers import Server
+from simulator.placement.plan import ExecutionPlan, Move
+from simulator.platform import Platform
+
+OP_COLUMNS = (
+    "request_id",
+    "app",
+    "op",
+    "kind",
+    "unit",
+    "node",
+    "ready_s",
+    "start_s",
+    "end_s",
+    "energy_j",
+)
+TRANSFER_COLUMNS = (
+    "request_id",
+    "app",
+    "src_op",
+    "src_unit",
+    "dst_unit",
+    "kind",
+    "link",
+    "hop",
+    "src_node",
+    "dst_node",
+    "bytes",
+    "queued_s",
+    "start_s",
+    "end_s",
+    "arrive_s",
+    "energy_j",
+    "device_energy_j",
+)
+
+
+class Ledger:
+    """Collects what happened during one run."""
+
+    def __init__(
+        self, platform: Platform, units: dict[str, Server], links: dict[tuple[str, str], Server]
+    ):
+        self.platform = platform
+        self.units = units
+        self.links = links
+        self.op_rows: list[tuple] = []
+        self.transfer_rows: list[tuple] = []
+        self.memory_now = dict.fromkeys(units, 0)
+        self.memory_peak = dict.fromkeys(units, 0)
+        self.weights = dict.fromkeys(units, 0)
+        self._deployed: set = set()
+        self._node = {uid: platform.node_of(uid).name for uid in units}
+        self._roles = {name: node.role for name, node in platform.nodes.items()}
+        # radio busy seconds per (link, node, "tx"|"rx"), device ends only
+        self.radio_busy: dict[tuple[str, str, str], float] = {}
+        for link in platform.network.links.values():
+            if link.radio is None:
+                continue
+            for end in (link.a, link.b):
+                if self._roles[end] == "device":
+                    self.radio_busy[(link.name, end, "tx")] = 0.0
+                    self.radio_busy[(link.name, end, "rx")] = 0.0
+
+    # -- memory ------------------------------------------------------------------------------
+    def load_weights(self, plan: ExecutionPlan) -> None:
+        """Make the plan's weights resident from t = 0 (once per distinct deployment)."""
+        key = (plan.model, plan.units)
+        if key in self._deployed:
+            return
+        self._deployed.add(key)
+        for uid, nbytes in zip(plan.units, plan.weight_bytes, strict=True):
+            self.weights[uid] += nbytes
+            self.alloc(uid, nbytes, 0.0)
+
+    def alloc(self, uid: str, nbytes: int, now: float) -> None:
+        level = self.memory_now[uid] + nbytes
+        self.memory_now[uid] = level
+        if level > self.memory_peak[uid]:
+            self.memory_peak[uid] = level
+
+    def free(self, uid: str, nbytes: int, now: float) -> None:
+        self.memory_now[uid] -= nbytes
+
+    # -- trace -------------------------------------------------------------------------------
+    def op(self, request, i: int, start_s: float, end_s: float) -> None:
+        plan = request.plan
+        uid = plan.units[i]
+        self.op_rows.append(
+            (
+                request.rid,
+                request.app.entry.app,
+                plan.ops[i],
+                plan.kinds[i],
+                uid,
+                self._node[uid],
+                request.ready_s[i],
+                start_s,
+                end_s,
+                plan.energy_j[i],
+            )
+        )
+
+    def move(self, request, move: Move, start_s: float, end_s: float) -> None:
+        """An on-chip or explicit-cost move (a delay; no link, no radio)."""
+        self.transfer_rows.append(
+            self._move_row(
+                request,
+                move,
+                move.transfer.kind,
+                "",
+                -1,
+                "",
+                "",
+                start_s,
+                start_s,
+                end_s,
+                end_s,
+                0.0,
+                0.0,
+            )
+        )
+
+    def hop(
+        self, request, move: Move, k: int, queued_s: float, start_s: float, end_s: float
+    ) -> tuple[float, float]:
+        """A hop's serialisation finished; book radio time, return (energy, device energy)."""
+        hop = move.hops[k]
+        link = self.platform.network.links[hop.link]
+        energy = 0.0
+        serialise_s = end_s - start_s
+        if link.radio is not None:
+            if self._roles[hop.src] == "device":
+                self.radio_busy[(hop.link, hop.src, "tx")] += serialise_s
+                energy += link.radio.tx_w * serialise_s
+            if self._roles[hop.dst] == "device":
+                self.radio_busy[(hop.link, hop.dst, "rx")] += serialise_s
+                energy += link.radio.rx_w * serialise_s
+        self.transfer_rows.append(
+            self._move_row(
+                request,
+                move,
+                "network",
+                hop.link,
+                k,
+                hop.src,
+                hop.dst,
+                queued_s,
+                start_s,
+                end_s,
+                end_s + hop.latency_s,
+                energy,
+                energy,
+            )
+        )
+        return energy, energy
+
+    @staticmethod
+    def _move_row(
+        request,
+        move,
+        kind,
+        link,
+        k,
+        src_node,
+        dst_node,
+        queued,
+        start,
+        end,
+        arrive,
+        energy,
+        device_energy,
+    ):
+        plan = request.plan
+        return (
+            request.rid,
+            request.app.entry.app,
+            plan.ops[move.src_op] if move.src_op is not None else "<input>",
+            move.src_unit or f"{plan.source}:<source>",
+            move.dst_unit or f"{plan.source}:<source>",
+            kind,
+            link,
+            k,
+            src_node,
+            dst_node,
+            move.nbytes,
+            queued,
+            start,
+            end,
+            arrive,
+            energy,
+            device_energy,
+        )
+
+    # -- tables ------------------------------------------------------------------------------
+    def op_table(self) -> pd.DataFrame:
+        return pd.DataFrame(self.op_rows, columns=list(OP_COLUMNS))
+
+    def transfer_table(self) -> pd.DataFrame:
+        return pd.DataFrame(self.transfer_rows, columns=list(TRANSFER_COLUMNS))
+
+    def unit_table(self, window_s: float) -> pd.DataFrame:
+        rows = []
+        for uid, server in self.units.items():
+            node = self.platform.node_of(uid)
+            unit = self.platform.unit(uid)
+            busy = server.busy_s
+            idle_energy = unit.idle_w * max(window_s - busy, 0.0)
+            active_energy = unit.active_w * busy
+            rows.append(
+                {
+                    "node": node.name,
+                    "unit": uid,
+                    "kind": unit.kind,
+                    "role": node.role,
+                    "ops_run": server.jobs_served,
+                    "busy_s": busy,
+                    "utilisation": busy / window_s if window_s > 0 else 0.0,
+                    "idle_energy_j": idle_energy,
+                    "active_energy_j": active_energy,
+                    "energy_j": idle_energy + active_energy,
+                    "weights_bytes": self.weights[uid],
+                    "peak_memory_bytes": self.memory_peak[uid],
+                    "memory_capacity_bytes": unit.memory_bytes,
+                    "over_capacity": self.memory_peak[uid] > unit.memory_bytes,
+                }
+            )
+        return pd.DataFrame(rows)
+
+    def radio_table(self, window_s: float) -> pd.DataFrame:
+        rows = []
+        for link in self.platform.network.links.values():
+            for end in (link.a, link.b):
+                if (link.name, end, "tx") not in self.radio_busy:
+                    continue
+                radio = link.radio
+                tx = self.radio_busy[(link.name, end, "tx")]
+                rx = self.radio_busy[(link.name, end, "rx")]
+                idle_energy = radio.idle_w * window_s
+                active_energy = (radio.tx_w - radio.idle_w) * tx + (radio.rx_w - radio.idle_w) * rx
+                rows.append(
+                    {
+                        "node": end,
+                        "link": link.name,
+                        "technology": link.technology,
+                        "tx_s": tx,
+                        "rx_s": rx,
+                        "idle_energy_j": idle_energy,
+                        "active_energy_j": active_energy,
+                        "energy_j": idle_energy + active_energy,
+                    }
+                )
+        return pd.DataFrame(
+            rows,
+            columns=[
+                "node",
+                "link",
+                "technology",
+                "tx_s",
+                "rx_s",
+                "idle_energy_j",
+                "active_energy_j",
+                "energy_j",
+            ],
+        )

@@ -1,0 +1,281 @@
+"""The engine: executes a scenario's request streams over their execution plans.
+
+This is the only module family that imports SimPy. Units and link directions are
+:class:`~simulator.engine.servers.Server` s; a request is a set of counters over its
+plan; ops are jobs, tensor moves are jobs on links (or plain delays on chip).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import simpy
+
+from simulator.engine.ledger import Ledger
+from simulator.engine.servers import Server, call_later
+from simulator.errors import SimulationError
+from simulator.placement.plan import ExecutionPlan, Move
+from simulator.platform import CostOracle
+from simulator.spec.scenario import Scenario
+from simulator.workload import AfterCompletion, WorkloadEntry
+
+
+class _Request:
+    __slots__ = (
+        "app",
+        "arrival_s",
+        "device_energy_j",
+        "energy_j",
+        "finish_s",
+        "first_start_s",
+        "holders",
+        "inbufs",
+        "outputs_left",
+        "plan",
+        "ready_s",
+        "rid",
+        "waits",
+    )
+
+    def __init__(self, rid: int, app: _App, arrival_s: float):
+        plan = app.plan
+        self.rid = rid
+        self.app = app
+        self.plan = plan
+        self.arrival_s = arrival_s
+        self.waits = list(plan.waits)
+        self.ready_s = [arrival_s] * plan.size
+        self.holders = list(app.holders)
+        self.inbufs: list[list | None] = [None] * plan.size
+        self.outputs_left = plan.n_outputs
+        self.first_start_s = None
+        self.finish_s = None
+        self.energy_j = 0.0
+        self.device_energy_j = 0.0
+
+
+@dataclass
+class _App:
+    index: int
+    entry: WorkloadEntry
+    plan: ExecutionPlan
+    holders: tuple[int, ...]
+    local_inputs: tuple[tuple[int, ...], ...]
+    unit_servers: tuple[Server, ...]
+    on_device: tuple[bool, ...]
+    issued: int = 0
+    unconsumed: int = 0
+    waiter: simpy.Event | None = None
+
+
+class Engine:
+    """One replicate of a scenario.
+
+    Parameters
+    ----------
+    scenario : Scenario
+    plans : dict of app name -> ExecutionPlan
+    oracle : CostOracle
+    replicate : int
+        Replicate index; random streams are spawned from (seed, replicate, app).
+    """
+
+    def __init__(
+        self,
+        scenario: Scenario,
+        plans: dict[str, ExecutionPlan],
+        oracle: CostOracle,
+        replicate: int = 0,
+    ):
+        self.scenario = scenario
+        self.oracle = oracle
+        self.replicate = replicate
+        self.env = simpy.Environment()
+        platform = scenario.platform
+        self.units = {uid: Server(self.env, uid) for uid in platform.unit_ids}
+        self.links: dict[tuple[str, str], Server] = {}
+        for link in platform.network.links.values():
+            for src, dst in ((link.a, link.b), (link.b, link.a)):
+                self.links[(link.name, src)] = Server(self.env, f"{link.name}:{src}->{dst}")
+        self.ledger = Ledger(platform, self.units, self.links)
+        self.apps = [
+            self._make_app(i, entry, plans[entry.app]) for i, entry in enumerate(scenario.workload)
+        ]
+        for app in self.apps:
+            self.ledger.load_weights(app.plan)
+        self.requests: list[_Request] = []
+        self._link_seq = 0
+
+    def _make_app(self, index: int, entry: WorkloadEntry, plan: ExecutionPlan) -> _App:
+        n = plan.size
+        position = {name: i for i, name in enumerate(plan.ops)}
+        graph = self.scenario.models[entry.model]
+        local_inputs: list[list[int]] = [[] for _ in range(n)]
+        holders = [len(moves) for moves in plan.moves_out]
+        for i, name in enumerate(plan.ops):
+            for succ in graph.successors(name):
+                j = position[succ]
+                if plan.units[j] == plan.units[i]:  # reads the producer's buffer in place
+                    local_inputs[j].append(i)
+                    holders[i] += 1
+        platform = self.scenario.platform
+        return _App(
+            index=index,
+            entry=entry,
+            plan=plan,
+            holders=tuple(holders),
+            local_inputs=tuple(tuple(x) for x in local_inputs),
+            unit_servers=tuple(self.units[uid] for uid in plan.units),
+            on_device=tuple(platform.node_of(uid).role == "device" for uid in plan.units),
+        )
+
+    # -- running ---------------------------------------------------------------------------
+    def run(self) -> None:
+        seeds = np.random.SeedSequence(self.scenario.seed, spawn_key=(self.replicate,))
+        for app, child in zip(self.apps, seeds.spawn(len(self.apps)), strict=True):
+            self.env.process(self._arrivals(app, np.random.default_rng(child)))
+        self.env.run()
+        unfinished = [r.rid for r in self.requests if r.finish_s is None]
+        if unfinished:
+            raise SimulationError(f"requests never completed: {unfinished[:10]}")
+
+    def _arrivals(self, app: _App, rng: np.random.Generator):
+        env = self.env
+        entry = app.entry
+        limit = entry.count
+        for item in entry.arrivals(rng):
+            if limit is not None and app.issued >= limit:
+                return
+            if isinstance(item, AfterCompletion):
+                if app.unconsumed == 0:
+                    app.waiter = env.event()
+                    yield app.waiter
+                app.unconsumed -= 1
+                if item.think_s > 0:
+                    yield env.timeout(item.think_s)
+            else:
+                if entry.duration_s is not None and item > entry.duration_s:
+                    return
+                if item > env.now:
+                    yield env.timeout(item - env.now)
+            if entry.duration_s is not None and env.now > entry.duration_s:
+                return
+            app.issued += 1
+            self._start_request(app, env.now)
+
+    def _start_request(self, app: _App, now: float) -> None:
+        request = _Request(len(self.requests), app, now)
+        self.requests.append(request)
+        for move in app.plan.input_moves:
+            self._start_move(request, move, now)
+
+    # -- ops -------------------------------------------------------------------------------
+    def _deliver(self, request: _Request, i: int, now: float) -> None:
+        request.waits[i] -= 1
+        if now > request.ready_s[i]:
+            request.ready_s[i] = now
+        if request.waits[i] == 0:
+            plan = request.plan
+            request.app.unit_servers[i].submit(
+                (request.rid, i), (plan.duration_s[i], self._op_start, self._op_done, (request, i))
+            )
+        elif request.waits[i] < 0:
+            raise SimulationError(f"op {request.plan.ops[i]} delivered too often")
+
+    def _op_start(self, payload, now: float) -> None:
+        request, i = payload
+        if request.first_start_s is None:
+            request.first_start_s = now
+        plan = request.plan
+        self.ledger.alloc(plan.units[i], plan.output_bytes[i], now)
+
+    def _op_done(self, payload, start_s: float, end_s: float) -> None:
+        request, i = payload
+        app = request.app
+        plan = request.plan
+        energy = plan.energy_j[i]
+        request.energy_j += energy
+        if app.on_device[i]:
+            request.device_energy_j += energy
+        self.ledger.op(request, i, start_s, end_s)
+        if request.holders[i] == 0:
+            self.ledger.free(plan.units[i], plan.output_bytes[i], end_s)
+        for p in app.local_inputs[i]:
+            self._release_output(request, p, end_s)
+        bufs = request.inbufs[i]
+        if bufs is not None:
+            for buf in bufs:
+                buf[0] -= 1
+                if buf[0] == 0:
+                    self.ledger.free(buf[2], buf[1], end_s)
+        for j in plan.local_next[i]:
+            self._deliver(request, j, end_s)
+        for move in plan.moves_out[i]:
+            self._start_move(request, move, end_s)
+
+    def _release_output(self, request: _Request, i: int, now: float) -> None:
+        request.holders[i] -= 1
+        if request.holders[i] == 0:
+            self.ledger.free(request.plan.units[i], request.plan.output_bytes[i], now)
+
+    # -- tensor moves ----------------------------------------------------------------------
+    def _start_move(self, request: _Request, move: Move, now: float) -> None:
+        if move.hops:
+            self._start_hop(request, move, 0, now)
+            return
+        delay_s = move.fixed_delay_s
+        if move.transfer.kind != "local":
+            self.ledger.move(request, move, now, now + delay_s)
+        call_later(self.env, delay_s, lambda: self._arrive(request, move, self.env.now))
+
+    def _start_hop(self, request: _Request, move: Move, k: int, now: float) -> None:
+        hop = move.hops[k]
+        self._link_seq += 1
+        serialise_s = move.nbytes * 8 / hop.bandwidth_bps
+        self.links[(hop.link, hop.src)].submit(
+            (self._link_seq,), (serialise_s, None, self._hop_done, (request, move, k, now))
+        )
+
+    def _hop_done(self, payload, start_s: float, end_s: float) -> None:
+        request, move, k, queued_s = payload
+        hop = move.hops[k]
+        energy, device_energy = self.ledger.hop(request, move, k, queued_s, start_s, end_s)
+        request.energy_j += energy
+        request.device_energy_j += device_energy
+        last = k + 1 == len(move.hops)
+
+        def propagated() -> None:
+            if last:
+                self._arrive(request, move, self.env.now)
+            else:
+                self._start_hop(request, move, k + 1, self.env.now)
+
+        call_later(self.env, hop.latency_s, propagated)
+
+    def _arrive(self, request: _Request, move: Move, now: float) -> None:
+        if move.src_op is not None:  # the copy has left: the producer's buffer may go
+            self._release_output(request, move.src_op, now)
+        if move.dst_unit is None:
+            request.outputs_left -= 1
+            if request.outputs_left == 0:
+                self._complete(request, now)
+            return
+        if move.consumers:
+            buf = [len(move.consumers), move.nbytes, move.dst_unit]
+            self.ledger.alloc(move.dst_unit, move.nbytes, now)
+            for j in move.consumers:
+                if request.inbufs[j] is None:
+                    request.inbufs[j] = []
+                request.inbufs[j].append(buf)
+            for j in move.consumers:
+                self._deliver(request, j, now)
+
+    def _complete(self, request: _Request, now: float) -> None:
+        request.finish_s = now
+        app = request.app
+        app.unconsumed += 1
+        waiter = app.waiter
+        if waiter is not None:
+            app.waiter = None
+            waiter.succeed()

@@ -1,0 +1,46 @@
+"""An immutable, picklable mapping for the fields of frozen specs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+
+class FrozenMap(Mapping):
+    """A read-only dict that pickles (``types.MappingProxyType`` does not).
+
+    Specs are frozen dataclasses; their mapping fields hold a FrozenMap so that nobody
+    mutates a validated scenario behind the engine's back, and sweep workers can still
+    receive them.
+    """
+
+    __slots__ = ("_data",)
+
+    def __init__(self, data: Mapping[str, Any] | None = None):
+        self._data = dict(data or {})
+
+    def __getitem__(self, key: str) -> Any:
+        return self._data[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __repr__(self) -> str:
+        return f"FrozenMap({self._data!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Mapping):
+            return dict(self.items()) == dict(other.items())
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(tuple(sorted(self._data.items())))
+
+    def __reduce__(self):
+        return (FrozenMap, (self._data,))
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self._data)

@@ -1,0 +1,100 @@
+"""The operator cost model: pure functions from (op, unit) to seconds and joules.
+
+Default roofline (the modelling contract)::
+
+    t = dispatch + max(flops / (peak[dtype] * eff[kind] * S(n)), bytes / bandwidth)
+    S(n) = 1 / ((1 - p) + p / n)                       (Amdahl, p = parallel fraction)
+
+An explicit time table on the op overrides the roofline.
+"""
+
+from __future__ import annotations
+
+import math
+
+from simulator.graph.model import Op
+from simulator.hardware.units import ComputeUnit
+
+
+def amdahl_speedup(parallel_fraction: float, cores: int) -> float:
+    """Amdahl speedup ``1 / ((1 - p) + p / n)`` of work with parallel fraction p on n cores.
+
+    Parameters
+    ----------
+    parallel_fraction : float
+        p in [0, 1].
+    cores : int
+        n >= 1.
+
+    Returns
+    -------
+    float
+        Speedup, between 1 and n; it tends to 1 / (1 - p) as n grows.
+    """
+    if not 0.0 <= parallel_fraction <= 1.0:
+        raise ValueError(f"parallel_fraction must be in [0, 1], got {parallel_fraction}")
+    if cores < 1:
+        raise ValueError(f"cores must be >= 1, got {cores}")
+    return 1.0 / ((1.0 - parallel_fraction) + parallel_fraction / cores)
+
+
+def explicit_time_s(op: Op, unit: ComputeUnit, unit_id: str) -> float | None:
+    """The op's tabled time on this unit (by qualified id, then bare name), if tabled."""
+    if unit_id in op.time_s:
+        return op.time_s[unit_id]
+    return op.time_s.get(unit.name)
+
+
+def unsupported_reason(op: Op, unit: ComputeUnit, unit_id: str) -> str | None:
+    """Why ``unit`` cannot run ``op``, or None when it can."""
+    if op.time_s:
+        if explicit_time_s(op, unit, unit_id) is None:
+            return f"op has explicit times only for {sorted(op.time_s)}"
+        return None
+    if not unit.runs_kind(op.kind):
+        return f"unit does not support op kind '{op.kind}'"
+    if op.dtype not in unit.peak_flops:
+        have = ", ".join(sorted(unit.peak_flops)) or "none"
+        return f"unit has no {op.dtype} throughput (has: {have})"
+    return None
+
+
+def compute_time_s(op: Op, unit: ComputeUnit) -> float:
+    """Roofline compute-bound time (s) of the op, without dispatch."""
+    if op.flops == 0:
+        return 0.0
+    rate = (
+        unit.peak_flops[op.dtype]
+        * unit.efficiency_for(op.kind)
+        * amdahl_speedup(op.parallel_fraction, unit.cores)
+    )
+    return op.flops / rate
+
+
+def memory_time_s(op: Op, unit: ComputeUnit) -> float:
+    """Roofline memory-bound time (s): bytes moved over the unit's DRAM bandwidth."""
+    if math.isinf(unit.memory_bandwidth_bytes_per_s):
+        return 0.0
+    return op.bytes_moved / unit.memory_bandwidth_bytes_per_s
+
+
+def op_time_s(op: Op, unit: ComputeUnit, unit_id: str = "") -> float:
+    """Execution time (s) of ``op`` on ``unit``.
+
+    Raises
+    ------
+    ValueError
+        When the unit cannot run the op (see :func:`unsupported_reason`).
+    """
+    reason = unsupported_reason(op, unit, unit_id)
+    if reason is not None:
+        raise ValueError(f"op '{op.name}' cannot run on '{unit_id or unit.name}': {reason}")
+    tabled = explicit_time_s(op, unit, unit_id)
+    if tabled is not None:
+        return tabled
+    return unit.dispatch_s + max(compute_time_s(op, unit), memory_time_s(op, unit))
+
+
+def op_energy_j(op: Op, unit: ComputeUnit, unit_id: str = "") -> float:
+    """Energy (J) the unit draws while running the op: active power x time."""
+    return unit.active_w * op_time_s(op, unit, unit_id)

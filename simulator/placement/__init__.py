@@ -1,0 +1,23 @@
+"""Placement: policies (pure functions) deciding which unit runs each op."""
+
+from simulator.placement import static as _static  # noqa: F401  (registers the policies)
+from simulator.placement.base import (
+    POLICIES,
+    Placement,
+    PlacementSpec,
+    check_placement,
+    place,
+)
+from simulator.placement.plan import Estimate, ExecutionPlan, compile_plan, estimate
+
+__all__ = [
+    "POLICIES",
+    "Estimate",
+    "ExecutionPlan",
+    "Placement",
+    "PlacementSpec",
+    "check_placement",
+    "compile_plan",
+    "estimate",
+    "place",
+]

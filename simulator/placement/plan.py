@@ -1,0 +1,249 @@
+"""Compile (graph, placement, platform) into an execution plan, and estimate it.
+
+The plan is what both the engine and the pure list-schedule estimate execute, so the
+two agree by construction: with one request and no contention the engine's latency
+equals :func:`estimate`'s (tested).
+
+Semantics, per request:
+
+* The request's input is at the source node at arrival. Entry ops on the source node
+  read it for free; entry ops elsewhere wait for one input transfer per unit.
+* An op waits for every input tensor and for the previous op of the same request on
+  its unit (in placement order), then runs for its cost-model time.
+* A tensor that crosses units moves once per destination unit (edges to the same
+  unit share it; bytes = the largest edge); an edge with an explicit ``comm_s`` moves
+  alone at that cost. On chip: sync + bytes / shared-memory bandwidth. Between nodes:
+  store-and-forward along the route, each hop serialising at its bandwidth, then
+  propagation latency.
+* The output of every exit op returns to the source node; the request completes when
+  all have arrived.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from simulator.graph.model import ModelGraph
+from simulator.network.topology import Hop
+from simulator.placement.base import Placement
+from simulator.platform import CostOracle, Transfer
+
+
+@dataclass(frozen=True)
+class Move:
+    """One tensor movement of a request.
+
+    ``src_unit`` is None for the request input (it starts at the source node);
+    ``dst_unit`` is None for an output returning to the source node. ``consumers``
+    are the op indices it feeds.
+    """
+
+    src_op: int | None
+    src_unit: str | None
+    dst_unit: str | None
+    nbytes: int
+    transfer: Transfer
+    consumers: tuple[int, ...]
+
+    @property
+    def hops(self) -> tuple[Hop, ...]:
+        return self.transfer.hops
+
+    @property
+    def fixed_delay_s(self) -> float:
+        """Time of the non-network part (local / explicit / on-chip), in seconds."""
+        return self.transfer.time_s(self.nbytes) if not self.transfer.hops else 0.0
+
+
+@dataclass(frozen=True)
+class ExecutionPlan:
+    """Index-based, precomputed form of a placed model (op index = placement order)."""
+
+    model: str
+    source: str
+    label: str
+    placement: Placement
+    ops: tuple[str, ...]
+    kinds: tuple[str, ...]
+    units: tuple[str, ...]
+    duration_s: tuple[float, ...]
+    energy_j: tuple[float, ...]
+    output_bytes: tuple[int, ...]
+    weight_bytes: tuple[int, ...]
+    waits: tuple[int, ...]
+    local_next: tuple[tuple[int, ...], ...]
+    moves_out: tuple[tuple[Move, ...], ...]
+    input_moves: tuple[Move, ...]
+    n_outputs: int
+
+    @property
+    def size(self) -> int:
+        return len(self.ops)
+
+
+def compile_plan(
+    graph: ModelGraph, placement: Placement, oracle: CostOracle, label: str | None = None
+) -> ExecutionPlan:
+    """Precompute durations, dependencies and tensor moves of ``placement``.
+
+    Parameters
+    ----------
+    graph : ModelGraph
+    placement : Placement
+        Already checked (see :func:`~simulator.placement.base.place`).
+    oracle : CostOracle
+
+    Returns
+    -------
+    ExecutionPlan
+    """
+    order = placement.order
+    index = {op: i for i, op in enumerate(order)}
+    units = tuple(placement.assignment[op] for op in order)
+    source = placement.source
+    ops = [graph.op(name) for name in order]
+    waits = [0] * len(order)
+    local_next: list[list[int]] = [[] for _ in order]
+    moves_out: list[list[Move]] = [[] for _ in order]
+
+    last_on_unit: dict[str, int] = {}
+    for i, uid in enumerate(units):
+        if uid in last_on_unit:  # the unit runs a request's ops in placement order
+            local_next[last_on_unit[uid]].append(i)
+            waits[i] += 1
+        last_on_unit[uid] = i
+
+    for i, name in enumerate(order):
+        groups: dict[str, list] = {}
+        for dst_name in graph.successors(name):
+            j = index[dst_name]
+            edge = graph.edge(name, dst_name)
+            waits[j] += 1
+            if units[j] == units[i]:
+                local_next[i].append(j)
+            elif edge.comm_s is not None:
+                transfer = oracle.edge_transfer(edge, units[i], units[j])
+                moves_out[i].append(Move(i, units[i], units[j], edge.bytes, transfer, (j,)))
+            else:
+                group = groups.setdefault(units[j], [0, []])
+                group[0] = max(group[0], edge.bytes)
+                group[1].append(j)
+        for dst_unit, (nbytes, consumers) in groups.items():
+            transfer = oracle.edge_transfer(None, units[i], dst_unit)
+            moves_out[i].append(Move(i, units[i], dst_unit, nbytes, transfer, tuple(consumers)))
+
+    node_of = {uid: oracle.platform.node_of(uid).name for uid in set(units)}
+    n_outputs = 0
+    for name in graph.exit_ops():
+        i = index[name]
+        hops = oracle.route(node_of[units[i]], source)
+        kind = "network" if hops else "local"
+        moves_out[i].append(
+            Move(i, units[i], None, ops[i].output_bytes, Transfer(kind, hops=hops), ())
+        )
+        n_outputs += 1
+
+    inputs: dict[str, list] = {}
+    for name in graph.entry_ops():
+        i = index[name]
+        group = inputs.setdefault(units[i], [0, []])
+        group[0] = max(group[0], ops[i].input_bytes)
+        group[1].append(i)
+        waits[i] += 1
+    input_moves = []
+    for dst_unit, (nbytes, consumers) in inputs.items():
+        hops = oracle.route(source, node_of[dst_unit])
+        transfer = Transfer("network" if hops else "local", hops=hops)
+        input_moves.append(Move(None, None, dst_unit, nbytes, transfer, tuple(consumers)))
+
+    return ExecutionPlan(
+        model=graph.name,
+        source=source,
+        label=label or placement.label(oracle),
+        placement=placement,
+        ops=tuple(order),
+        kinds=tuple(op.kind for op in ops),
+        units=units,
+        duration_s=tuple(oracle.op_time_s(op, uid) for op, uid in zip(ops, units, strict=True)),
+        energy_j=tuple(oracle.op_energy_j(op, uid) for op, uid in zip(ops, units, strict=True)),
+        output_bytes=tuple(op.output_bytes for op in ops),
+        weight_bytes=tuple(op.weight_bytes for op in ops),
+        waits=tuple(waits),
+        local_next=tuple(tuple(x) for x in local_next),
+        moves_out=tuple(tuple(x) for x in moves_out),
+        input_moves=tuple(input_moves),
+        n_outputs=n_outputs,
+    )
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """Contention-free schedule of one request arriving at t = 0 (seconds)."""
+
+    latency_s: float
+    start_s: tuple[float, ...]
+    end_s: tuple[float, ...]
+    op_energy_j: float
+    radio_energy_j: float
+    bytes_sent: int
+
+    @property
+    def energy_j(self) -> float:
+        """Active energy of the ops plus radio energy of the transfers (no idle power)."""
+        return self.op_energy_j + self.radio_energy_j
+
+
+def move_time_s(move: Move) -> float:
+    """Contention-free duration (s) of one move."""
+    return move.transfer.time_s(move.nbytes)
+
+
+def radio_energy_j(move: Move, oracle: CostOracle) -> float:
+    """Radio energy (J) of a move: tx at device senders, rx at device receivers, per hop."""
+    total = 0.0
+    platform = oracle.platform
+    for hop in move.hops:
+        radio = platform.network.links[hop.link].radio
+        if radio is None:
+            continue
+        serialise_s = move.nbytes * 8 / hop.bandwidth_bps
+        if platform.role_of(hop.src) == "device":
+            total += radio.tx_w * serialise_s
+        if platform.role_of(hop.dst) == "device":
+            total += radio.rx_w * serialise_s
+    return total
+
+
+def estimate(plan: ExecutionPlan, oracle: CostOracle) -> Estimate:
+    """List-schedule estimate of one request on an idle platform.
+
+    Assumes no contention: no other request, and no two moves of this request on the
+    same link direction at once. Under those conditions it equals the engine exactly.
+    """
+    n = plan.size
+    ready = [0.0] * n
+    start = [0.0] * n
+    end = [0.0] * n
+    radio = 0.0
+    sent = 0
+    finish = 0.0
+    for move in plan.input_moves:
+        arrive = move_time_s(move)
+        radio += radio_energy_j(move, oracle)
+        sent += move.nbytes if move.hops else 0
+        for j in move.consumers:
+            ready[j] = max(ready[j], arrive)
+    for i in range(n):  # placement order is topological and respects unit order
+        start[i] = ready[i]
+        end[i] = start[i] + plan.duration_s[i]
+        for j in plan.local_next[i]:
+            ready[j] = max(ready[j], end[i])
+        for move in plan.moves_out[i]:
+            arrive = end[i] + move_time_s(move)
+            radio += radio_energy_j(move, oracle)
+            sent += move.nbytes if move.hops else 0
+            if move.dst_unit is None:
+                finish = max(finish, arrive)
+            for j in move.consumers:
+                ready[j] = max(ready[j], arrive)
+    return Estimate(finish, tuple(start), tuple(end), float(sum(plan.energy_j)), radio, sent)

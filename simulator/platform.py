@@ -1,0 +1,175 @@
+"""The platform (nodes, units, network) and the cost oracle policies and the engine ask.
+
+Units are named ``"<node>.<unit>"`` (e.g. ``phone.npu``) everywhere outside a node.
+Everything here is pure: no SimPy, no I/O.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from simulator.errors import PlacementError, SocsimError
+from simulator.graph.model import Edge, Op
+from simulator.hardware.cost import op_energy_j, op_time_s, unsupported_reason
+from simulator.hardware.units import ComputeUnit, Node
+from simulator.network.topology import Hop, Link, Network
+from simulator.schema import nearest
+
+
+def unit_id(node: str, unit: str) -> str:
+    return f"{node}.{unit}"
+
+
+@dataclass(frozen=True)
+class Transfer:
+    """How a tensor moves between two units.
+
+    ``kind`` is ``local`` (same unit, free), ``explicit`` (tabled ``comm_s``),
+    ``onchip`` (sync + shared-memory copy inside a node) or ``network`` (along ``hops``).
+    On chip, ``delay_s`` is the sync cost and ``copy_bytes_per_s`` the copy bandwidth.
+    """
+
+    kind: str
+    delay_s: float = 0.0
+    copy_bytes_per_s: float = math.inf
+    hops: tuple[Hop, ...] = ()
+
+    def time_s(self, nbytes: float) -> float:
+        """Contention-free duration (s) of moving ``nbytes``."""
+        copy_s = 0.0 if math.isinf(self.copy_bytes_per_s) else nbytes / self.copy_bytes_per_s
+        return self.delay_s + copy_s + sum(hop.time_s(nbytes) for hop in self.hops)
+
+
+class Platform:
+    """Nodes with their units, joined by a network.
+
+    Raises
+    ------
+    SocsimError
+        On duplicate node names or a network naming unknown nodes.
+    """
+
+    def __init__(self, nodes: Iterable[Node], links: Iterable[Link] = ()):
+        self.nodes: dict[str, Node] = {}
+        for node in nodes:
+            if node.name in self.nodes:
+                raise SocsimError(f"duplicate node name '{node.name}'")
+            self.nodes[node.name] = node
+        self.network = Network(self.nodes, links)
+        self._units: dict[str, tuple[Node, ComputeUnit]] = {
+            unit_id(node.name, unit.name): (node, unit)
+            for node in self.nodes.values()
+            for unit in node.units
+        }
+
+    @property
+    def unit_ids(self) -> tuple[str, ...]:
+        """Every unit's qualified id, in declaration order."""
+        return tuple(self._units)
+
+    def unit(self, uid: str) -> ComputeUnit:
+        return self._lookup(uid)[1]
+
+    def node_of(self, uid: str) -> Node:
+        return self._lookup(uid)[0]
+
+    def _lookup(self, uid: str) -> tuple[Node, ComputeUnit]:
+        try:
+            return self._units[uid]
+        except KeyError:
+            hint = nearest(uid, self._units)
+            tip = f" (did you mean '{hint}'?)" if hint else ""
+            raise SocsimError(f"no unit '{uid}'{tip}; units: {', '.join(self._units)}") from None
+
+    def resolve_unit(self, ref: str, default_node: str | None = None) -> str:
+        """Qualified id of ``ref``: ``node.unit``, or a bare unit name on ``default_node``."""
+        if ref in self._units:
+            return ref
+        if default_node is not None and "." not in ref:
+            candidate = unit_id(default_node, ref)
+            if candidate in self._units:
+                return candidate
+        self._lookup(ref)  # raises, naming the nearest unit
+        return ref
+
+    def units_of(self, node: str) -> tuple[str, ...]:
+        return tuple(uid for uid, (n, _) in self._units.items() if n.name == node)
+
+    def role_of(self, node: str) -> str:
+        return self.nodes[node].role
+
+
+class CostOracle:
+    """Times and energies of ops and transfers on a platform (the policies' view).
+
+    Parameters
+    ----------
+    platform : Platform
+    """
+
+    def __init__(self, platform: Platform):
+        self.platform = platform
+
+    def unsupported_reason(self, op: Op, uid: str) -> str | None:
+        return unsupported_reason(op, self.platform.unit(uid), uid)
+
+    def supports(self, op: Op, uid: str) -> bool:
+        return self.unsupported_reason(op, uid) is None
+
+    def op_time_s(self, op: Op, uid: str) -> float:
+        """Execution time (s) of ``op`` on unit ``uid``.
+
+        Raises
+        ------
+        PlacementError
+            When the unit cannot run the op.
+        """
+        try:
+            return op_time_s(op, self.platform.unit(uid), uid)
+        except ValueError as exc:
+            raise PlacementError(str(exc), op=op.name) from None
+
+    def op_energy_j(self, op: Op, uid: str) -> float:
+        try:
+            return op_energy_j(op, self.platform.unit(uid), uid)
+        except ValueError as exc:
+            raise PlacementError(str(exc), op=op.name) from None
+
+    def edge_transfer(self, edge: Edge | None, src_uid: str, dst_uid: str) -> Transfer:
+        """How a tensor on ``edge`` moves from ``src_uid`` to ``dst_uid``.
+
+        ``edge`` is None for the request input or output (no explicit cost).
+        """
+        if src_uid == dst_uid:
+            return Transfer("local")
+        if edge is not None and edge.comm_s is not None:
+            return Transfer("explicit", delay_s=edge.comm_s)
+        src_node = self.platform.node_of(src_uid)
+        dst_node = self.platform.node_of(dst_uid)
+        if src_node is dst_node:
+            return Transfer(
+                "onchip",
+                delay_s=src_node.sync_s,
+                copy_bytes_per_s=src_node.shared_memory_bandwidth_bytes_per_s,
+            )
+        return Transfer("network", hops=self.platform.network.route(src_node.name, dst_node.name))
+
+    def transfer_time_s(
+        self, edge: Edge | None, nbytes: float, src_uid: str, dst_uid: str
+    ) -> float:
+        """Contention-free time (s) to move ``nbytes`` between two units."""
+        return self.edge_transfer(edge, src_uid, dst_uid).time_s(nbytes)
+
+    def node_transfer_time_s(self, nbytes: float, src_node: str, dst_node: str) -> float:
+        """Contention-free time (s) to move ``nbytes`` between two nodes (0 when equal)."""
+        return self.platform.network.transfer_time_s(nbytes, src_node, dst_node)
+
+    def route(self, src_node: str, dst_node: str) -> tuple[Hop, ...]:
+        return self.platform.network.route(src_node, dst_node)
+
+
+def describe_units(platform: Platform) -> Mapping[str, str]:
+    """uid -> ``kind`` for messages and tables."""
+    return {uid: platform.unit(uid).kind for uid in platform.unit_ids}

@@ -1,0 +1,172 @@
+"""RunResult: the tables one run produces, its summary, and how it is written to disk.
+
+Column names and units are part of the public contract (``docs/results.md``):
+``analysis/`` and sweeps read nothing else.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import yaml
+
+TABLES = ("requests", "ops", "transfers", "units", "energy", "apps")
+
+
+@dataclass
+class RunResult:
+    """Everything one replicate of a scenario produced.
+
+    Attributes
+    ----------
+    requests : DataFrame
+        One row per request: ``request_id, app, model, source, arrival_s, start_s,
+        finish_s, latency_s, deadline_s, deadline_met, status, energy_j,
+        device_energy_j, seed, replicate``.
+    ops : DataFrame
+        One row per executed op: ``request_id, app, op, kind, unit, node, ready_s,
+        start_s, end_s, energy_j``.
+    transfers : DataFrame
+        One row per on-chip move or network hop: ``request_id, app, src_op,
+        src_unit, dst_unit, kind, link, hop, src_node, dst_node, bytes, queued_s,
+        start_s, end_s, arrive_s, energy_j, device_energy_j``.
+    units : DataFrame
+        One row per compute unit: busy time, utilisation, energy split, memory.
+    energy : DataFrame
+        One row per energy-drawing component (units and radios) over the window.
+    apps : DataFrame
+        One row per app: its placement decision and the predicted figures.
+    summary : dict
+        Headline figures (see :func:`summarize`).
+    document : dict
+        The resolved scenario document, to reproduce the run.
+    """
+
+    requests: pd.DataFrame
+    ops: pd.DataFrame
+    transfers: pd.DataFrame
+    units: pd.DataFrame
+    energy: pd.DataFrame
+    apps: pd.DataFrame
+    summary: dict[str, Any] = field(default_factory=dict)
+    document: dict[str, Any] = field(default_factory=dict)
+
+    def summary_frame(self) -> pd.DataFrame:
+        return pd.DataFrame([self.summary])
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        return {name: getattr(self, name) for name in TABLES}
+
+    def write(self, out_dir: str | Path, parquet: bool | None = None) -> list[Path]:
+        """Write every table as CSV (and Parquet when pyarrow is there), the summary as
+        JSON and the resolved scenario as YAML. Returns the paths written.
+
+        Parameters
+        ----------
+        out_dir : str or Path
+            Created if missing.
+        parquet : bool or None
+            None: write Parquet when pyarrow imports.
+        """
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        if parquet is None:
+            try:
+                import pyarrow  # noqa: F401
+
+                parquet = True
+            except ImportError:
+                parquet = False
+        written = []
+        for name, table in {**self.tables(), "summary": self.summary_frame()}.items():
+            path = out / f"{name}.csv"
+            table.to_csv(path, index=False)
+            written.append(path)
+            if parquet:
+                table.to_parquet(out / f"{name}.parquet", index=False)
+                written.append(out / f"{name}.parquet")
+        (out / "summary.json").write_text(json.dumps(_jsonable(self.summary), indent=2) + "\n")
+        (out / "scenario.resolved.yaml").write_text(
+            yaml.safe_dump(self.document, sort_keys=False, allow_unicode=True)
+        )
+        written += [out / "summary.json", out / "scenario.resolved.yaml"]
+        return written
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (np.floating, float)):
+        value = float(value)
+        return value if math.isfinite(value) else None
+    return value
+
+
+def summarize(
+    requests: pd.DataFrame,
+    energy: pd.DataFrame,
+    apps: pd.DataFrame,
+    window: tuple[float, float],
+    scenario: str,
+    seed: int,
+    replicate: int,
+) -> dict[str, Any]:
+    """Headline figures of a run.
+
+    Latency percentiles use numpy's linear interpolation over completed requests.
+    Energy figures are totals over ``window`` = (first arrival, last completion),
+    split by whose battery: ``device`` nodes vs ``edge``/``cloud`` nodes.
+    ``inferences_per_j`` divides completed requests by the total energy.
+    """
+    done = requests[requests["status"] == "completed"]
+    latency = done["latency_s"].to_numpy()
+    start_s, end_s = window
+    span_s = end_s - start_s
+    by_role = energy.groupby("role")["energy_j"].sum() if len(energy) else pd.Series(dtype=float)
+    total_j = float(energy["energy_j"].sum()) if len(energy) else 0.0
+    device_j = float(by_role.get("device", 0.0))
+    n_done = len(done)
+    with_deadline = done[done["deadline_s"].notna()]
+
+    def pct(q: float) -> float:
+        return float(np.percentile(latency, q)) if n_done else math.nan
+
+    return {
+        "scenario": scenario,
+        "seed": seed,
+        "replicate": replicate,
+        "requests": len(requests),
+        "completed": n_done,
+        "dropped": int((requests["status"] != "completed").sum()),
+        "latency_mean_s": float(latency.mean()) if n_done else math.nan,
+        "latency_p50_s": pct(50),
+        "latency_p95_s": pct(95),
+        "latency_p99_s": pct(99),
+        "latency_max_s": float(latency.max()) if n_done else math.nan,
+        "window_start_s": start_s,
+        "window_end_s": end_s,
+        "throughput_rps": n_done / span_s if span_s > 0 else math.nan,
+        "energy_j": total_j,
+        "device_energy_j": device_j,
+        "edge_energy_j": float(by_role.get("edge", 0.0)),
+        "cloud_energy_j": float(by_role.get("cloud", 0.0)),
+        "energy_per_inference_j": total_j / n_done if n_done else math.nan,
+        "device_energy_per_inference_j": device_j / n_done if n_done else math.nan,
+        "inferences_per_j": n_done / total_j if total_j > 0 else math.nan,
+        "device_inferences_per_j": n_done / device_j if device_j > 0 else math.nan,
+        "deadline_met_rate": float(with_deadline["deadline_met"].mean())
+        if len(with_deadline)
+        else math.nan,
+        "decision": ";".join(
+            f"{a}={lab}" if len(apps) > 1 else lab
+            for a, lab in zip(apps["app"], apps["decision"], strict=True)
+        ),
+    }

@@ -1,0 +1,246 @@
+"""The scenario format as schema data (the single source of truth for keys and units).
+
+YAML keys carry their unit (``latency_ms``, ``bandwidth_mbps``, ``peak_gflops``);
+``Field.to`` names the SI value the loader produces (``latency_s``, ``bandwidth_bps``,
+``peak_flops``). ``docs/scenario-format.md`` documents the same tables.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from simulator.graph.model import DTYPE_BYTES, OP_KINDS
+from simulator.graph.zoo import zoo_names, zoo_options
+from simulator.hardware.units import NODE_ROLES, UNIT_KINDS
+from simulator.placement.base import POLICIES
+from simulator.schema import (
+    INVALID,
+    Boolean,
+    Context,
+    Field,
+    ListOf,
+    Loc,
+    MapOf,
+    Number,
+    Record,
+    Schema,
+    Tagged,
+    Text,
+)
+from simulator.workload import ARRIVALS
+
+DTYPES = tuple(DTYPE_BYTES)
+GIGA, MEGA, MILLI, MICRO = 1e9, 1e6, 1e-3, 1e-6
+_NAME = r"[A-Za-z_][A-Za-z0-9_\-]*"
+
+UNIT = Record(
+    {
+        "kind": Field(Text(choices=UNIT_KINDS)),
+        "cores": Field(Number(integer=True, ge=1), default=1),
+        "peak_gflops": Field(
+            MapOf(Number("GFLOP/s per core", GIGA, gt=0), keys=DTYPES), default={}, to="peak_flops"
+        ),
+        "efficiency": Field(
+            MapOf(Number(gt=0, le=1), keys=(*OP_KINDS, "default")), default={"default": 1.0}
+        ),
+        "memory_bandwidth_gb_s": Field(
+            Number("GB/s", GIGA, gt=0), default=math.inf, to="memory_bandwidth_bytes_per_s"
+        ),
+        "dispatch_us": Field(Number("µs", MICRO, ge=0), default=0.0, to="dispatch_s"),
+        "idle_w": Field(Number("W", ge=0), default=0.0),
+        "active_w": Field(Number("W", ge=0), default=0.0),
+        "memory_mb": Field(Number("MB", MEGA, gt=0), default=math.inf, to="memory_bytes"),
+        "supports": Field(ListOf(Text(choices=OP_KINDS), min_len=1), default=None),
+    },
+    name="compute unit",
+)
+
+NODE = Record(
+    {
+        "role": Field(Text(choices=NODE_ROLES), default="device"),
+        "sync_us": Field(Number("µs", MICRO, ge=0), default=0.0, to="sync_s"),
+        "shared_memory_bandwidth_gb_s": Field(
+            Number("GB/s", GIGA, gt=0), default=math.inf, to="shared_memory_bandwidth_bytes_per_s"
+        ),
+        "units": Field(MapOf(UNIT, min_len=1)),
+    },
+    name="node",
+)
+
+RADIO = Record(
+    {
+        "tx_w": Field(Number("W", ge=0)),
+        "rx_w": Field(Number("W", ge=0)),
+        "idle_w": Field(Number("W", ge=0), default=0.0),
+    },
+    name="radio",
+)
+
+LINK = Record(
+    {
+        "ends": Field(ListOf(Text(pattern=_NAME), min_len=2, max_len=2)),
+        "technology": Field(Text(), default=""),
+        "latency_ms": Field(Number("ms", MILLI, ge=0), to="latency_s"),
+        "bandwidth_mbps": Field(Number("Mbit/s", MEGA, gt=0), to="bandwidth_bps"),
+        "reverse_bandwidth_mbps": Field(
+            Number("Mbit/s", MEGA, gt=0), default=None, to="reverse_bandwidth_bps"
+        ),
+        "radio": Field(RADIO, default=None),
+    },
+    name="link",
+)
+
+INLINE_OP = Record(
+    {
+        "name": Field(Text()),
+        "kind": Field(Text(choices=OP_KINDS), default="custom"),
+        "flops": Field(Number("FLOPs", ge=0), default=None),
+        "macs": Field(Number("multiply-adds", ge=0), default=0.0),
+        "params": Field(Number(integer=True, ge=0), default=0),
+        "input_elems": Field(Number(integer=True, ge=0), default=0),
+        "output_elems": Field(Number(integer=True, ge=0), default=0),
+        "dtype": Field(Text(choices=DTYPES), default="fp32"),
+        "parallel_fraction": Field(Number(ge=0, le=1), default=1.0),
+        "time_ms": Field(MapOf(Number("ms", MILLI, ge=0), min_len=1), default={}, to="time_s"),
+    },
+    name="op",
+)
+
+INLINE_EDGE = Record(
+    {
+        "src": Field(Text()),
+        "dst": Field(Text()),
+        "bytes": Field(Number("bytes", integer=True, ge=0), default=None),
+        "comm_ms": Field(Number("ms", MILLI, ge=0), default=None, to="comm_s"),
+    },
+    name="edge",
+)
+
+INLINE_MODEL = Record(
+    {
+        "ops": Field(ListOf(INLINE_OP, min_len=1)),
+        "edges": Field(ListOf(INLINE_EDGE), default=[]),
+    },
+    name="inline model",
+)
+
+
+class ZooModel(Schema):
+    """``{zoo: name, dtype: ..., options: {...}}``; options come from the builder's signature."""
+
+    def describe(self) -> str:
+        return "a zoo model: zoo, dtype, options"
+
+    def check(self, value: Any, loc: Loc, ctx: Context) -> Any:
+        outer = Record(
+            {
+                "zoo": Field(Text(choices=tuple(zoo_names()))),
+                "dtype": Field(Text(choices=DTYPES), default="fp32"),
+                "options": Field(MapOf(_Any()), default={}),
+            },
+            name="zoo model",
+        )
+        out = outer.check(value, loc, ctx)
+        if out is INVALID or not out["options"]:
+            return out
+        options_schema = Record(
+            {
+                name: Field(_option_schema(ann), default=d)
+                for name, (ann, d) in zoo_options(out["zoo"]).items()
+            },
+            name=f"{out['zoo']} options",
+        )
+        checked = options_schema.check(value["options"], loc.child(value, "options"), ctx)
+        if checked is INVALID:
+            return INVALID
+        out["options"] = {k: v for k, v in checked.items() if k in value["options"]}
+        return out
+
+
+class _Any(Schema):
+    def describe(self) -> str:
+        return "any value"
+
+    def check(self, value: Any, loc: Loc, ctx: Context) -> Any:
+        return value
+
+
+def _option_schema(annotation: Any) -> Schema:
+    if annotation is bool:
+        return Boolean()
+    if annotation is int:
+        return Number(integer=True)
+    if annotation is float:
+        return Number()
+    if annotation is str:
+        return Text()
+    return _Any()
+
+
+class ModelChoice(Schema):
+    """A model: from the zoo (``zoo:``) or inline (``ops:`` and ``edges:``)."""
+
+    def describe(self) -> str:
+        return "a model with 'zoo' or 'ops'"
+
+    def check(self, value: Any, loc: Loc, ctx: Context) -> Any:
+        if isinstance(value, dict) and "zoo" in value:
+            out = ZooModel().check(value, loc, ctx)
+            return out if out is INVALID else {"source": "zoo", **out}
+        if isinstance(value, dict) and "ops" in value:
+            out = INLINE_MODEL.check(value, loc, ctx)
+            return out if out is INVALID else {"source": "inline", **out}
+        return ctx.problem(loc, "a model needs 'zoo: <name>' or 'ops:' (with optional 'edges:')")
+
+
+ARRIVAL = Tagged("process", ARRIVALS.schemas, what="arrival process")
+PLACEMENT = Tagged("policy", POLICIES.schemas, what="placement policy")
+
+WORKLOAD = Record(
+    {
+        "app": Field(Text(pattern=_NAME)),
+        "model": Field(Text()),
+        "source": Field(Text()),
+        "arrival": Field(ARRIVAL),
+        "count": Field(Number(integer=True, ge=1), default=None),
+        "duration_s": Field(Number("s", gt=0), default=None),
+        "deadline_ms": Field(Number("ms", MILLI, gt=0), default=None, to="deadline_s"),
+        "priority": Field(Number(integer=True), default=0),
+        "placement": Field(PLACEMENT, default=None),
+    },
+    name="workload entry",
+)
+
+SCENARIO = Record(
+    {
+        "name": Field(Text()),
+        "seed": Field(Number(integer=True, ge=0), default=0),
+        "duration_s": Field(Number("s", gt=0), default=None),
+        "include": Field(ListOf(Text()), default=[]),
+        "presets": Field(_Any(), default=None, doc="library presets (see the include files)"),
+        "nodes": Field(MapOf(NODE, min_len=1)),
+        "links": Field(MapOf(LINK), default={}),
+        "models": Field(MapOf(ModelChoice(), min_len=1)),
+        "workload": Field(ListOf(WORKLOAD, min_len=1)),
+        "placement": Field(PLACEMENT, default=None),
+    },
+    name="scenario",
+)
+
+LIBRARY = Record(
+    {
+        "include": Field(ListOf(Text()), default=[]),
+        "presets": Field(
+            Record(
+                {
+                    "nodes": Field(MapOf(_Any()), default={}),
+                    "links": Field(MapOf(_Any()), default={}),
+                },
+                name="presets",
+            ),
+            default=None,
+        ),
+    },
+    name="library file",
+)

@@ -1,0 +1,396 @@
+"""Scenario loading: YAML -> includes -> presets -> validation -> :class:`Scenario`.
+
+Every problem of the document is collected and raised at once as a ScenarioError,
+each naming its file, YAML path and line.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from simulator.errors import ModelError, Problem, ScenarioError, SocsimError
+from simulator.graph.model import ModelGraph
+from simulator.graph.zoo import build_zoo_model
+from simulator.hardware.units import ComputeUnit, Node
+from simulator.network.topology import Link, Radio
+from simulator.placement.base import PlacementSpec
+from simulator.platform import Platform
+from simulator.schema import INVALID, Context, Loc, nearest
+from simulator.spec.definitions import LIBRARY, SCENARIO
+from simulator.spec.inline import build_inline_model
+from simulator.spec.scenario import Scenario
+from simulator.spec.yamlio import YamlMap, load_yaml_file, plain
+from simulator.workload import WorkloadEntry
+
+PRESET_SECTIONS = ("nodes", "links")
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Load, validate and build the scenario in ``path``.
+
+    Parameters
+    ----------
+    path : str or Path
+        A scenario YAML file; ``include:`` paths are relative to it.
+
+    Returns
+    -------
+    Scenario
+
+    Raises
+    ------
+    ScenarioError
+        Listing every problem found (file, YAML path, line, expected value, and the
+        nearest valid key or name for typos).
+    """
+    path = Path(path)
+    document = load_yaml_file(path)
+    return parse_scenario(document, base_dir=path.parent, source=str(path))
+
+
+def parse_scenario(
+    document: Mapping[str, Any], base_dir: str | Path = ".", source: str = "<scenario>"
+) -> Scenario:
+    """Validate and build a scenario from an already parsed document.
+
+    ``document`` may be a plain dict (e.g. a sweep point); lines are then unknown.
+    """
+    ctx = Context(default_file=source)
+    if not isinstance(document, Mapping):
+        raise ScenarioError([Problem("", "a scenario must be a mapping of keys", file=source)])
+    presets = _collect_presets(document, Path(base_dir), source, ctx, (Path(source).resolve(),))
+    expanded = _expand_presets(document, presets, ctx)
+    checked = SCENARIO.check(expanded, Loc(""), ctx)
+    if checked is INVALID or ctx.problems:
+        raise ScenarioError(ctx.problems)
+    scenario = _build(checked, expanded, ctx, source)
+    if ctx.problems:
+        raise ScenarioError(ctx.problems)
+    return scenario
+
+
+def validate_library(path: str | Path) -> int:
+    """Check every preset of a library file (as ``socsim validate`` does); return their count.
+
+    Raises
+    ------
+    ScenarioError
+        Listing every problem of every preset.
+    """
+    from simulator.spec.definitions import LINK, NODE
+
+    path = Path(path)
+    document = load_yaml_file(path)
+    ctx = Context(default_file=str(path))
+    if not isinstance(document, Mapping) or "presets" not in document:
+        raise ScenarioError([Problem("", "a library file needs a 'presets:' section", str(path))])
+    if LIBRARY.check(document, Loc(""), ctx) is INVALID:
+        raise ScenarioError(ctx.problems)
+    presets = _collect_presets(document, path.parent, str(path), ctx, (path.resolve(),))
+    schemas = {"nodes": NODE, "links": LINK}
+    count = 0
+    for section, entries in presets.items():
+        for name, (body, _) in entries.items():
+            body = YamlMap(body, mark=body.mark) if isinstance(body, YamlMap) else body
+            if section == "links" and isinstance(body, dict):
+                body = _with(body, "ends", ["a", "b"])
+            schemas[section].check(body, Loc(f"presets.{section}.{name}"), ctx)
+            count += 1
+    if ctx.problems:
+        raise ScenarioError(ctx.problems)
+    return count
+
+
+# -- includes and presets -----------------------------------------------------------------
+def _collect_presets(document, base_dir: Path, source: str, ctx: Context, seen: tuple) -> dict:
+    """Presets by section and name: the document's own ``presets:`` and its includes'.
+
+    Returns ``{section: {name: (body, origin file)}}``; a name defined in two files is
+    a problem, an include cycle too.
+    """
+    found: dict[str, dict[str, tuple[Any, str]]] = {s: {} for s in PRESET_SECTIONS}
+
+    def add(section: str, name: str, body: Any, origin: str, loc: Loc) -> None:
+        if name in found[section] and found[section][name][1] != origin:
+            ctx.problem(loc, f"preset '{name}' is also defined in {found[section][name][1]}")
+            return
+        found[section][name] = (body, origin)
+
+    presets = document.get("presets")
+    if isinstance(presets, Mapping):
+        for section in PRESET_SECTIONS:
+            entries = presets.get(section)
+            if isinstance(entries, Mapping):
+                base = Loc("presets").child(presets, section)
+                for name, body in entries.items():
+                    add(section, name, body, source, base.child(entries, name))
+    includes = document.get("include") or []
+    if not isinstance(includes, list):
+        return found  # the schema reports the wrong type
+    for i, rel in enumerate(includes):
+        loc = Loc(f"include[{i}]", includes, i)
+        if not isinstance(rel, str):
+            continue
+        path = (base_dir / rel).resolve()
+        if path in seen:
+            ctx.problem(loc, f"include cycle: '{rel}' is already being included")
+            continue
+        try:
+            library = load_yaml_file(path)
+        except ScenarioError as exc:
+            for problem in exc.problems:
+                if problem.message == "file not found":
+                    ctx.problem(loc, f"included file not found: {path}")
+                else:
+                    ctx.problems.append(problem)
+            continue
+        lib_ctx = Context(default_file=str(path))
+        if LIBRARY.check(library, Loc(""), lib_ctx) is INVALID:
+            ctx.problems.extend(lib_ctx.problems)
+            continue
+        nested = _collect_presets(library, path.parent, str(path), ctx, (*seen, path))
+        for section in PRESET_SECTIONS:
+            for name, (body, origin) in nested[section].items():
+                add(section, name, body, origin, loc)
+    return found
+
+
+def _merge(base: Any, override: Any) -> Any:
+    """Deep merge: mappings merge key by key (``null`` removes a key), the rest replaces."""
+    if not (isinstance(base, Mapping) and isinstance(override, Mapping)):
+        return copy.deepcopy(override)
+    merged = YamlMap(mark=getattr(override, "mark", None) or getattr(base, "mark", None))
+    for key, value in base.items():
+        merged[key] = copy.deepcopy(value)
+        if isinstance(base, YamlMap) and key in base.key_marks:
+            merged.key_marks[key] = base.key_marks[key]
+    for key, value in override.items():
+        if value is None:
+            merged.pop(key, None)
+            continue
+        merged[key] = _merge(merged[key], value) if key in merged else copy.deepcopy(value)
+        if isinstance(override, YamlMap) and key in override.key_marks:
+            merged.key_marks[key] = override.key_marks[key]
+    return merged
+
+
+def _with(mapping: Mapping, key: str, value: Any) -> YamlMap:
+    out = YamlMap(mapping, mark=getattr(mapping, "mark", None))
+    out.key_marks.update(getattr(mapping, "key_marks", {}))
+    out[key] = value
+    return out
+
+
+def _expand_presets(document: Mapping, presets: dict, ctx: Context) -> Mapping:
+    """The document with every ``preset:`` reference replaced by the merged preset."""
+    expanded = YamlMap(document, mark=getattr(document, "mark", None))
+    expanded.key_marks.update(getattr(document, "key_marks", {}))
+    for section in PRESET_SECTIONS:
+        entries = document.get(section)
+        if not isinstance(entries, Mapping):
+            continue
+        new_entries = YamlMap(entries, mark=getattr(entries, "mark", None))
+        new_entries.key_marks.update(getattr(entries, "key_marks", {}))
+        for name, body in entries.items():
+            if not isinstance(body, Mapping) or "preset" not in body:
+                continue
+            loc = Loc(section).child(entries, name).child(body, "preset")
+            preset_name = body["preset"]
+            available = presets[section]
+            if preset_name not in available:
+                where = ", ".join(available) or "none (add an include: of a library file)"
+                ctx.problem(
+                    loc,
+                    f"unknown {section[:-1]} preset '{preset_name}'; available: {where}",
+                    nearest(str(preset_name), available),
+                )
+                new_entries[name] = {k: v for k, v in body.items() if k != "preset"}
+                continue
+            override = YamlMap(
+                {k: v for k, v in body.items() if k != "preset"}, mark=getattr(body, "mark", None)
+            )
+            override.key_marks.update(getattr(body, "key_marks", {}))
+            new_entries[name] = _merge(available[preset_name][0], override)
+        expanded[section] = new_entries
+    expanded.pop("include", None)
+    expanded.pop("presets", None)
+    return expanded
+
+
+# -- building the domain objects ----------------------------------------------------------
+def _build(checked: dict, raw: Mapping, ctx: Context, source: str) -> Scenario | None:
+    nodes = []
+    for name, spec in checked["nodes"].items():
+        units = []
+        for unit_name, unit in spec["units"].items():
+            loc = Loc("nodes").child(raw["nodes"], name).child(raw["nodes"][name], "units")
+            if "default" not in unit["efficiency"]:
+                ctx.problem(
+                    loc.child(raw["nodes"][name]["units"], unit_name),
+                    "efficiency needs a 'default' entry for the op kinds not listed",
+                )
+                continue
+            supports = frozenset(unit["supports"]) if unit["supports"] is not None else None
+            units.append(ComputeUnit(name=unit_name, **{**unit, "supports": supports}))
+        if units:
+            nodes.append(
+                Node(
+                    name=name, units=tuple(units), **{k: v for k, v in spec.items() if k != "units"}
+                )
+            )
+
+    links = []
+    for name, spec in checked["links"].items():
+        loc = Loc("links").child(raw["links"], name)
+        a, b = spec["ends"]
+        bad_end = False
+        for i, end in enumerate((a, b)):
+            if end not in checked["nodes"]:
+                ctx.problem(
+                    loc.child(raw["links"][name], "ends").child(raw["links"][name]["ends"], i),
+                    f"unknown node '{end}'; nodes: {', '.join(checked['nodes'])}",
+                    nearest(end, checked["nodes"]),
+                )
+                bad_end = True
+        if bad_end:
+            continue
+        radio = Radio(**spec["radio"]) if spec["radio"] else None
+        reverse = spec["reverse_bandwidth_bps"] or spec["bandwidth_bps"]
+        links.append(
+            Link(
+                name,
+                a,
+                b,
+                spec["latency_s"],
+                spec["bandwidth_bps"],
+                reverse,
+                radio,
+                spec["technology"],
+            )
+        )
+    if ctx.problems:
+        return None
+    try:
+        platform = Platform(nodes, links)
+    except SocsimError as exc:
+        ctx.problem(Loc("links", raw, "links"), str(exc))
+        return None
+
+    models: dict[str, ModelGraph] = {}
+    for name, spec in checked["models"].items():
+        loc = Loc("models").child(raw["models"], name)
+        try:
+            if spec["source"] == "zoo":
+                models[name] = build_zoo_model(spec["zoo"], spec["dtype"], **spec["options"])
+            else:
+                built = build_inline_model(name, spec, raw["models"][name], loc, ctx)
+                if built is not None:
+                    models[name] = built
+        except ModelError as exc:
+            ctx.problem(loc, exc.message)
+
+    default_placement = _placement(checked["placement"])
+    workload = []
+    apps: dict[str, int] = {}
+    for i, entry in enumerate(checked["workload"]):
+        loc = Loc("workload").child(raw["workload"], i)
+        item = raw["workload"][i]
+        if entry["app"] in apps:
+            ctx.problem(
+                loc.child(item, "app"),
+                f"app name '{entry['app']}' already used by workload[{apps[entry['app']]}]",
+            )
+        apps.setdefault(entry["app"], i)
+        ok = True
+        if entry["model"] not in checked["models"]:
+            ctx.problem(
+                loc.child(item, "model"),
+                f"unknown model '{entry['model']}'; models: {', '.join(checked['models'])}",
+                nearest(entry["model"], checked["models"]),
+            )
+            ok = False
+        if entry["source"] not in checked["nodes"]:
+            ctx.problem(
+                loc.child(item, "source"),
+                f"unknown node '{entry['source']}'; nodes: {', '.join(checked['nodes'])}",
+                nearest(entry["source"], checked["nodes"]),
+            )
+            ok = False
+        bounded = entry["count"] or entry["duration_s"] or checked["duration_s"]
+        if not bounded and entry["arrival"]["process"] != "trace":
+            ctx.problem(
+                loc, "open-ended arrivals: give 'count', or 'duration_s' here or at the top level"
+            )
+            ok = False
+        placement = _placement(entry["placement"])
+        if placement is None and default_placement is None:
+            ctx.problem(loc, "no placement: give 'placement:' here or at the top level")
+            ok = False
+        if ok:
+            _check_placement_refs(ctx, platform, entry["source"], i, entry["placement"] is not None)
+            arrival = dict(entry["arrival"])
+            workload.append(
+                WorkloadEntry(
+                    app=entry["app"],
+                    model=entry["model"],
+                    source=entry["source"],
+                    arrival=arrival.pop("process"),
+                    arrival_options=arrival,
+                    count=entry["count"],
+                    duration_s=entry["duration_s"] or checked["duration_s"],
+                    deadline_s=entry["deadline_s"],
+                    priority=entry["priority"],
+                    placement=placement,
+                )
+            )
+    if ctx.problems:
+        return None
+    return Scenario(
+        name=checked["name"],
+        seed=checked["seed"],
+        platform=platform,
+        models=models,
+        workload=tuple(workload),
+        placement=default_placement,
+        duration_s=checked["duration_s"],
+        source_file=source,
+        document=plain(raw),
+    )
+
+
+def _placement(spec: dict | None) -> PlacementSpec | None:
+    if spec is None:
+        return None
+    options = dict(spec)
+    return PlacementSpec(options.pop("policy"), options)
+
+
+def _check_placement_refs(
+    ctx: Context, platform: Platform, source: str, index: int, own: bool
+) -> None:
+    """Resolve the unit/node names in the placement that applies to workload[index]."""
+    prefix = f"workload[{index}].placement" if own else "placement"
+    for kind, value, loc in ctx.refs:
+        if not loc.path.startswith(prefix):
+            continue
+        if kind == "node" and value not in platform.nodes:
+            ctx.problem(
+                loc,
+                f"unknown node '{value}'; nodes: {', '.join(platform.nodes)}",
+                nearest(value, platform.nodes),
+            )
+        if kind == "unit":
+            try:
+                platform.resolve_unit(value, source)
+            except SocsimError:
+                local = [uid.split(".", 1)[1] for uid in platform.units_of(source)]
+                choices = [*platform.unit_ids, *local]
+                ctx.problem(
+                    loc,
+                    f"unknown unit '{value}' for an app on node '{source}'; "
+                    f"units: {', '.join(platform.unit_ids)}",
+                    nearest(value, choices),
+                )

@@ -1,0 +1,68 @@
+"""The validated scenario: everything a run needs, frozen, in SI units."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from simulator.errors import SocsimError
+from simulator.frozen import FrozenMap
+from simulator.graph.model import ModelGraph
+from simulator.placement.base import PlacementSpec
+from simulator.platform import Platform
+from simulator.workload import WorkloadEntry
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A complete, validated scenario.
+
+    Attributes
+    ----------
+    name : str
+    seed : int
+        Root of every random stream of the run.
+    platform : Platform
+        Nodes, units and network.
+    models : Mapping[str, ModelGraph]
+    workload : tuple of WorkloadEntry
+        One entry per app.
+    placement : PlacementSpec or None
+        Default placement of apps that do not give their own.
+    duration_s : float or None
+        No arrival after this time (s); in-flight requests still finish.
+    source_file : str or None
+        Where it was loaded from.
+    document : Mapping
+        The resolved document (includes and presets expanded): writing it back and
+        loading it again gives the same scenario.
+    """
+
+    name: str
+    seed: int
+    platform: Platform
+    models: Mapping[str, ModelGraph]
+    workload: tuple[WorkloadEntry, ...]
+    placement: PlacementSpec | None = None
+    duration_s: float | None = None
+    source_file: str | None = None
+    document: Mapping[str, Any] = field(default_factory=FrozenMap)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "models", FrozenMap(self.models))
+        object.__setattr__(self, "workload", tuple(self.workload))
+        apps = [entry.app for entry in self.workload]
+        if len(set(apps)) != len(apps):
+            raise SocsimError(f"app names must be unique, got {apps}")
+        for entry in self.workload:
+            if entry.model not in self.models:
+                raise SocsimError(f"app '{entry.app}' names unknown model '{entry.model}'")
+            if entry.source not in self.platform.nodes:
+                raise SocsimError(f"app '{entry.app}' names unknown source node '{entry.source}'")
+            if entry.placement is None and self.placement is None:
+                raise SocsimError(f"app '{entry.app}' has no placement and there is no default")
+
+    def placement_for(self, entry: WorkloadEntry) -> PlacementSpec:
+        """The placement spec that applies to ``entry``."""
+        return entry.placement if entry.placement is not None else self.placement

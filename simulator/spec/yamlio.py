@@ -1,0 +1,161 @@
+"""Safe YAML reading that remembers where every value came from.
+
+Mappings load as :class:`YamlMap` and sequences as :class:`YamlSeq`; both are ordinary
+``dict``/``list`` subclasses that also record the file and line of each entry, so that a
+problem found much later (after includes and preset merging) can still name its line.
+Only YAML's safe subset is accepted: no Python object construction.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from simulator.errors import Problem, ScenarioError
+
+
+@dataclass(frozen=True)
+class Mark:
+    """Where a value stands: file and 1-based line."""
+
+    file: str
+    line: int
+
+
+class YamlMap(dict):
+    """A mapping that knows the :class:`Mark` of itself and of each of its keys."""
+
+    __slots__ = ("key_marks", "mark")
+
+    def __init__(self, *args, mark: Mark | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.mark = mark
+        self.key_marks: dict[Any, Mark] = {}
+
+
+class YamlSeq(list):
+    """A sequence that knows the :class:`Mark` of itself and of each item."""
+
+    __slots__ = ("item_marks", "mark")
+
+    def __init__(self, *args, mark: Mark | None = None):
+        super().__init__(*args)
+        self.mark = mark
+        self.item_marks: list[Mark | None] = []
+
+
+class _LocatingLoader(yaml.SafeLoader):
+    """SafeLoader that builds YamlMap/YamlSeq and rejects duplicate keys."""
+
+    def __init__(self, stream, filename: str):
+        super().__init__(stream)
+        self.filename = filename
+        self.duplicates: list[Problem] = []
+
+    def _mark(self, node) -> Mark:
+        return Mark(self.filename, node.start_mark.line + 1)
+
+    def construct_yaml_map(self, node):
+        data = YamlMap(mark=self._mark(node))
+        yield data
+        self.flatten_mapping(node)
+        for key_node, value_node in node.value:
+            key = self.construct_object(key_node, deep=True)
+            try:
+                hash(key)
+            except TypeError:
+                raise yaml.constructor.ConstructorError(
+                    None, None, "found an unhashable mapping key", key_node.start_mark
+                ) from None
+            if key in data:
+                self.duplicates.append(
+                    Problem(
+                        path=str(key),
+                        message=f"duplicate key '{key}' (first at line {data.key_marks[key].line})",
+                        file=self.filename,
+                        line=key_node.start_mark.line + 1,
+                    )
+                )
+                continue
+            data[key] = self.construct_object(value_node, deep=True)
+            data.key_marks[key] = self._mark(value_node)
+
+    def construct_yaml_seq(self, node):
+        data = YamlSeq(mark=self._mark(node))
+        yield data
+        for item in node.value:
+            data.append(self.construct_object(item, deep=True))
+            data.item_marks.append(self._mark(item))
+
+
+_LocatingLoader.add_constructor("tag:yaml.org,2002:map", _LocatingLoader.construct_yaml_map)
+_LocatingLoader.add_constructor("tag:yaml.org,2002:seq", _LocatingLoader.construct_yaml_seq)
+
+
+def load_yaml_text(text: str, filename: str) -> Any:
+    """Parse YAML ``text`` safely, with marks; raise ScenarioError on syntax errors.
+
+    Raises
+    ------
+    ScenarioError
+        On a syntax error (with its line) or duplicate mapping keys.
+    """
+    loader = _LocatingLoader(text, filename)
+    try:
+        data = loader.get_single_data()
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else None
+        detail = getattr(exc, "problem", None) or str(exc)
+        raise ScenarioError(
+            [Problem("", f"not valid YAML: {detail}", file=filename, line=line)]
+        ) from None
+    finally:
+        loader.dispose()
+    if loader.duplicates:
+        raise ScenarioError(loader.duplicates)
+    return data
+
+
+def load_yaml_file(path: Path) -> Any:
+    """Read and parse one YAML file, turning I/O and decoding failures into ScenarioError."""
+    filename = str(path)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise ScenarioError([Problem("", "file not found", file=filename)]) from None
+    except OSError as exc:
+        raise ScenarioError(
+            [Problem("", f"cannot read file: {exc.strerror}", file=filename)]
+        ) from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise ScenarioError(
+            [Problem("", "file is not UTF-8 text", file=filename, line=line)]
+        ) from None
+    return load_yaml_text(text, filename)
+
+
+def mark_of(container: Any, key: Any) -> Mark | None:
+    """The mark of ``container[key]`` if the container recorded one."""
+    if isinstance(container, YamlMap):
+        return container.key_marks.get(key, container.mark)
+    if isinstance(container, YamlSeq) and isinstance(key, int):
+        if 0 <= key < len(container.item_marks):
+            return container.item_marks[key]
+        return container.mark
+    return None
+
+
+def plain(value: Any) -> Any:
+    """Strip marks: nested YamlMap/YamlSeq become dict/list (for writing files)."""
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    return value

@@ -1,0 +1,165 @@
+"""Workload entries and the arrival-process registry (pure: no SimPy).
+
+An arrival process is a generator function ``process(options, rng)`` that yields, in
+order, either an absolute arrival time in seconds (float) or an
+:class:`AfterCompletion` token meaning "the next request comes ``think_s`` after one of
+this app's requests completes" (closed loop). The engine interprets the stream; the
+number of requests is bounded by the entry's ``count`` and ``duration_s``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from simulator.errors import SocsimError
+from simulator.frozen import FrozenMap
+from simulator.registry import Registry
+from simulator.schema import Field, ListOf, Number, Record
+
+ArrivalProcess = Any  # (options: Mapping, rng: np.random.Generator) -> Iterator
+
+
+@dataclass(frozen=True)
+class AfterCompletion:
+    """Closed-loop token: issue the next request ``think_s`` after a completion."""
+
+    think_s: float = 0.0
+
+
+ARRIVALS: Registry[ArrivalProcess] = Registry("arrival process")
+
+
+@ARRIVALS.register(
+    "periodic",
+    Record(
+        {
+            "period_ms": Field(Number("ms", 1e-3, gt=0), to="period_s"),
+            "rate_hz": Field(Number("Hz", gt=0)),
+            "offset_ms": Field(Number("ms", 1e-3, ge=0), default=0.0, to="offset_s"),
+        },
+        exclusive=(("period_ms", "rate_hz"),),
+        name="periodic arrival",
+    ),
+)
+def periodic(options: Mapping[str, Any], rng: np.random.Generator) -> Iterator[float]:
+    """One request every ``period_ms`` (or at ``rate_hz``), the first at ``offset_ms``."""
+    period_s = options.get("period_s") or 1.0 / options["rate_hz"]
+    k = 0
+    while True:
+        yield options["offset_s"] + k * period_s
+        k += 1
+
+
+@ARRIVALS.register(
+    "poisson",
+    Record(
+        {
+            "rate_hz": Field(Number("Hz", gt=0)),
+            "offset_ms": Field(Number("ms", 1e-3, ge=0), default=0.0, to="offset_s"),
+        },
+        name="poisson arrival",
+    ),
+)
+def poisson(options: Mapping[str, Any], rng: np.random.Generator) -> Iterator[float]:
+    """Poisson arrivals: exponential gaps of mean 1 / ``rate_hz``, from ``offset_ms``."""
+    t = options["offset_s"]
+    scale = 1.0 / options["rate_hz"]
+    while True:
+        t += float(rng.exponential(scale))
+        yield t
+
+
+@ARRIVALS.register(
+    "closed_loop",
+    Record(
+        {
+            "concurrency": Field(Number(integer=True, ge=1), default=1),
+            "think_ms": Field(Number("ms", 1e-3, ge=0), default=0.0, to="think_s"),
+        },
+        name="closed-loop arrival",
+    ),
+)
+def closed_loop(options: Mapping[str, Any], rng: np.random.Generator) -> Iterator[Any]:
+    """``concurrency`` requests at t = 0, then one ``think_ms`` after each completion."""
+    for _ in range(options["concurrency"]):
+        yield 0.0
+    while True:
+        yield AfterCompletion(options["think_s"])
+
+
+@ARRIVALS.register(
+    "trace",
+    Record(
+        {
+            "times_ms": Field(
+                ListOf(Number("ms", 1e-3, ge=0), min_len=1, ascending=True), to="times_s"
+            )
+        },
+        name="trace arrival",
+    ),
+)
+def trace(options: Mapping[str, Any], rng: np.random.Generator) -> Iterator[float]:
+    """Requests at the listed times (ms from the start), which must not decrease."""
+    yield from options["times_s"]
+
+
+@dataclass(frozen=True)
+class WorkloadEntry:
+    """One app: a model issued from a source node by an arrival process.
+
+    Attributes
+    ----------
+    app : str
+        Unique name of the app.
+    model : str
+        Name of a model of the scenario.
+    source : str
+        Node the requests start at; inputs come from it and outputs return to it.
+    arrival : str
+        Name of an arrival process in :data:`ARRIVALS`.
+    arrival_options : Mapping
+        Validated options of that process (SI units).
+    count : int or None
+        Number of requests; ``None`` means bounded by ``duration_s``.
+    duration_s : float or None
+        No arrival after this time (s).
+    deadline_s : float or None
+        Relative deadline of each request (s).
+    priority : int
+        Larger is more urgent (used by schedulers that honour priority).
+    placement : PlacementSpec or None
+        Overrides the scenario's placement for this app.
+    """
+
+    app: str
+    model: str
+    source: str
+    arrival: str
+    arrival_options: Mapping[str, Any]
+    count: int | None = None
+    duration_s: float | None = None
+    deadline_s: float | None = None
+    priority: int = 0
+    placement: Any = None
+
+    def __post_init__(self) -> None:
+        if self.arrival not in ARRIVALS:
+            ARRIVALS.get(self.arrival)  # raises with the nearest name
+        if self.count is None and self.duration_s is None and self.arrival != "trace":
+            raise SocsimError(f"app '{self.app}': give count or duration_s to bound its requests")
+        if self.count is not None and self.count < 1:
+            raise SocsimError(f"app '{self.app}': count must be >= 1")
+        if self.duration_s is not None and not (
+            self.duration_s > 0 and math.isfinite(self.duration_s)
+        ):
+            raise SocsimError(f"app '{self.app}': duration_s must be > 0")
+        object.__setattr__(self, "arrival_options", FrozenMap(self.arrival_options))
+
+    def arrivals(self, rng: np.random.Generator) -> Iterator[Any]:
+        """The arrival stream of this entry (see the module docstring)."""
+        return ARRIVALS.get(self.arrival).function(self.arrival_options, rng)
