@@ -1,0 +1,241 @@
+"""The ``socsim`` command line: the composition root of the library.
+
+Subcommands: ``run``, ``validate``, ``zoo``, ``explain``. Library errors are raised
+as :class:`~simulator.errors.SocsimError`; only here are they printed and turned into
+an exit status (2 for bad input, 1 for a failed validation).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from simulator.errors import ScenarioError, SocsimError
+
+EXIT_OK, EXIT_INVALID, EXIT_ERROR = 0, 1, 2
+
+_SUMMARY_ROWS = (
+    ("decision", "decision", ""),
+    ("requests", "completed", ""),
+    ("latency_mean_s", "latency mean", "ms"),
+    ("latency_p50_s", "latency p50", "ms"),
+    ("latency_p95_s", "latency p95", "ms"),
+    ("latency_p99_s", "latency p99", "ms"),
+    ("throughput_rps", "throughput", "req/s"),
+    ("energy_per_inference_j", "energy / inference (all)", "mJ"),
+    ("device_energy_per_inference_j", "energy / inference (device)", "mJ"),
+    ("inferences_per_j", "inferences per joule (all)", ""),
+    ("deadline_met_rate", "deadlines met", "%"),
+)
+_SCALE = {"ms": 1e3, "mJ": 1e3, "%": 100.0, "req/s": 1.0, "": 1.0}
+
+
+def _print_table(frame: pd.DataFrame, out=sys.stdout) -> None:
+    with pd.option_context(
+        "display.max_rows", 500, "display.width", 160, "display.max_columns", 30
+    ):
+        print(frame.to_string(index=False), file=out)
+
+
+def format_summary(summary: dict) -> str:
+    """The headline figures as aligned text lines, in display units."""
+    lines = [
+        f"scenario {summary['scenario']}  seed {summary['seed']}  replicate {summary['replicate']}"
+    ]
+    for key, label, unit in _SUMMARY_ROWS:
+        value = summary[key]
+        if key == "requests":
+            text = f"{summary['completed']} of {summary['requests']}"
+        elif isinstance(value, float):
+            text = "n/a" if value != value else f"{value * _SCALE[unit]:.4g} {unit}".rstrip()
+        else:
+            text = str(value)
+        lines.append(f"  {label:<30} {text}")
+    window = summary["window_end_s"] - summary["window_start_s"]
+    lines.append(
+        f"  {'energy window':<30} {summary['window_start_s']:.4g} s -> "
+        f"{summary['window_end_s']:.4g} s ({window:.4g} s): "
+        f"device {summary['device_energy_j']:.4g} J, edge"
+        f" {summary['edge_energy_j']:.4g} J, cloud {summary['cloud_energy_j']:.4g} J"
+    )
+    return "\n".join(lines)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from simulator.engine import simulate
+    from simulator.spec import load_scenario
+
+    scenario = load_scenario(args.scenario)
+    result = simulate(scenario, replicate=args.replicate)
+    print(format_summary(result.summary))
+    print("\napps:")
+    _print_table(
+        result.apps[["app", "model", "policy", "decision", "units_used", "predicted_latency_s"]]
+    )
+    print("\nunits:")
+    _print_table(
+        result.units[
+            ["unit", "kind", "ops_run", "busy_s", "utilisation", "energy_j", "peak_memory_bytes"]
+        ]
+    )
+    out_dir = Path(args.output) if args.output else Path("runs") / scenario.name
+    written = result.write(out_dir)
+    print(f"\nwrote {len(written)} files to {out_dir}/")
+    return EXIT_OK
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from simulator.spec import load_scenario, validate_library
+    from simulator.spec.yamlio import load_yaml_file
+
+    status = EXIT_OK
+    for name in args.files:
+        try:
+            document = load_yaml_file(Path(name))
+            if isinstance(document, dict) and "presets" in document and "nodes" not in document:
+                count = validate_library(name)
+                print(f"ok   {name}: library with {count} preset(s)")
+            else:
+                s = load_scenario(name)
+                units = len(s.platform.unit_ids)
+                print(
+                    f"ok   {name}: {len(s.workload)} app(s), {len(s.models)} model(s), "
+                    f"{len(s.platform.nodes)} node(s), {units} unit(s)"
+                )
+        except ScenarioError as exc:
+            status = EXIT_INVALID
+            print(f"FAIL {name}: {len(exc.problems)} problem(s)")
+            for problem in exc.problems:
+                print(f"  - {problem}")
+    return status
+
+
+def cmd_zoo(args: argparse.Namespace) -> int:
+    from simulator.graph.zoo import build_zoo_model, zoo_table
+
+    if not args.name:
+        table = zoo_table()
+        table["params"] = table["params"].map("{:,}".format)
+        table["macs"] = (table["macs"] / 1e6).map("{:,.1f} M".format)
+        _print_table(table)
+        return EXIT_OK
+    options = dict(_parse_option(text) for text in args.option)
+    graph = build_zoo_model(args.name, args.dtype, **options)
+    _print_table(graph.layer_table())
+    print(
+        f"\n{graph.name}: {len(graph)} ops, {graph.total_params:,} params, "
+        f"{graph.total_macs / 1e6:,.2f} M MACs, "
+        f"{graph.weight_bytes / 1e6:,.2f} MB of weights ({args.dtype})"
+    )
+    return EXIT_OK
+
+
+def _parse_option(text: str) -> tuple[str, object]:
+    if "=" not in text:
+        raise SocsimError(f"--option takes KEY=VALUE, got '{text}'")
+    key, raw = text.split("=", 1)
+    for cast in (int, float):
+        try:
+            return key, cast(raw)
+        except ValueError:
+            pass
+    return key, raw
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    from simulator.engine import plan_apps, simulate
+    from simulator.placement.explain import cut_table, op_table
+    from simulator.placement.plan import estimate
+    from simulator.platform import CostOracle
+    from simulator.spec import load_scenario
+
+    scenario = load_scenario(args.scenario)
+    oracle = CostOracle(scenario.platform)
+    plans = plan_apps(scenario, oracle)
+    result = simulate(scenario)
+    for entry in scenario.workload:
+        plan = plans[entry.app]
+        predicted = estimate(plan, oracle)
+        print(
+            f"app {entry.app}: model {entry.model} from {entry.source}, "
+            f"policy {plan.placement.policy}"
+        )
+        print(f"  decision: {plan.label}")
+        notes = dict(plan.placement.notes)
+        for key, value in notes.items():
+            print(f"  {key}: {value}")
+        print("\n  ops (predicted for a lone request):")
+        _print_table(op_table(plan, oracle))
+        cuts = cut_table(plan, oracle)
+        print(f"\n  tensors leaving their unit: {len(cuts)}, {int(cuts['bytes'].sum()):,} bytes")
+        if len(cuts):
+            _print_table(cuts)
+        mine = result.requests[result.requests["app"] == entry.app]["latency_s"]
+        print(
+            f"\n  predicted latency {predicted.latency_s * 1e3:.4g} ms, "
+            f"energy {predicted.energy_j * 1e3:.4g} mJ"
+            f" (ops + radio, no idle); simulated latency mean {mine.mean() * 1e3:.4g} ms,"
+            f" p50 {mine.median() * 1e3:.4g} ms over {len(mine)} request(s)"
+        )
+        if len(mine) and mine.min() > predicted.latency_s * (1 + 1e-9):
+            print("  (simulated > predicted: requests contend for units or links)")
+        print()
+    return EXIT_OK
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="socsim", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("run", help="run a scenario, print its summary, write its tables")
+    run.add_argument("scenario", help="scenario YAML file")
+    run.add_argument("-o", "--output", help="output folder (default: runs/<scenario name>)")
+    run.add_argument("--replicate", type=int, default=0, help="replicate index (default 0)")
+    run.set_defaults(handler=cmd_run)
+
+    validate = sub.add_parser("validate", help="check scenario or library files without running")
+    validate.add_argument("files", nargs="+")
+    validate.set_defaults(handler=cmd_validate)
+
+    zoo = sub.add_parser("zoo", help="list the model zoo, or print one model's layers")
+    zoo.add_argument("name", nargs="?")
+    zoo.add_argument("--dtype", default="fp32", choices=("fp32", "fp16", "int8"))
+    zoo.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="builder option, e.g. width_multiplier=0.5 (repeatable)",
+    )
+    zoo.set_defaults(handler=cmd_zoo)
+
+    explain = sub.add_parser(
+        "explain", help="show each app's placement, cut tensors, predicted vs simulated"
+    )
+    explain.add_argument("scenario")
+    explain.set_defaults(handler=cmd_explain)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``socsim`` console script."""
+    args = build_parser().parse_args(argv)
+    handler: Callable[[argparse.Namespace], int] = args.handler
+    try:
+        return handler(args)
+    except ScenarioError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except SocsimError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,49 @@
+"""Readable views of a placement decision: per-op table and cut tensors (pure)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from simulator.placement.plan import ExecutionPlan, estimate, move_time_s
+from simulator.platform import CostOracle
+
+
+def op_table(plan: ExecutionPlan, oracle: CostOracle) -> pd.DataFrame:
+    """One row per op: unit, node, predicted start/end (s) of a lone request."""
+    predicted = estimate(plan, oracle)
+    return pd.DataFrame(
+        {
+            "op": plan.ops,
+            "kind": plan.kinds,
+            "unit": plan.units,
+            "node": [oracle.platform.node_of(u).name for u in plan.units],
+            "time_s": plan.duration_s,
+            "start_s": predicted.start_s,
+            "end_s": predicted.end_s,
+        }
+    )
+
+
+def cut_table(plan: ExecutionPlan, oracle: CostOracle) -> pd.DataFrame:
+    """One row per tensor that leaves its unit (inputs, cross-unit edges, outputs)."""
+    rows = []
+    moves = [(None, m) for m in plan.input_moves] + [
+        (plan.ops[i], m) for i, out in enumerate(plan.moves_out) for m in out
+    ]
+    for src_op, move in moves:
+        if move.transfer.kind == "local":
+            continue
+        rows.append(
+            {
+                "from_op": src_op or "<input>",
+                "to_ops": ",".join(plan.ops[j] for j in move.consumers) or "<output>",
+                "from": move.src_unit or f"{plan.source} (source)",
+                "to": move.dst_unit or f"{plan.source} (source)",
+                "kind": move.transfer.kind,
+                "route": " > ".join(h.link for h in move.hops),
+                "bytes": move.nbytes,
+                "time_s": move_time_s(move),
+            }
+        )
+    columns = ["from_op", "to_ops", "from", "to", "kind", "route", "bytes", "time_s"]
+    return pd.DataFrame(rows, columns=columns)
