@@ -16,6 +16,7 @@ import math
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
 from simulator.errors import Problem
@@ -52,7 +53,7 @@ class Loc:
     key: Any = None
 
     def child(self, container: Any, key: Any) -> Loc:
-        if isinstance(key, int):
+        if isinstance(key, int) and not isinstance(container, Mapping):
             return Loc(f"{self.path}[{key}]", container, key)
         return Loc(f"{self.path}.{key}" if self.path else str(key), container, key)
 
@@ -93,6 +94,17 @@ def _type_name(value: Any) -> str:
     return f"{type(value).__name__} {value!r}"
 
 
+def to_si(value: float, scale: float) -> float:
+    """``value * scale`` as the decimal product of what was written, rounded once.
+
+    ``20`` ms at scale ``1e-3`` gives exactly ``0.02`` and ``5.85`` Mbit/s at ``1e6``
+    exactly ``5.85e6`` (a float product would be off by an ulp for many inputs).
+    """
+    if scale == 1:
+        return float(value)
+    return float(Decimal(repr(value)) * Decimal(repr(scale)))
+
+
 class Schema:
     """Base of all schema nodes."""
 
@@ -131,8 +143,13 @@ class Number(Schema):
             value = float(value)  # PyYAML reads `1e6` (no dot) as text
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             return ctx.problem(loc, f"expected {self.describe()}, got {_type_name(value)}")
-        if not math.isfinite(value):
-            return ctx.problem(loc, f"expected {self.describe()}, got {value} (must be finite)")
+        try:
+            finite = math.isfinite(value)
+        except OverflowError:  # an integer too large for a float
+            finite = False
+        if not finite:
+            shown = value if isinstance(value, float) else "a number too large"
+            return ctx.problem(loc, f"expected {self.describe()}, got {shown} (must be finite)")
         if self.integer and float(value) != int(value):
             return ctx.problem(loc, f"expected {self.describe()}, got {value}")
         bad = (
@@ -144,7 +161,7 @@ class Number(Schema):
             return ctx.problem(loc, f"expected {self.describe()}, got {value:g}")
         if self.integer:
             return int(value)
-        return float(value) * self.scale
+        return to_si(value, self.scale)
 
 
 @dataclass(frozen=True)
@@ -153,6 +170,7 @@ class Text(Schema):
 
     choices: tuple[str, ...] | None = None
     pattern: str | None = None
+    what: str = "value"
 
     def describe(self) -> str:
         if self.choices:
@@ -165,7 +183,7 @@ class Text(Schema):
         if self.choices and value not in self.choices:
             return ctx.problem(
                 loc,
-                f"unknown value '{value}'; expected {self.describe()}",
+                f"unknown {self.what} '{value}'; expected {self.describe()}",
                 nearest(value, self.choices),
             )
         if self.pattern and not re.fullmatch(self.pattern, value):
@@ -218,11 +236,14 @@ class ListOf(Schema):
         if not isinstance(value, list):
             return ctx.problem(loc, f"expected {self.describe()}, got {_type_name(value)}")
         if len(value) < self.min_len or (self.max_len is not None and len(value) > self.max_len):
-            span = (
-                f"exactly {self.min_len}"
-                if self.max_len == self.min_len
-                else f"at least {self.min_len}"
-            )
+            if self.max_len == self.min_len:
+                span = f"exactly {self.min_len}"
+            elif self.max_len is None:
+                span = f"at least {self.min_len}"
+            elif self.min_len == 0:
+                span = f"at most {self.max_len}"
+            else:
+                span = f"between {self.min_len} and {self.max_len}"
             return ctx.problem(loc, f"expected {span} item(s), got {len(value)}")
         out = [self.item.check(v, loc.child(value, i), ctx) for i, v in enumerate(value)]
         if any(v is INVALID for v in out):
@@ -250,7 +271,9 @@ class MapOf(Schema):
         if not isinstance(value, Mapping):
             return ctx.problem(loc, f"expected {self.describe()}, got {_type_name(value)}")
         if len(value) < self.min_len:
-            return ctx.problem(loc, f"expected at least {self.min_len} entr(y/ies), got none")
+            return ctx.problem(
+                loc, f"expected at least {self.min_len} entr(y/ies), got {len(value) or 'none'}"
+            )
         out, ok = {}, True
         for key, item in value.items():
             child = loc.child(value, key)

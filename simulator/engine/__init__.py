@@ -25,7 +25,7 @@ def plan_apps(scenario: Scenario, oracle: CostOracle | None = None) -> dict[str,
     cache: dict = {}
     for entry in scenario.workload:
         spec = scenario.placement_for(entry)
-        key = (entry.model, entry.source, spec)
+        key = (entry.model, entry.source, id(spec))  # one plan per (model, source, spec)
         if key not in cache:
             graph = scenario.models[entry.model]
             placement = place(spec, graph, oracle, entry.source)

@@ -232,7 +232,7 @@ class Engine:
     def _start_hop(self, request: _Request, move: Move, k: int, now: float) -> None:
         hop = move.hops[k]
         self._link_seq += 1
-        serialise_s = move.nbytes * 8 / hop.bandwidth_bps
+        serialise_s = hop.serialise_s(move.nbytes)
         self.links[(hop.link, hop.src)].submit(
             (self._link_seq,), (serialise_s, None, self._hop_done, (request, move, k, now))
         )

@@ -83,9 +83,13 @@ class Hop:
     latency_s: float
     bandwidth_bps: float
 
+    def serialise_s(self, nbytes: float) -> float:
+        """Time (s) to put ``nbytes`` on this hop at its bandwidth."""
+        return nbytes * BITS_PER_BYTE / self.bandwidth_bps
+
     def time_s(self, nbytes: float) -> float:
         """Serialisation plus propagation of ``nbytes`` over this hop (s)."""
-        return nbytes * BITS_PER_BYTE / self.bandwidth_bps + self.latency_s
+        return self.serialise_s(nbytes) + self.latency_s
 
 
 class Network:

@@ -198,6 +198,21 @@ def move_time_s(move: Move) -> float:
     return move.transfer.time_s(move.nbytes)
 
 
+def arrival_s(move: Move, start_s: float) -> float:
+    """When a move started at ``start_s`` arrives, without contention.
+
+    Adds hop by hop (serialise, then propagate) in the engine's order, so that the
+    estimate equals the engine bit for bit.
+    """
+    if not move.hops:
+        return start_s + move.fixed_delay_s
+    t = start_s
+    for hop in move.hops:
+        t += hop.serialise_s(move.nbytes)
+        t += hop.latency_s
+    return t
+
+
 def radio_energy_j(move: Move, oracle: CostOracle) -> float:
     """Radio energy (J) of a move: tx at device senders, rx at device receivers, per hop."""
     total = 0.0
@@ -206,7 +221,7 @@ def radio_energy_j(move: Move, oracle: CostOracle) -> float:
         radio = platform.network.links[hop.link].radio
         if radio is None:
             continue
-        serialise_s = move.nbytes * 8 / hop.bandwidth_bps
+        serialise_s = hop.serialise_s(move.nbytes)
         if platform.role_of(hop.src) == "device":
             total += radio.tx_w * serialise_s
         if platform.role_of(hop.dst) == "device":
@@ -228,7 +243,7 @@ def estimate(plan: ExecutionPlan, oracle: CostOracle) -> Estimate:
     sent = 0
     finish = 0.0
     for move in plan.input_moves:
-        arrive = move_time_s(move)
+        arrive = arrival_s(move, 0.0)
         radio += radio_energy_j(move, oracle)
         sent += move.nbytes if move.hops else 0
         for j in move.consumers:
@@ -239,7 +254,7 @@ def estimate(plan: ExecutionPlan, oracle: CostOracle) -> Estimate:
         for j in plan.local_next[i]:
             ready[j] = max(ready[j], end[i])
         for move in plan.moves_out[i]:
-            arrive = end[i] + move_time_s(move)
+            arrive = arrival_s(move, end[i])
             radio += radio_energy_j(move, oracle)
             sent += move.nbytes if move.hops else 0
             if move.dst_unit is None:

@@ -36,7 +36,7 @@ _NAME = r"[A-Za-z_][A-Za-z0-9_\-]*"
 
 UNIT = Record(
     {
-        "kind": Field(Text(choices=UNIT_KINDS)),
+        "kind": Field(Text(choices=UNIT_KINDS, what="unit kind")),
         "cores": Field(Number(integer=True, ge=1), default=1),
         "peak_gflops": Field(
             MapOf(Number("GFLOP/s per core", GIGA, gt=0), keys=DTYPES), default={}, to="peak_flops"
@@ -51,14 +51,14 @@ UNIT = Record(
         "idle_w": Field(Number("W", ge=0), default=0.0),
         "active_w": Field(Number("W", ge=0), default=0.0),
         "memory_mb": Field(Number("MB", MEGA, gt=0), default=math.inf, to="memory_bytes"),
-        "supports": Field(ListOf(Text(choices=OP_KINDS), min_len=1), default=None),
+        "supports": Field(ListOf(Text(choices=OP_KINDS, what="op kind"), min_len=1), default=None),
     },
     name="compute unit",
 )
 
 NODE = Record(
     {
-        "role": Field(Text(choices=NODE_ROLES), default="device"),
+        "role": Field(Text(choices=NODE_ROLES, what="node role"), default="device"),
         "sync_us": Field(Number("µs", MICRO, ge=0), default=0.0, to="sync_s"),
         "shared_memory_bandwidth_gb_s": Field(
             Number("GB/s", GIGA, gt=0), default=math.inf, to="shared_memory_bandwidth_bytes_per_s"
@@ -94,13 +94,13 @@ LINK = Record(
 INLINE_OP = Record(
     {
         "name": Field(Text()),
-        "kind": Field(Text(choices=OP_KINDS), default="custom"),
+        "kind": Field(Text(choices=OP_KINDS, what="op kind"), default="custom"),
         "flops": Field(Number("FLOPs", ge=0), default=None),
         "macs": Field(Number("multiply-adds", ge=0), default=0.0),
         "params": Field(Number(integer=True, ge=0), default=0),
         "input_elems": Field(Number(integer=True, ge=0), default=0),
         "output_elems": Field(Number(integer=True, ge=0), default=0),
-        "dtype": Field(Text(choices=DTYPES), default="fp32"),
+        "dtype": Field(Text(choices=DTYPES, what="dtype"), default="fp32"),
         "parallel_fraction": Field(Number(ge=0, le=1), default=1.0),
         "time_ms": Field(MapOf(Number("ms", MILLI, ge=0), min_len=1), default={}, to="time_s"),
     },
@@ -135,8 +135,8 @@ class ZooModel(Schema):
     def check(self, value: Any, loc: Loc, ctx: Context) -> Any:
         outer = Record(
             {
-                "zoo": Field(Text(choices=tuple(zoo_names()))),
-                "dtype": Field(Text(choices=DTYPES), default="fp32"),
+                "zoo": Field(Text(choices=tuple(zoo_names()), what="zoo model")),
+                "dtype": Field(Text(choices=DTYPES, what="dtype"), default="fp32"),
                 "options": Field(MapOf(_Any()), default={}),
             },
             name="zoo model",
@@ -194,6 +194,16 @@ class ModelChoice(Schema):
         return ctx.problem(loc, "a model needs 'zoo: <name>' or 'ops:' (with optional 'edges:')")
 
 
+#: ``presets:`` of a library file or a scenario; bodies are checked where they are used
+#: (``validate_library`` checks them all).
+PRESETS = Record(
+    {
+        "nodes": Field(MapOf(_Any()), default={}),
+        "links": Field(MapOf(_Any()), default={}),
+    },
+    name="presets section",
+)
+
 ARRIVAL = Tagged("process", ARRIVALS.schemas, what="arrival process")
 PLACEMENT = Tagged("policy", POLICIES.schemas, what="placement policy")
 
@@ -218,7 +228,7 @@ SCENARIO = Record(
         "seed": Field(Number(integer=True, ge=0), default=0),
         "duration_s": Field(Number("s", gt=0), default=None),
         "include": Field(ListOf(Text()), default=[]),
-        "presets": Field(_Any(), default=None, doc="library presets (see the include files)"),
+        "presets": Field(PRESETS, default=None, doc="presets, as in a library file"),
         "nodes": Field(MapOf(NODE, min_len=1)),
         "links": Field(MapOf(LINK), default={}),
         "models": Field(MapOf(ModelChoice(), min_len=1)),
@@ -231,16 +241,7 @@ SCENARIO = Record(
 LIBRARY = Record(
     {
         "include": Field(ListOf(Text()), default=[]),
-        "presets": Field(
-            Record(
-                {
-                    "nodes": Field(MapOf(_Any()), default={}),
-                    "links": Field(MapOf(_Any()), default={}),
-                },
-                name="presets",
-            ),
-            default=None,
-        ),
+        "presets": Field(PRESETS, default=None),
     },
     name="library file",
 )

@@ -18,16 +18,37 @@ from simulator.schema import Context, Loc, nearest
 
 
 def build_inline_model(
-    name: str, spec: Mapping[str, Any], raw: Mapping[str, Any], loc: Loc, ctx: Context
+    name: str,
+    spec: Mapping[str, Any],
+    raw: Mapping[str, Any],
+    loc: Loc,
+    ctx: Context,
+    platform: Any = None,
 ) -> ModelGraph | None:
-    """Build the inline model ``name`` or record its problems in ``ctx`` and return None."""
+    """Build the inline model ``name`` or record its problems in ``ctx`` and return None.
+
+    With ``platform`` given, the unit names of ``time_ms`` tables are checked against it
+    (a qualified ``node.unit`` or a bare unit name some node has).
+    """
+    start = len(ctx.problems)
     ops: dict[str, Op] = {}
     raw_ops = raw["ops"]
+    units = _unit_names(platform) if platform is not None else None
     for i, op in enumerate(spec["ops"]):
         op_loc = loc.child(raw, "ops").child(raw_ops, i)
         if op["name"] in ops:
             ctx.problem(op_loc.child(raw_ops[i], "name"), f"duplicate op name '{op['name']}'")
             continue
+        if units is not None:
+            raw_times = raw_ops[i].get("time_ms") or {}
+            for unit in op["time_s"]:
+                if unit not in units:
+                    ctx.problem(
+                        op_loc.child(raw_ops[i], "time_ms").child(raw_times, unit),
+                        f"time table names unknown unit '{unit}'; units: "
+                        f"{', '.join(platform.unit_ids)}",
+                        nearest(unit, units),
+                    )
         values = dict(op)
         if values["flops"] is None:
             values["flops"] = 2.0 * values["macs"]
@@ -52,7 +73,7 @@ def build_inline_model(
             continue
         nbytes = edge["bytes"] if edge["bytes"] is not None else ops[edge["src"]].output_bytes
         edges.append((edge_loc, Edge(edge["src"], edge["dst"], nbytes, edge["comm_s"])))
-    if ctx.problems:
+    if len(ctx.problems) > start:
         return None
     graph = nx.DiGraph([(e.src, e.dst) for _, e in edges])
     if not nx.is_directed_acyclic_graph(graph):
@@ -67,6 +88,12 @@ def build_inline_model(
         if edge.src == edge.dst:
             ctx.problem(edge_loc, f"self-loop on op '{edge.src}'")
         seen.add((edge.src, edge.dst))
-    if ctx.problems:
+    if len(ctx.problems) > start:
         return None
     return ModelGraph(name, ops.values(), [e for _, e in edges])
+
+
+def _unit_names(platform: Any) -> list[str]:
+    """Names a time table may use: every ``node.unit`` id and every bare unit name."""
+    bare = {uid.split(".", 1)[1]: None for uid in platform.unit_ids}
+    return [*platform.unit_ids, *bare]

@@ -62,11 +62,22 @@ def parse_scenario(
     if not isinstance(document, Mapping):
         raise ScenarioError([Problem("", "a scenario must be a mapping of keys", file=source)])
     presets = _collect_presets(document, Path(base_dir), source, ctx, (Path(source).resolve(),))
-    expanded = _expand_presets(document, presets, ctx)
+    expanded, failed = _expand_presets(document, presets, ctx)
     checked = SCENARIO.check(expanded, Loc(""), ctx)
+    # An entry whose preset is unknown lacks the preset's keys: say so once, not per key.
+    ctx.problems[:] = [
+        p
+        for p in ctx.problems
+        if not (p.path in failed and p.message.startswith("missing required key"))
+    ]
     if checked is INVALID or ctx.problems:
         raise ScenarioError(ctx.problems)
-    scenario = _build(checked, expanded, ctx, source)
+    raw = YamlMap(
+        {k: v for k, v in expanded.items() if k not in ("include", "presets")},
+        mark=expanded.mark,
+    )
+    raw.key_marks.update(expanded.key_marks)
+    scenario = _build(checked, raw, ctx, source)
     if ctx.problems:
         raise ScenarioError(ctx.problems)
     return scenario
@@ -94,8 +105,7 @@ def validate_library(path: str | Path) -> int:
     count = 0
     for section, entries in presets.items():
         for name, (body, _) in entries.items():
-            body = YamlMap(body, mark=body.mark) if isinstance(body, YamlMap) else body
-            if section == "links" and isinstance(body, dict):
+            if section == "links" and isinstance(body, Mapping):
                 body = _with(body, "ends", ["a", "b"])
             schemas[section].check(body, Loc(f"presets.{section}.{name}"), ctx)
             count += 1
@@ -177,6 +187,13 @@ def _merge(base: Any, override: Any) -> Any:
     return merged
 
 
+def _with_out(mapping: Mapping, key: str) -> YamlMap:
+    """A copy of ``mapping`` (marks kept) without ``key``."""
+    out = YamlMap({k: v for k, v in mapping.items() if k != key}, mark=getattr(mapping, "mark", None))
+    out.key_marks.update(getattr(mapping, "key_marks", {}))
+    return out
+
+
 def _with(mapping: Mapping, key: str, value: Any) -> YamlMap:
     out = YamlMap(mapping, mark=getattr(mapping, "mark", None))
     out.key_marks.update(getattr(mapping, "key_marks", {}))
@@ -184,8 +201,12 @@ def _with(mapping: Mapping, key: str, value: Any) -> YamlMap:
     return out
 
 
-def _expand_presets(document: Mapping, presets: dict, ctx: Context) -> Mapping:
-    """The document with every ``preset:`` reference replaced by the merged preset."""
+def _expand_presets(document: Mapping, presets: dict, ctx: Context) -> tuple[YamlMap, set[str]]:
+    """The document with every ``preset:`` reference replaced by the merged preset.
+
+    Also returns the YAML paths of the entries whose preset is unknown.
+    """
+    failed: set[str] = set()
     expanded = YamlMap(document, mark=getattr(document, "mark", None))
     expanded.key_marks.update(getattr(document, "key_marks", {}))
     for section in PRESET_SECTIONS:
@@ -207,17 +228,12 @@ def _expand_presets(document: Mapping, presets: dict, ctx: Context) -> Mapping:
                     f"unknown {section[:-1]} preset '{preset_name}'; available: {where}",
                     nearest(str(preset_name), available),
                 )
-                new_entries[name] = {k: v for k, v in body.items() if k != "preset"}
+                failed.add(f"{section}.{name}")
+                new_entries[name] = _with_out(body, "preset")
                 continue
-            override = YamlMap(
-                {k: v for k, v in body.items() if k != "preset"}, mark=getattr(body, "mark", None)
-            )
-            override.key_marks.update(getattr(body, "key_marks", {}))
-            new_entries[name] = _merge(available[preset_name][0], override)
+            new_entries[name] = _merge(available[preset_name][0], _with_out(body, "preset"))
         expanded[section] = new_entries
-    expanded.pop("include", None)
-    expanded.pop("presets", None)
-    return expanded
+    return expanded, failed
 
 
 # -- building the domain objects ----------------------------------------------------------
@@ -243,6 +259,7 @@ def _build(checked: dict, raw: Mapping, ctx: Context, source: str) -> Scenario |
             )
 
     links = []
+    joined: dict[frozenset, str] = {}
     for name, spec in checked["links"].items():
         loc = Loc("links").child(raw["links"], name)
         a, b = spec["ends"]
@@ -257,7 +274,24 @@ def _build(checked: dict, raw: Mapping, ctx: Context, source: str) -> Scenario |
                 bad_end = True
         if bad_end:
             continue
-        radio = Radio(**spec["radio"]) if spec["radio"] else None
+        ends_loc = loc.child(raw["links"][name], "ends")
+        if a == b:
+            ctx.problem(ends_loc, f"a link must join two different nodes, got [{a}, {b}]")
+            continue
+        pair = frozenset((a, b))
+        if pair in joined:
+            ctx.problem(
+                ends_loc,
+                f"links '{joined[pair]}' and '{name}' both join {a} and {b}; give one link "
+                "(reverse_bandwidth_mbps sets the other direction)",
+            )
+            continue
+        joined[pair] = name
+        try:
+            radio = Radio(**spec["radio"]) if spec["radio"] else None
+        except SocsimError as exc:
+            ctx.problem(loc.child(raw["links"][name], "radio"), str(exc))
+            continue
         reverse = spec["reverse_bandwidth_bps"] or spec["bandwidth_bps"]
         links.append(
             Link(
@@ -286,7 +320,7 @@ def _build(checked: dict, raw: Mapping, ctx: Context, source: str) -> Scenario |
             if spec["source"] == "zoo":
                 models[name] = build_zoo_model(spec["zoo"], spec["dtype"], **spec["options"])
             else:
-                built = build_inline_model(name, spec, raw["models"][name], loc, ctx)
+                built = build_inline_model(name, spec, raw["models"][name], loc, ctx, platform)
                 if built is not None:
                     models[name] = built
         except ModelError as exc:
@@ -373,24 +407,23 @@ def _check_placement_refs(
 ) -> None:
     """Resolve the unit/node names in the placement that applies to workload[index]."""
     prefix = f"workload[{index}].placement" if own else "placement"
+    reported = {(p.path, p.message) for p in ctx.problems}
     for kind, value, loc in ctx.refs:
-        if not loc.path.startswith(prefix):
+        if not (loc.path == prefix or loc.path.startswith(prefix + ".")):
             continue
         if kind == "node" and value not in platform.nodes:
-            ctx.problem(
-                loc,
-                f"unknown node '{value}'; nodes: {', '.join(platform.nodes)}",
-                nearest(value, platform.nodes),
-            )
+            message = f"unknown node '{value}'; nodes: {', '.join(platform.nodes)}"
+            if (loc.path, message) not in reported:
+                ctx.problem(loc, message, nearest(value, platform.nodes))
         if kind == "unit":
             try:
                 platform.resolve_unit(value, source)
             except SocsimError:
                 local = [uid.split(".", 1)[1] for uid in platform.units_of(source)]
                 choices = [*platform.unit_ids, *local]
-                ctx.problem(
-                    loc,
+                message = (
                     f"unknown unit '{value}' for an app on node '{source}'; "
-                    f"units: {', '.join(platform.unit_ids)}",
-                    nearest(value, choices),
+                    f"units: {', '.join(platform.unit_ids)}"
                 )
+                if (loc.path, message) not in reported:
+                    ctx.problem(loc, message, nearest(value, choices))

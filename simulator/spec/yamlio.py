@@ -26,7 +26,11 @@ class Mark:
 
 
 class YamlMap(dict):
-    """A mapping that knows the :class:`Mark` of itself and of each of its keys."""
+    """A mapping that knows the :class:`Mark` of itself and of each of its keys.
+
+    ``key_marks[key]`` is where the key is written (the line a reader looks at for a
+    problem with that entry, also when its value is a block on the following lines).
+    """
 
     __slots__ = ("key_marks", "mark")
 
@@ -81,7 +85,7 @@ class _LocatingLoader(yaml.SafeLoader):
                 )
                 continue
             data[key] = self.construct_object(value_node, deep=True)
-            data.key_marks[key] = self._mark(value_node)
+            data.key_marks[key] = self._mark(key_node)
 
     def construct_yaml_seq(self, node):
         data = YamlSeq(mark=self._mark(node))

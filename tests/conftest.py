@@ -1,0 +1,154 @@
+"""Shared builders for small scenarios with hand-computable answers."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from simulator.spec import parse_scenario
+
+
+def small_soc_document() -> dict:
+    """One phone with a 1 GFLOP/s cpu and a 4 GFLOP/s gpu, a 3-op chain a -> b -> c.
+
+    Hand numbers (see tests/engine/test_hand_computed.py): a = 1 ms on cpu, b = 0.5 ms
+    on gpu, c = 1 ms on cpu; cross-unit edges pay 100 us sync + bytes / 1 GB/s.
+    """
+    return {
+        "name": "small_soc",
+        "seed": 1,
+        "nodes": {
+            "phone": {
+                "role": "device",
+                "sync_us": 100,
+                "shared_memory_bandwidth_gb_s": 1,
+                "units": {
+                    "cpu": {
+                        "kind": "cpu",
+                        "peak_gflops": {"fp32": 1},
+                        "idle_w": 0.1,
+                        "active_w": 1.0,
+                    },
+                    "gpu": {
+                        "kind": "gpu",
+                        "peak_gflops": {"fp32": 4},
+                        "idle_w": 0.2,
+                        "active_w": 2.0,
+                    },
+                },
+            }
+        },
+        "models": {
+            "chain": {
+                "ops": [
+                    {
+                        "name": "a",
+                        "kind": "conv",
+                        "flops": 1e6,
+                        "params": 100,
+                        "input_elems": 500,
+                        "output_elems": 1000,
+                    },
+                    {"name": "b", "kind": "conv", "flops": 2e6, "output_elems": 500},
+                    {"name": "c", "kind": "fc", "flops": 1e6, "output_elems": 10},
+                ],
+                "edges": [{"src": "a", "dst": "b"}, {"src": "b", "dst": "c"}],
+            }
+        },
+        "workload": [
+            {
+                "app": "app",
+                "model": "chain",
+                "source": "phone",
+                "arrival": {"process": "periodic", "period_ms": 100},
+                "count": 1,
+            }
+        ],
+        "placement": {
+            "policy": "manual",
+            "rules": [{"ops": "b", "unit": "gpu"}],
+            "default": "cpu",
+        },
+    }
+
+
+def phone_cloud_document() -> dict:
+    """A phone and a cloud over one 10/20 Mbit/s link with 20 ms latency and a radio."""
+    return {
+        "name": "phone_cloud",
+        "seed": 3,
+        "nodes": {
+            "phone": {
+                "role": "device",
+                "units": {
+                    "cpu": {
+                        "kind": "cpu",
+                        "peak_gflops": {"fp32": 1},
+                        "idle_w": 0.1,
+                        "active_w": 1.0,
+                    }
+                },
+            },
+            "cloud": {
+                "role": "cloud",
+                "units": {
+                    "gpu": {
+                        "kind": "gpu",
+                        "peak_gflops": {"fp32": 1000},
+                        "idle_w": 10,
+                        "active_w": 50,
+                    }
+                },
+            },
+        },
+        "links": {
+            "uplink": {
+                "ends": ["phone", "cloud"],
+                "latency_ms": 20,
+                "bandwidth_mbps": 10,
+                "reverse_bandwidth_mbps": 20,
+                "radio": {"tx_w": 2.0, "rx_w": 1.0, "idle_w": 0.1},
+            }
+        },
+        "models": {
+            "net": {
+                "ops": [
+                    {
+                        "name": "big",
+                        "kind": "conv",
+                        "flops": 1e9,
+                        "input_elems": 250000,
+                        "output_elems": 1000,
+                    }
+                ]
+            }
+        },
+        "workload": [
+            {
+                "app": "app",
+                "model": "net",
+                "source": "phone",
+                "arrival": {"process": "periodic", "period_ms": 2000},
+                "count": 1,
+            }
+        ],
+        "placement": {"policy": "offload", "node": "cloud"},
+    }
+
+
+def build(document: dict, **changes):
+    doc = copy.deepcopy(document)
+    for key, value in changes.items():
+        doc[key] = value
+    return parse_scenario(doc)
+
+
+@pytest.fixture
+def small_soc():
+    return small_soc_document()
+
+
+@pytest.fixture
+def phone_cloud():
+    return phone_cloud_document()

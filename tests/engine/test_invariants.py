@@ -1,0 +1,159 @@
+"""Engine invariants over random scenarios: causality, capacity, energy = ∫ P dt, nothing lost,
+and the consistency of one lone request with the pure list-schedule estimate."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from strategies import scenarios
+
+from simulator.engine import plan_apps, simulate
+from simulator.placement.plan import estimate
+from simulator.platform import CostOracle
+from simulator.spec import parse_scenario
+
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def _no_overlap(intervals: pd.DataFrame, start: str, end: str) -> bool:
+    ordered = intervals.sort_values([start, end])
+    starts = ordered[start].to_numpy()
+    ends = ordered[end].to_numpy()
+    return bool(np.all(starts[1:] >= ends[:-1] - 1e-15))
+
+
+def _integrate_power(
+    intervals: list[tuple[float, float]], base_w: float, extra_w: float, window: tuple[float, float]
+) -> float:
+    """∫ power dt over the window for a component drawing base_w plus extra_w while busy,
+    computed on the union of event boundaries (independent of the ledger's formula)."""
+    points = sorted({window[0], window[1], *[t for iv in intervals for t in iv]})
+    total = 0.0
+    for a, b in zip(points, points[1:], strict=False):
+        mid = (a + b) / 2
+        busy = sum(1 for s, e in intervals if s <= mid < e)
+        total += (base_w + extra_w * busy) * (b - a)
+    return total
+
+
+def check_invariants(doc: dict, result) -> None:
+    scenario = parse_scenario(doc)
+    graph = scenario.models["m"]
+    requests, ops, transfers = result.requests, result.ops, result.transfers
+    count = doc["workload"][0]["count"]
+    # nothing lost: every request completes, every op of every request ran once
+    assert len(requests) == count
+    assert requests["finish_s"].notna().all()
+    assert (requests["status"] == "completed").all()
+    assert len(ops) == count * len(graph)
+    assert not ops.duplicated(["request_id", "op"]).any()
+    # causality
+    assert (ops["start_s"] >= ops["ready_s"]).all()
+    assert (ops["end_s"] >= ops["start_s"]).all()
+    by_key = ops.set_index(["request_id", "op"])
+    arrival = requests.set_index("request_id")["arrival_s"]
+    assert (ops["ready_s"].to_numpy() >= arrival.loc[ops["request_id"]].to_numpy()).all()
+    for edge in graph.edges():
+        src = by_key.xs(edge.src, level="op")["end_s"]
+        dst = by_key.xs(edge.dst, level="op")["start_s"]
+        assert (dst >= src).all(), f"{edge.dst} started before its input {edge.src} finished"
+    finish = requests.set_index("request_id")["finish_s"]
+    last_end = ops.groupby("request_id")["end_s"].max()
+    assert (finish.loc[last_end.index] >= last_end).all()
+    # capacity: a unit runs one op at a time; a link direction serialises one hop at a time
+    for _, group in ops.groupby("unit"):
+        assert _no_overlap(group, "start_s", "end_s")
+    hops = transfers[transfers["kind"] == "network"]
+    for _, group in hops.groupby(["link", "src_node"]):
+        assert _no_overlap(group, "start_s", "end_s")
+    assert (hops["start_s"] >= hops["queued_s"]).all()
+    # energy = ∫ power dt, and never below idle power x window
+    window = (result.summary["window_start_s"], result.summary["window_end_s"])
+    span = window[1] - window[0]
+    for row in result.units.itertuples():
+        unit = scenario.platform.unit(row.unit)
+        mine = ops[ops["unit"] == row.unit]
+        intervals = list(zip(mine["start_s"], mine["end_s"], strict=True))
+        expected = _integrate_power(intervals, unit.idle_w, unit.active_w - unit.idle_w, window)
+        assert row.energy_j == pytest.approx(expected, rel=1e-9, abs=1e-15)
+        assert row.energy_j >= unit.idle_w * span * (1 - 1e-12)
+    for link in scenario.platform.network.links.values():
+        if link.radio is None:
+            continue
+        rows = result.energy[result.energy["component"] == f"radio:{link.name}"]
+        sent = hops[(hops["link"] == link.name) & (hops["src_node"] == "phone")]
+        got = hops[(hops["link"] == link.name) & (hops["dst_node"] == "phone")]
+        radio = link.radio
+        expected = _integrate_power(
+            list(zip(sent["start_s"], sent["end_s"], strict=True)),
+            radio.idle_w,
+            radio.tx_w - radio.idle_w,
+            window,
+        ) + _integrate_power(
+            list(zip(got["start_s"], got["end_s"], strict=True)),
+            0.0,
+            radio.rx_w - radio.idle_w,
+            window,
+        )
+        assert rows["energy_j"].sum() == pytest.approx(expected, rel=1e-9, abs=1e-15)
+    assert result.summary["energy_j"] == pytest.approx(result.energy["energy_j"].sum(), rel=1e-12)
+
+
+@SETTINGS
+@given(scenarios())
+def test_invariants_hold_on_random_scenarios(doc):
+    result = simulate(parse_scenario(doc))
+    check_invariants(doc, result)
+
+
+@SETTINGS
+@given(scenarios(requests=1))
+def test_lone_request_matches_the_list_schedule_estimate(doc):
+    doc["workload"][0]["arrival"] = {"process": "periodic", "period_ms": 1}  # arrives at t = 0
+    scenario = parse_scenario(doc)
+    oracle = CostOracle(scenario.platform)
+    plan = plan_apps(scenario, oracle)["a"]
+    predicted = estimate(plan, oracle)
+    result = simulate(scenario)
+    latency = result.requests["latency_s"].iloc[0]
+    hops = result.transfers[result.transfers["kind"] == "network"]
+    if (hops["start_s"] == hops["queued_s"]).all():
+        # no two moves of the request met on a link direction: bit-for-bit equal
+        assert latency == predicted.latency_s
+        ops = result.ops.set_index("op").loc[list(plan.ops)]
+        assert tuple(ops["start_s"]) == predicted.start_s
+    else:
+        assert latency >= predicted.latency_s
+
+
+@settings(max_examples=20, deadline=None)
+@given(scenarios())
+def test_same_scenario_and_seed_give_identical_tables(doc):
+    first = simulate(parse_scenario(doc))
+    second = simulate(parse_scenario(doc))
+    for name, table in first.tables().items():
+        pd.testing.assert_frame_equal(table, second.tables()[name], check_exact=True)
+    assert first.summary == second.summary or all(
+        a == b or (a != a and b != b)
+        for a, b in zip(first.summary.values(), second.summary.values(), strict=True)
+    )
+
+
+def test_poisson_arrivals_depend_on_seed_and_replicate(small_soc):
+    doc = dict(small_soc)
+    doc["workload"] = [
+        dict(small_soc["workload"][0], arrival={"process": "poisson", "rate_hz": 100}, count=20)
+    ]
+    base = simulate(parse_scenario(doc))
+    again = simulate(parse_scenario(doc))
+    other_seed = simulate(parse_scenario(dict(doc, seed=2)))
+    other_replicate = simulate(parse_scenario(doc), replicate=1)
+    arrivals = base.requests["arrival_s"].to_numpy()
+    assert np.array_equal(arrivals, again.requests["arrival_s"].to_numpy())
+    assert not np.array_equal(arrivals, other_seed.requests["arrival_s"].to_numpy())
+    assert not np.array_equal(arrivals, other_replicate.requests["arrival_s"].to_numpy())
+    assert (base.requests["seed"] == 1).all() and (other_replicate.requests["replicate"] == 1).all()
+    # mean gap of 20 exponential draws at 100 Hz is near 10 ms
+    assert 0.003 < np.diff(np.concatenate([[0.0], arrivals])).mean() < 0.03

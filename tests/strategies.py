@@ -1,0 +1,92 @@
+"""Hypothesis strategies for random platforms, model DAGs and placements."""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+UNIT_KINDS = ("cpu", "gpu", "dsp", "npu")
+
+
+@st.composite
+def scenarios(draw, max_ops: int = 10, requests: int | None = None) -> dict:
+    """A random valid scenario document: a phone (2-3 units), maybe a cloud, a DAG."""
+    n_units = draw(st.integers(2, 3))
+    units = {}
+    for k in range(n_units):
+        units[f"u{k}"] = {
+            "kind": UNIT_KINDS[k],
+            "cores": draw(st.integers(1, 4)),
+            "peak_gflops": {"fp32": draw(st.floats(0.5, 50))},
+            "memory_bandwidth_gb_s": draw(st.floats(1, 50)),
+            "dispatch_us": draw(st.floats(0, 50)),
+            "idle_w": draw(st.floats(0, 0.5)),
+            "active_w": draw(st.floats(0.5, 4)),
+        }
+    nodes = {
+        "phone": {
+            "role": "device",
+            "sync_us": draw(st.floats(0, 300)),
+            "shared_memory_bandwidth_gb_s": draw(st.floats(0.5, 20)),
+            "units": units,
+        }
+    }
+    links = {}
+    if draw(st.booleans()):
+        nodes["cloud"] = {
+            "role": "cloud",
+            "units": {
+                "gpu": {
+                    "kind": "gpu",
+                    "peak_gflops": {"fp32": draw(st.floats(100, 5000))},
+                    "idle_w": draw(st.floats(0, 50)),
+                    "active_w": draw(st.floats(50, 300)),
+                }
+            },
+        }
+        links["up"] = {
+            "ends": ["phone", "cloud"],
+            "latency_ms": draw(st.floats(0, 50)),
+            "bandwidth_mbps": draw(st.floats(1, 100)),
+            "reverse_bandwidth_mbps": draw(st.floats(1, 100)),
+            "radio": {
+                "tx_w": draw(st.floats(1, 4)),
+                "rx_w": draw(st.floats(0.5, 2)),
+                "idle_w": draw(st.floats(0, 0.2)),
+            },
+        }
+    unit_ids = [f"phone.{u}" for u in units] + (["cloud.gpu"] if "cloud" in nodes else [])
+    n_ops = draw(st.integers(1, max_ops))
+    ops, edges, rules = [], [], []
+    for j in range(n_ops):
+        ops.append(
+            {
+                "name": f"op{j}",
+                "kind": draw(st.sampled_from(("conv", "fc", "elementwise", "pool"))),
+                "flops": draw(st.floats(1e3, 1e8)),
+                "params": draw(st.integers(0, 100_000)),
+                "input_elems": draw(st.integers(0, 200_000)),
+                "output_elems": draw(st.integers(0, 200_000)),
+                "parallel_fraction": draw(st.floats(0, 1)),
+            }
+        )
+        if j:
+            preds = draw(st.sets(st.integers(0, j - 1), max_size=3))
+            edges += [{"src": f"op{i}", "dst": f"op{j}"} for i in sorted(preds)]
+        rules.append({"ops": f"op{j}", "unit": draw(st.sampled_from(unit_ids))})
+    count = requests if requests is not None else draw(st.integers(1, 6))
+    arrival = (
+        {"process": "poisson", "rate_hz": draw(st.floats(1, 500))}
+        if draw(st.booleans())
+        else {"process": "periodic", "period_ms": draw(st.floats(0.1, 50))}
+    )
+    return {
+        "name": "random",
+        "seed": draw(st.integers(0, 2**32 - 1)),
+        "nodes": nodes,
+        "links": links,
+        "models": {"m": {"ops": ops, "edges": edges}},
+        "workload": [
+            {"app": "a", "model": "m", "source": "phone", "arrival": arrival, "count": count}
+        ],
+        "placement": {"policy": "manual", "rules": rules, "default": unit_ids[0]},
+    }
