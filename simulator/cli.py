@@ -34,11 +34,11 @@ _SUMMARY_ROWS = (
 _SCALE = {"ms": 1e3, "mJ": 1e3, "%": 100.0, "req/s": 1.0, "": 1.0}
 
 
-def _print_table(frame: pd.DataFrame, out=sys.stdout) -> None:
+def _print_table(frame: pd.DataFrame) -> None:
     with pd.option_context(
         "display.max_rows", 500, "display.width", 160, "display.max_columns", 30
     ):
-        print(frame.to_string(index=False), file=out)
+        print(frame.to_string(index=False))
 
 
 def format_summary(summary: dict) -> str:

@@ -28,7 +28,7 @@ class Radio:
             if math.isnan(value) or value < 0:
                 raise SocsimError(f"radio {label} must be >= 0, got {value}")
         if self.tx_w < self.idle_w or self.rx_w < self.idle_w:
-            raise SocsimError("radio tx_w and rx_w must be >= idle_w (they are totals, not increments)")
+            raise SocsimError("radio tx_w and rx_w are totals and must be >= idle_w")
 
 
 @dataclass(frozen=True)
@@ -135,11 +135,16 @@ class Network:
         return self._routes[key]
 
     def _find_route(self, src: str, dst: str) -> tuple[Hop, ...]:
+        for node in (src, dst):
+            if node not in self._graph:
+                raise SocsimError(
+                    f"unknown node '{node}' in a route; nodes: {', '.join(self._graph.nodes)}"
+                )
         if src == dst:
             return ()
         try:
             path = nx.shortest_path(self._graph, src, dst, weight="latency_s")
-        except (nx.NetworkXNoPath, nx.NodeNotFound):
+        except nx.NetworkXNoPath:
             raise SocsimError(f"no network route from node '{src}' to node '{dst}'") from None
         hops = []
         for u, v in itertools.pairwise(path):

@@ -1,0 +1,90 @@
+"""Render the scenario format's key tables (Markdown) from the schema definitions.
+
+``docs/scenario-format.md`` embeds this output between markers; a test checks it is
+current, so the documentation cannot drift from what the loader accepts.
+"""
+
+from __future__ import annotations
+
+import math
+
+from simulator.placement.base import POLICIES
+from simulator.schema import Field, Record
+from simulator.spec import definitions as d
+from simulator.workload import ARRIVALS
+
+BEGIN = "<!-- BEGIN GENERATED REFERENCE (python -m simulator.spec.reference) -->"
+END = "<!-- END GENERATED REFERENCE -->"
+
+
+def _default(field: Field) -> str:
+    if field.required:
+        return "**required**"
+    value = field.default
+    if value is None:
+        return "—"
+    if isinstance(value, float) and math.isinf(value):
+        return "unlimited"
+    if value in ({}, []):
+        return "empty"
+    return f"`{value}`"
+
+
+def record_table(record: Record) -> str:
+    """A Markdown table of a record's keys: expected value, default, SI name, notes."""
+    lines = ["| key | expected | default | inside (SI) | notes |", "|---|---|---|---|---|"]
+    exclusive = {k for group in record.exclusive for k in group}
+    for key, field in record.fields.items():
+        default = "one of a group" if key in exclusive else _default(field)
+        target = f"`{field.to}`" if field.to else ""
+        expected = field.schema.describe().replace("|", "\\|")
+        lines.append(f"| `{key}` | {expected} | {default} | {target} | {field.doc} |")
+    if record.exclusive:
+        groups = "; ".join(", ".join(f"`{k}`" for k in g) for g in record.exclusive)
+        lines.append(f"\nGive exactly one of: {groups}.")
+    return "\n".join(lines)
+
+
+def render() -> str:
+    """The whole generated reference section."""
+    sections = [
+        ("Top level", d.SCENARIO),
+        ("`nodes.<name>`", d.NODE),
+        ("`nodes.<name>.units.<name>`", d.UNIT),
+        ("`links.<name>`", d.LINK),
+        ("`links.<name>.radio`", d.RADIO),
+        ("`models.<name>` (inline)", d.INLINE_MODEL),
+        ("`models.<name>.ops[i]`", d.INLINE_OP),
+        ("`models.<name>.edges[i]`", d.INLINE_EDGE),
+        ("`workload[i]`", d.WORKLOAD),
+    ]
+    parts = [BEGIN, ""]
+    for title, record in sections:
+        parts += [f"### {title}", "", record_table(record), ""]
+    parts += ["### `arrival` processes (`workload[i].arrival.process`)", ""]
+    for name in ARRIVALS:
+        entry = ARRIVALS.get(name)
+        doc = entry.doc.strip().splitlines()[0]
+        parts += [f"#### `{name}`", "", doc, "", record_table(entry.options), ""]
+    parts += ["### Placement policies (`placement.policy`)", ""]
+    for name in POLICIES:
+        entry = POLICIES.get(name)
+        doc = entry.doc.strip().splitlines()[0]
+        parts += [f"#### `{name}`", "", doc, "", record_table(entry.options), ""]
+    parts.append(END)
+    return "\n".join(parts)
+
+
+def splice(document: str) -> str:
+    """``document`` with its generated section replaced by the current rendering."""
+    head, _, rest = document.partition(BEGIN)
+    _, _, tail = rest.partition(END)
+    return head + render() + tail
+
+
+if __name__ == "__main__":
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parents[2] / "docs" / "scenario-format.md"
+    path.write_text(splice(path.read_text(encoding="utf-8")), encoding="utf-8")
+    print(f"updated {path}")
