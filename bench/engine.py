@@ -138,7 +138,7 @@ def run_ours(scenario, plans, oracle):
     engine.run()
     wall = time.perf_counter() - t0
     events = next(engine.env._eid)
-    n_ops = len(engine.ledger.op_rows)
+    n_ops = sum(server.jobs_served for server in engine.units.values())
     makespan = max(r.finish_s for r in engine.requests)
     return wall, n_ops, events, makespan, engine
 
@@ -350,8 +350,14 @@ def main(argv=None) -> int:
     _, n_ops, ours_events, ours_makespan, engine = run_ours(scenario, plans, oracle)
     arrivals = [(r.arrival_s, r.app.entry.app) for r in engine.requests]
     index = {app: {name: i for i, name in enumerate(p.ops)} for app, p in plans.items()}
-    ours_starts = {(row[0], index[row[1]][row[2]]): row[7] for row in engine.ledger.op_rows}
-    waited = sum(1 for row in engine.ledger.op_rows if row[7] > row[6] + 1e-12)
+    trace = engine.ledger.op_table()
+    ours_starts = {
+        (rid, index[app][op]): start
+        for rid, app, op, start in zip(
+            trace["request_id"], trace["app"], trace["op"], trace["start_s"], strict=True
+        )
+    }
+    waited = int((trace["start_s"] > trace["ready_s"] + 1e-12).sum())
     if sorted(arrivals, key=lambda a: a[0]) != arrivals:
         raise AssertionError("engine requests are not in arrival order")
     unit_ids = list(scenario.platform.unit_ids)

@@ -148,8 +148,8 @@ def _parse_option(text: str) -> tuple[str, object]:
 
 def cmd_explain(args: argparse.Namespace) -> int:
     from simulator.engine import plan_apps, simulate
+    from simulator.placement.estimate import estimate
     from simulator.placement.explain import cut_table, op_table
-    from simulator.placement.plan import estimate
     from simulator.platform import CostOracle
     from simulator.spec import load_scenario
 

@@ -262,6 +262,8 @@ class MapOf(Schema):
     value: Schema
     keys: tuple[str, ...] | None = None
     min_len: int = 0
+    key_pattern: str | None = None
+    key_hint: str = ""
 
     def describe(self) -> str:
         which = f" (keys from {', '.join(self.keys)})" if self.keys else ""
@@ -286,6 +288,13 @@ class MapOf(Schema):
                     child,
                     f"unknown key '{key}'; valid keys: {', '.join(self.keys)}",
                     nearest(key, self.keys),
+                )
+                ok = False
+                continue
+            if self.key_pattern is not None and not re.fullmatch(self.key_pattern, key):
+                hint = f" ({self.key_hint})" if self.key_hint else ""
+                ctx.problem(
+                    child, f"name '{key}' does not match the pattern {self.key_pattern}{hint}"
                 )
                 ok = False
                 continue

@@ -6,7 +6,8 @@ import pandas as pd
 
 from simulator.engine.run import Engine
 from simulator.placement.base import place
-from simulator.placement.plan import ExecutionPlan, compile_plan, estimate
+from simulator.placement.estimate import estimate
+from simulator.placement.plan import ExecutionPlan, compile_plan
 from simulator.platform import CostOracle
 from simulator.results.run_result import RunResult, summarize
 from simulator.spec.scenario import Scenario

@@ -8,7 +8,8 @@ from simulator.placement.base import (
     check_placement,
     place,
 )
-from simulator.placement.plan import Estimate, ExecutionPlan, compile_plan, estimate
+from simulator.placement.estimate import Estimate, estimate
+from simulator.placement.plan import ExecutionPlan, compile_plan
 
 __all__ = [
     "POLICIES",

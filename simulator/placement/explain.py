@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from simulator.placement.plan import ExecutionPlan, estimate, move_time_s
+from simulator.placement.estimate import estimate, move_time_s
+from simulator.placement.plan import ExecutionPlan
 from simulator.platform import CostOracle
 
 

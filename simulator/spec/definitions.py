@@ -32,7 +32,9 @@ from simulator.workload import ARRIVALS
 
 DTYPES = tuple(DTYPE_BYTES)
 GIGA, MEGA, MILLI, MICRO = 1e9, 1e6, 1e-3, 1e-6
+#: Names of nodes, units, apps and link ends: no '.', which joins ``node.unit`` ids.
 _NAME = r"[A-Za-z_][A-Za-z0-9_\-]*"
+_NAME_HINT = "letters, digits, '_' and '-'; a '.' would be ambiguous in 'node.unit' ids"
 
 UNIT = Record(
     {
@@ -63,7 +65,7 @@ NODE = Record(
         "shared_memory_bandwidth_gb_s": Field(
             Number("GB/s", GIGA, gt=0), default=math.inf, to="shared_memory_bandwidth_bytes_per_s"
         ),
-        "units": Field(MapOf(UNIT, min_len=1)),
+        "units": Field(MapOf(UNIT, min_len=1, key_pattern=_NAME, key_hint=_NAME_HINT)),
     },
     name="node",
 )
@@ -229,7 +231,7 @@ SCENARIO = Record(
         "duration_s": Field(Number("s", gt=0), default=None),
         "include": Field(ListOf(Text()), default=[]),
         "presets": Field(PRESETS, default=None, doc="presets, as in a library file"),
-        "nodes": Field(MapOf(NODE, min_len=1)),
+        "nodes": Field(MapOf(NODE, min_len=1, key_pattern=_NAME, key_hint=_NAME_HINT)),
         "links": Field(MapOf(LINK), default={}),
         "models": Field(MapOf(ModelChoice(), min_len=1)),
         "workload": Field(ListOf(WORKLOAD, min_len=1)),

@@ -32,6 +32,7 @@ def build_inline_model(
     """
     start = len(ctx.problems)
     ops: dict[str, Op] = {}
+    invalid: set[str] = set()  # declared, but already reported as invalid
     raw_ops = raw["ops"]
     units = _unit_names(platform) if platform is not None else None
     for i, op in enumerate(spec["ops"]):
@@ -56,13 +57,16 @@ def build_inline_model(
             ops[op["name"]] = Op(**values)
         except ModelError as exc:
             ctx.problem(op_loc, exc.message)
+            invalid.add(op["name"])
     edges = []
     raw_edges = raw.get("edges") or []
     for i, edge in enumerate(spec["edges"]):
         edge_loc = loc.child(raw, "edges").child(raw_edges, i)
         bad = False
         for end in ("src", "dst"):
-            if edge[end] not in ops:
+            if edge[end] in invalid:
+                bad = True
+            elif edge[end] not in ops:
                 ctx.problem(
                     edge_loc.child(raw_edges[i], end),
                     f"unknown op '{edge[end]}'; ops: {', '.join(list(ops)[:12])}",

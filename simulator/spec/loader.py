@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -70,6 +71,7 @@ def parse_scenario(
         for p in ctx.problems
         if not (p.path in failed and p.message.startswith("missing required key"))
     ]
+    _check_names(expanded, ctx)  # also when the schema failed: report it all at once
     if checked is INVALID or ctx.problems:
         raise ScenarioError(ctx.problems)
     raw = YamlMap(
@@ -103,11 +105,11 @@ def validate_library(path: str | Path) -> int:
     presets = _collect_presets(document, path.parent, str(path), ctx, (path.resolve(),))
     schemas = {"nodes": NODE, "links": LINK}
     count = 0
-    for section, entries in presets.items():
-        for name, (body, _) in entries.items():
+    for section, entries in presets.by_section.items():
+        for body, _, where in entries.values():
             if section == "links" and isinstance(body, Mapping):
                 body = _with(body, "ends", ["a", "b"])
-            schemas[section].check(body, Loc(f"presets.{section}.{name}"), ctx)
+            schemas[section].check(body, where, ctx)
             count += 1
     if ctx.problems:
         raise ScenarioError(ctx.problems)
@@ -115,19 +117,33 @@ def validate_library(path: str | Path) -> int:
 
 
 # -- includes and presets -----------------------------------------------------------------
-def _collect_presets(document, base_dir: Path, source: str, ctx: Context, seen: tuple) -> dict:
+@dataclass
+class _Presets:
+    """Presets found in a document and its includes.
+
+    ``by_section[section][name]`` is ``(body, origin file, Loc of the definition)``;
+    ``broken`` is true when some include could not be read (its presets are unknown).
+    """
+
+    by_section: dict[str, dict[str, tuple[Any, str, Loc]]] = field(
+        default_factory=lambda: {s: {} for s in PRESET_SECTIONS}
+    )
+    broken: bool = False
+
+
+def _collect_presets(document, base_dir: Path, source: str, ctx: Context, seen: tuple) -> _Presets:
     """Presets by section and name: the document's own ``presets:`` and its includes'.
 
-    Returns ``{section: {name: (body, origin file)}}``; a name defined in two files is
-    a problem, an include cycle too.
+    A name defined in two files is a problem, an include cycle too.
     """
-    found: dict[str, dict[str, tuple[Any, str]]] = {s: {} for s in PRESET_SECTIONS}
+    found = _Presets()
 
-    def add(section: str, name: str, body: Any, origin: str, loc: Loc) -> None:
-        if name in found[section] and found[section][name][1] != origin:
-            ctx.problem(loc, f"preset '{name}' is also defined in {found[section][name][1]}")
+    def add(section: str, name: str, entry: tuple[Any, str, Loc], loc: Loc) -> None:
+        known = found.by_section[section]
+        if name in known and known[name][1] != entry[1]:
+            ctx.problem(loc, f"preset '{name}' is also defined in {known[name][1]}")
             return
-        found[section][name] = (body, origin)
+        known[name] = entry
 
     presets = document.get("presets")
     if isinstance(presets, Mapping):
@@ -136,7 +152,8 @@ def _collect_presets(document, base_dir: Path, source: str, ctx: Context, seen: 
             if isinstance(entries, Mapping):
                 base = Loc("presets").child(presets, section)
                 for name, body in entries.items():
-                    add(section, name, body, source, base.child(entries, name))
+                    where = base.child(entries, name)
+                    add(section, name, (body, source, where), where)
     includes = document.get("include") or []
     if not isinstance(includes, list):
         return found  # the schema reports the wrong type
@@ -147,6 +164,7 @@ def _collect_presets(document, base_dir: Path, source: str, ctx: Context, seen: 
         path = (base_dir / rel).resolve()
         if path in seen:
             ctx.problem(loc, f"include cycle: '{rel}' is already being included")
+            found.broken = True
             continue
         try:
             library = load_yaml_file(path)
@@ -156,15 +174,18 @@ def _collect_presets(document, base_dir: Path, source: str, ctx: Context, seen: 
                     ctx.problem(loc, f"included file not found: {path}")
                 else:
                     ctx.problems.append(problem)
+            found.broken = True
             continue
         lib_ctx = Context(default_file=str(path))
         if LIBRARY.check(library, Loc(""), lib_ctx) is INVALID:
             ctx.problems.extend(lib_ctx.problems)
+            found.broken = True
             continue
         nested = _collect_presets(library, path.parent, str(path), ctx, (*seen, path))
+        found.broken = found.broken or nested.broken
         for section in PRESET_SECTIONS:
-            for name, (body, origin) in nested[section].items():
-                add(section, name, body, origin, loc)
+            for name, entry in nested.by_section[section].items():
+                add(section, name, entry, loc)
     return found
 
 
@@ -189,7 +210,9 @@ def _merge(base: Any, override: Any) -> Any:
 
 def _with_out(mapping: Mapping, key: str) -> YamlMap:
     """A copy of ``mapping`` (marks kept) without ``key``."""
-    out = YamlMap({k: v for k, v in mapping.items() if k != key}, mark=getattr(mapping, "mark", None))
+    out = YamlMap(
+        {k: v for k, v in mapping.items() if k != key}, mark=getattr(mapping, "mark", None)
+    )
     out.key_marks.update(getattr(mapping, "key_marks", {}))
     return out
 
@@ -201,7 +224,7 @@ def _with(mapping: Mapping, key: str, value: Any) -> YamlMap:
     return out
 
 
-def _expand_presets(document: Mapping, presets: dict, ctx: Context) -> tuple[YamlMap, set[str]]:
+def _expand_presets(document: Mapping, presets: _Presets, ctx: Context) -> tuple[YamlMap, set[str]]:
     """The document with every ``preset:`` reference replaced by the merged preset.
 
     Also returns the YAML paths of the entries whose preset is unknown.
@@ -220,20 +243,62 @@ def _expand_presets(document: Mapping, presets: dict, ctx: Context) -> tuple[Yam
                 continue
             loc = Loc(section).child(entries, name).child(body, "preset")
             preset_name = body["preset"]
-            available = presets[section]
+            available = presets.by_section[section]
+            if not isinstance(preset_name, str) or not preset_name:
+                ctx.problem(
+                    loc, f"expected the name of a {section[:-1]} preset, got {preset_name!r}"
+                )
+                failed.add(f"{section}.{name}")
+                new_entries[name] = _with_out(body, "preset")
+                continue
             if preset_name not in available:
                 where = ", ".join(available) or "none (add an include: of a library file)"
-                ctx.problem(
-                    loc,
-                    f"unknown {section[:-1]} preset '{preset_name}'; available: {where}",
-                    nearest(str(preset_name), available),
-                )
+                if not presets.broken:  # else an include failed: that is the problem
+                    ctx.problem(
+                        loc,
+                        f"unknown {section[:-1]} preset '{preset_name}'; available: {where}",
+                        nearest(str(preset_name), available),
+                    )
                 failed.add(f"{section}.{name}")
                 new_entries[name] = _with_out(body, "preset")
                 continue
             new_entries[name] = _merge(available[preset_name][0], _with_out(body, "preset"))
         expanded[section] = new_entries
     return expanded, failed
+
+
+# -- names that refer to other parts of the document -------------------------------------
+def _check_names(raw: Mapping, ctx: Context) -> None:
+    """Report link ends, workload models and sources that name nothing.
+
+    Works on the raw (preset-expanded) document so that these problems are listed
+    together with the schema's, even when other parts of the document are invalid.
+    """
+    nodes, models = raw.get("nodes"), raw.get("models")
+    links, workload = raw.get("links"), raw.get("workload")
+    if isinstance(nodes, Mapping) and isinstance(links, Mapping):
+        for name, body in links.items():
+            ends = body.get("ends") if isinstance(body, Mapping) else None
+            if not isinstance(ends, list):
+                continue
+            loc = Loc("links").child(links, name).child(body, "ends")
+            for i, end in enumerate(ends):
+                _check_name(ctx, loc.child(ends, i), end, "node", nodes)
+    if isinstance(workload, list):
+        for i, item in enumerate(workload):
+            if not isinstance(item, Mapping):
+                continue
+            loc = Loc("workload").child(workload, i)
+            if isinstance(models, Mapping):
+                _check_name(ctx, loc.child(item, "model"), item.get("model"), "model", models)
+            if isinstance(nodes, Mapping):
+                _check_name(ctx, loc.child(item, "source"), item.get("source"), "node", nodes)
+
+
+def _check_name(ctx: Context, loc: Loc, value: Any, kind: str, known: Mapping) -> None:
+    if isinstance(value, str) and value and value not in known:
+        names = ", ".join(str(k) for k in known)
+        ctx.problem(loc, f"unknown {kind} '{value}'; {kind}s: {names}", nearest(value, known))
 
 
 # -- building the domain objects ----------------------------------------------------------
@@ -262,18 +327,7 @@ def _build(checked: dict, raw: Mapping, ctx: Context, source: str) -> Scenario |
     joined: dict[frozenset, str] = {}
     for name, spec in checked["links"].items():
         loc = Loc("links").child(raw["links"], name)
-        a, b = spec["ends"]
-        bad_end = False
-        for i, end in enumerate((a, b)):
-            if end not in checked["nodes"]:
-                ctx.problem(
-                    loc.child(raw["links"][name], "ends").child(raw["links"][name]["ends"], i),
-                    f"unknown node '{end}'; nodes: {', '.join(checked['nodes'])}",
-                    nearest(end, checked["nodes"]),
-                )
-                bad_end = True
-        if bad_end:
-            continue
+        a, b = spec["ends"]  # known nodes: see _check_names
         ends_loc = loc.child(raw["links"][name], "ends")
         if a == b:
             ctx.problem(ends_loc, f"a link must join two different nodes, got [{a}, {b}]")
@@ -338,21 +392,7 @@ def _build(checked: dict, raw: Mapping, ctx: Context, source: str) -> Scenario |
                 f"app name '{entry['app']}' already used by workload[{apps[entry['app']]}]",
             )
         apps.setdefault(entry["app"], i)
-        ok = True
-        if entry["model"] not in checked["models"]:
-            ctx.problem(
-                loc.child(item, "model"),
-                f"unknown model '{entry['model']}'; models: {', '.join(checked['models'])}",
-                nearest(entry["model"], checked["models"]),
-            )
-            ok = False
-        if entry["source"] not in checked["nodes"]:
-            ctx.problem(
-                loc.child(item, "source"),
-                f"unknown node '{entry['source']}'; nodes: {', '.join(checked['nodes'])}",
-                nearest(entry["source"], checked["nodes"]),
-            )
-            ok = False
+        ok = True  # model and source are known: see _check_names
         bounded = entry["count"] or entry["duration_s"] or checked["duration_s"]
         if not bounded and entry["arrival"]["process"] != "trace":
             ctx.problem(

@@ -58,6 +58,11 @@ class _LocatingLoader(yaml.SafeLoader):
         super().__init__(stream)
         self.filename = filename
         self.duplicates: list[Problem] = []
+        self._path: list[str] = []  # YAML path of the value being constructed
+
+    def _child_path(self, key: str) -> str:
+        head = "".join(self._path)
+        return f"{head}.{key}" if head else key
 
     def _mark(self, node) -> Mark:
         return Mark(self.filename, node.start_mark.line + 1)
@@ -65,8 +70,14 @@ class _LocatingLoader(yaml.SafeLoader):
     def construct_yaml_map(self, node):
         data = YamlMap(mark=self._mark(node))
         yield data
+        merge_tag = "tag:yaml.org,2002:merge"
+        own = sum(1 for key_node, _ in node.value if key_node.tag != merge_tag)
         self.flatten_mapping(node)
-        for key_node, value_node in node.value:
+        # flatten_mapping puts the keys merged in with ``<<:`` first; the mapping's own
+        # keys override them (that is what merging is for), only own repeats are errors.
+        merged = len(node.value) - own
+        explicit: set = set()
+        for index, (key_node, value_node) in enumerate(node.value):
             key = self.construct_object(key_node, deep=True)
             try:
                 hash(key)
@@ -74,24 +85,34 @@ class _LocatingLoader(yaml.SafeLoader):
                 raise yaml.constructor.ConstructorError(
                     None, None, "found an unhashable mapping key", key_node.start_mark
                 ) from None
-            if key in data:
+            if index >= merged and key in explicit:
                 self.duplicates.append(
                     Problem(
-                        path=str(key),
+                        path=self._child_path(str(key)),
                         message=f"duplicate key '{key}' (first at line {data.key_marks[key].line})",
                         file=self.filename,
                         line=key_node.start_mark.line + 1,
                     )
                 )
                 continue
-            data[key] = self.construct_object(value_node, deep=True)
+            if index >= merged:
+                explicit.add(key)
+            self._path.append(("." if self._path else "") + str(key))
+            try:
+                data[key] = self.construct_object(value_node, deep=True)
+            finally:
+                self._path.pop()
             data.key_marks[key] = self._mark(key_node)
 
     def construct_yaml_seq(self, node):
         data = YamlSeq(mark=self._mark(node))
         yield data
-        for item in node.value:
-            data.append(self.construct_object(item, deep=True))
+        for index, item in enumerate(node.value):
+            self._path.append(f"[{index}]")
+            try:
+                data.append(self.construct_object(item, deep=True))
+            finally:
+                self._path.pop()
             data.item_marks.append(self._mark(item))
 
 
@@ -113,7 +134,7 @@ def load_yaml_text(text: str, filename: str) -> Any:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
-        detail = getattr(exc, "problem", None) or str(exc)
+        detail = _yaml_error_detail(exc, line)
         raise ScenarioError(
             [Problem("", f"not valid YAML: {detail}", file=filename, line=line)]
         ) from None
@@ -122,6 +143,22 @@ def load_yaml_text(text: str, filename: str) -> Any:
     if loader.duplicates:
         raise ScenarioError(loader.duplicates)
     return data
+
+
+def _yaml_error_detail(exc: yaml.YAMLError, line: int | None) -> str:
+    """PyYAML's problem with its context, e.g. where the unclosed bracket opened."""
+    problem = getattr(exc, "problem", None)
+    if not problem:
+        return str(exc)
+    context = getattr(exc, "context", None)
+    if not context:
+        return problem
+    if problem.startswith("but "):  # "expected a single document ..., but found another"
+        return f"{context}, {problem}"
+    context_mark = getattr(exc, "context_mark", None)
+    if context_mark is not None and context_mark.line + 1 != line:
+        context += f" started at line {context_mark.line + 1}"
+    return f"{problem} ({context})"
 
 
 def load_yaml_file(path: Path) -> Any:

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from strategies import scenarios
 
 from simulator.engine import plan_apps, simulate
-from simulator.placement.plan import estimate
+from simulator.placement.estimate import estimate
 from simulator.platform import CostOracle
 from simulator.spec import parse_scenario
 

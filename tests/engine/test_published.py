@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from simulator.engine import plan_apps, simulate
-from simulator.placement.plan import estimate
+from simulator.placement.estimate import estimate
 from simulator.platform import CostOracle
 from simulator.spec import load_scenario
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import pytest
@@ -73,7 +74,7 @@ def test_amdahl_limit_is_one_over_serial_fraction(p):
 
 def test_amdahl_monotone_in_cores():
     values = [amdahl_speedup(0.9, n) for n in range(1, 200)]
-    assert all(b >= a for a, b in zip(values, values[1:]))
+    assert all(b >= a for a, b in itertools.pairwise(values))
     assert values[-1] > values[0]
 
 
@@ -205,7 +206,7 @@ def test_unsupported_kind():
     op = Op("f", "fc", flops=1.0)
     assert unsupported_reason(op, unit, "phone.cpu") == "unit does not support op kind 'fc'"
     assert unsupported_reason(Op("c", "conv", flops=1.0), unit, "phone.cpu") is None
-    with pytest.raises(ValueError, match="op 'f' cannot run on 'phone.cpu'"):
+    with pytest.raises(ValueError, match=r"op 'f' cannot run on 'phone\.cpu'"):
         op_time_s(op, unit, "phone.cpu")
     with pytest.raises(ValueError, match="op 'f' cannot run on 'cpu'"):
         op_time_s(op, unit)  # no id: the unit's own name

@@ -64,7 +64,9 @@ def test_negative_latency(spec):
 
 
 def test_efficiency_above_one(spec):
-    text = spec.edit(spec.BASE, "memory_mb: 2000", "memory_mb: 2000\n        efficiency: {conv: 1.5}")
+    text = spec.edit(
+        spec.BASE, "memory_mb: 2000", "memory_mb: 2000\n        efficiency: {conv: 1.5}"
+    )
     p = spec.problem(text)
     assert p.path == "nodes.phone.units.gpu.efficiency.conv"
     assert p.message == "expected a number > 0 and <= 1, got 1.5"
@@ -72,7 +74,9 @@ def test_efficiency_above_one(spec):
 
 
 def test_efficiency_needs_a_default(spec):
-    text = spec.edit(spec.BASE, "memory_mb: 2000", "memory_mb: 2000\n        efficiency: {conv: 0.5}")
+    text = spec.edit(
+        spec.BASE, "memory_mb: 2000", "memory_mb: 2000\n        efficiency: {conv: 0.5}"
+    )
     p = spec.problem(text)
     assert p.path == "nodes.phone.units.gpu"
     assert "efficiency needs a 'default' entry" in p.message
@@ -102,8 +106,11 @@ def test_missing_required_key(spec):
 
 
 def test_missing_units(spec):
-    text = spec.edit(spec.BASE, "      gpu: {kind: gpu, peak_gflops: {fp32: 1000}}\n", "")
-    text = spec.edit(text, "    units:\n  ", "  ")  # cloud now has no units key
+    text = spec.edit(
+        spec.BASE,
+        "    role: cloud\n    units:\n      gpu: {kind: gpu, peak_gflops: {fp32: 1000}}\n",
+        "    role: cloud\n",
+    )
     p = spec.problem(text)
     assert p.path == "nodes.cloud"
     assert "missing required key 'units'" in p.message
@@ -129,13 +136,17 @@ def test_unknown_zoo_option_suggests(spec):
 
 
 def test_zoo_option_of_wrong_type(spec):
-    p = spec.problem(spec.edit(spec.BASE, "{zoo: alexnet}", "{zoo: alexnet, options: {resolution: big}}"))
+    p = spec.problem(
+        spec.edit(spec.BASE, "{zoo: alexnet}", "{zoo: alexnet, options: {resolution: big}}")
+    )
     assert p.path == "models.net.options.resolution"
     assert "expected a whole number, got text 'big'" in p.message
 
 
 def test_zoo_option_used(spec):
-    text = spec.edit(spec.BASE, "{zoo: alexnet}", "{zoo: mobilenet_v1, options: {width_multiplier: 0.5}}")
+    text = spec.edit(
+        spec.BASE, "{zoo: alexnet}", "{zoo: mobilenet_v1, options: {width_multiplier: 0.5}}"
+    )
     small = spec.load(text).models["net"]
     full = spec.load(spec.edit(spec.BASE, "{zoo: alexnet}", "{zoo: mobilenet_v1}")).models["net"]
     assert small.total_params < full.total_params
@@ -381,10 +392,14 @@ def test_empty_supports_list(spec):
     assert p.message == "expected at least 1 item(s), got 0"
 
 
-def test_no_units(spec):
-    p = spec.problem(spec.edit(spec.BASE, "{kind: gpu, peak_gflops: {fp32: 1000}}", "{}\n    x: 1"))
-    # cloud: units: {gpu: {}} -> kind missing; plus the stray key
-    assert "x" in p.path or "kind" in p.message
+def test_unit_without_kind(spec):
+    text = spec.edit(
+        spec.BASE, "{kind: gpu, peak_gflops: {fp32: 1000}}", "{peak_gflops: {fp32: 1}}"
+    )
+    p = spec.problem(text)
+    assert p.path == "nodes.cloud.units.gpu"
+    assert p.message == "missing required key 'kind' (one of 'cpu', 'gpu', 'dsp', 'npu')"
+    assert p.line == spec.line_of(text, "{peak_gflops: {fp32: 1}}")
 
 
 def test_node_units_must_not_be_empty(spec):
@@ -396,9 +411,10 @@ def test_node_units_must_not_be_empty(spec):
 
 
 def test_wrong_container_type(spec):
-    p = spec.problem(spec.edit(spec.BASE, "workload:\n  - app: camera", "workload:\n  app: camera"))
-    assert p.path == "workload"
-    assert p.message.startswith("expected a list of a workload entry")
+    text = spec.edit(spec.BASE, "workload:\n", "workload: {}\nx:\n")
+    p = next(p for p in spec.problems(text) if p.path == "workload")
+    assert p.message.startswith("expected a list of a workload entry with keys app,")
+    assert p.line == spec.line_of(text, "workload: {}")
     assert p.message.endswith("got a mapping")
 
 
@@ -468,3 +484,40 @@ def test_parse_scenario_of_a_plain_dict_has_no_lines():
 def test_parse_scenario_rejects_non_mapping():
     with pytest.raises(ScenarioError, match="a scenario must be a mapping of keys"):
         parse_scenario(["not", "a", "mapping"])
+
+
+def test_node_and_unit_names_must_not_contain_dots(spec):
+    # 'node.unit' ids would be ambiguous: is 'a.b.c' unit 'b.c' of 'a' or 'c' of 'a.b'?
+    text = spec.edit(spec.BASE, "  cloud:\n", "  my.cloud:\n")
+    text = spec.edit(
+        text, "      gpu: {kind: gpu, peak_gflops: {fp32: 1000}}", "      g.pu: {kind: gpu}"
+    )
+    found = {p.path: p for p in spec.problems(text)}
+    assert found["nodes.my.cloud"].message.startswith("name 'my.cloud' does not match the pattern")
+    assert found["nodes.my.cloud"].line == spec.line_of(text, "my.cloud:")
+    assert "nodes.my.cloud.units.g.pu" not in found  # the node is not looked into
+
+
+def test_unit_names_must_not_contain_dots(spec):
+    text = spec.edit(spec.BASE, "      cpu: {kind: cpu,", "      cpu.big: {kind: cpu,")
+    p = next(p for p in spec.problems(text) if p.path == "nodes.phone.units.cpu.big")
+    assert p.message.startswith("name 'cpu.big' does not match the pattern")
+    assert p.message.endswith("a '.' would be ambiguous in 'node.unit' ids)")
+
+
+def test_schema_and_name_problems_are_listed_together(spec):
+    text = spec.edit(spec.BASE, "cores: 4", "cores: -4")
+    text = spec.edit(text, "model: net", "model: nett")
+    text = spec.edit(text, "source: phone", "source: phnoe")
+    text = spec.edit(text, "ends: [phone, cloud]", "ends: [phone, clud]")
+    found = {p.path: p for p in spec.problems(text)}
+    assert set(found) == {
+        "nodes.phone.units.cpu.cores",
+        "workload[0].model",
+        "workload[0].source",
+        "links.uplink.ends[1]",
+    }
+    assert found["workload[0].model"].suggestion == "net"
+    assert found["workload[0].source"].suggestion == "phone"
+    assert found["links.uplink.ends[1]"].suggestion == "cloud"
+    assert found["links.uplink.ends[1]"].line == spec.line_of(text, "clud")
