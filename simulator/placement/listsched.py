@@ -1,0 +1,265 @@
+"""List-scheduling policies: greedy_eft, HEFT and CPOP (Topcuoglu, Hariri & Wu, TPDS 2002).
+
+Costs come from the cost oracle: an op's time on every unit that can run it (a unit
+that cannot, or an excluded one, is not a candidate: the "∞" of scheduling papers), and
+an edge's contention-free transfer time between two units (0 on the same unit). The
+request input reaches an entry op from the source node and every exit op's output
+returns there; both costs are added where HEFT adds communication, and vanish for
+graphs whose ops have no input or output bytes (the published setting).
+
+Arithmetic is exact (``fractions.Fraction`` of each cost's decimal value) when every
+op has an explicit time table, as scheduling papers give, so rank ties are real ties;
+otherwise floats. Ties are broken by op declaration order, then unit order.
+"""
+
+from __future__ import annotations
+
+import bisect
+import heapq
+from collections.abc import Mapping
+from fractions import Fraction
+from typing import Any
+
+from simulator.errors import PlacementError
+from simulator.graph.model import ModelGraph
+from simulator.placement.base import POLICIES, Placement
+from simulator.placement.objectives import candidate_units, require_feasible, with_common_options
+from simulator.platform import CostOracle
+from simulator.schema import Field, Text
+
+_EXACT_CHOICES = ("auto", "yes", "no")
+
+
+class CostTable:
+    """Per-op and per-edge costs over the candidate units, in exact or float arithmetic."""
+
+    def __init__(self, graph: ModelGraph, oracle: CostOracle, units: list[str], source: str, exact: str):
+        self.graph = graph
+        self.oracle = oracle
+        self.source = source
+        self.units = units
+        self.exact = all(op.time_s for op in graph) if exact == "auto" else exact == "yes"
+        self.ops = list(graph.order)
+        self.index = {name: i for i, name in enumerate(self.ops)}
+        self.preds = [[self.index[p] for p in graph.predecessors(n)] for n in self.ops]
+        self.succs = [[self.index[s] for s in graph.successors(n)] for n in self.ops]
+        node_of = {u: oracle.platform.node_of(u).name for u in units}
+        self.node_of = node_of
+        self.time = []
+        for name in self.ops:
+            op = graph.op(name)
+            self.time.append({u: self.num(oracle.op_time_s(op, u)) for u in units if oracle.supports(op, u)})
+            if not self.time[-1]:
+                raise PlacementError("no candidate unit can run it", op=name)
+        self._comm: dict[tuple[int, int, str, str], Any] = {}
+        self.input_cost = [
+            {u: self.num(oracle.node_transfer_time_s(graph.op(n).input_bytes, source, node_of[u]))
+             for u in self.time[i]} if not self.preds[i] else None
+            for i, n in enumerate(self.ops)
+        ]
+        self.return_cost = [
+            {u: self.num(oracle.node_transfer_time_s(graph.op(n).output_bytes, node_of[u], source))
+             for u in self.time[i]} if not self.succs[i] else None
+            for i, n in enumerate(self.ops)
+        ]
+
+    def num(self, value: float):
+        return Fraction(repr(value)) if self.exact else value
+
+    def comm(self, i: int, j: int, p: str, q: str):
+        """Transfer time of edge i -> j from unit p to unit q (0 when p == q)."""
+        if p == q:
+            return self.num(0.0)
+        key = (i, j, p, q)
+        if key not in self._comm:
+            edge = self.graph.edge(self.ops[i], self.ops[j])
+            self._comm[key] = self.num(self.oracle.transfer_time_s(edge, edge.bytes, p, q))
+        return self._comm[key]
+
+    # -- means and ranks --------------------------------------------------------------------
+    def mean_time(self, i: int):
+        values = list(self.time[i].values())
+        return sum(values, self.num(0.0)) / len(values)
+
+    def mean_comm(self, i: int, j: int):
+        pairs = [(p, q) for p in self.time[i] for q in self.time[j] if p != q]
+        if not pairs:
+            return self.num(0.0)
+        return sum((self.comm(i, j, p, q) for p, q in pairs), self.num(0.0)) / len(pairs)
+
+    @staticmethod
+    def _mean(values: Mapping[str, Any], zero):
+        return sum(values.values(), zero) / len(values)
+
+    def upward_ranks(self) -> list:
+        zero = self.num(0.0)
+        rank = [zero] * len(self.ops)
+        for i in reversed(range(len(self.ops))):
+            tail = max(
+                (self.mean_comm(i, j) + rank[j] for j in self.succs[i]),
+                default=self._mean(self.return_cost[i], zero) if self.return_cost[i] else zero,
+            )
+            rank[i] = self.mean_time(i) + tail
+        return rank
+
+    def downward_ranks(self) -> list:
+        zero = self.num(0.0)
+        rank = [zero] * len(self.ops)
+        for j in range(len(self.ops)):
+            if not self.preds[j]:
+                rank[j] = self._mean(self.input_cost[j], zero)
+                continue
+            rank[j] = max(rank[i] + self.mean_time(i) + self.mean_comm(i, j) for i in self.preds[j])
+        return rank
+
+
+class Schedule:
+    """Unit timelines being filled in; insertion-based or append-only slot search."""
+
+    def __init__(self, costs: CostTable):
+        self.costs = costs
+        zero = costs.num(0.0)
+        self.zero = zero
+        self.unit_of: list[str | None] = [None] * len(costs.ops)
+        self.start: list = [zero] * len(costs.ops)
+        self.finish: list = [zero] * len(costs.ops)
+        self.starts: dict[str, list] = {u: [] for u in costs.units}
+        self.ends: dict[str, list] = {u: [] for u in costs.units}
+
+    def ready(self, i: int, u: str):
+        costs = self.costs
+        if not costs.preds[i]:
+            return costs.input_cost[i][u]
+        return max(self.finish[p] + costs.comm(p, i, self.unit_of[p], u) for p in costs.preds[i])
+
+    def earliest_start(self, u: str, ready, duration, insertion: bool):
+        starts, ends = self.starts[u], self.ends[u]
+        if not insertion:
+            return max(ready, ends[-1]) if ends else ready
+        k = bisect.bisect_right(ends, ready)
+        candidate = ready
+        for idx in range(k, len(starts)):
+            if candidate + duration <= starts[idx]:
+                return candidate
+            candidate = max(candidate, ends[idx])
+        return candidate
+
+    def best_unit(self, i: int, insertion: bool, units=None):
+        """(unit, start) minimising finish time (+ output return for exit ops); ties: unit order."""
+        best = None
+        costs = self.costs
+        for u in units or costs.time[i]:
+            duration = costs.time[i][u]
+            start = self.earliest_start(u, self.ready(i, u), duration, insertion)
+            score = start + duration + (costs.return_cost[i][u] if costs.return_cost[i] else self.zero)
+            if best is None or score < best[0]:
+                best = (score, u, start)
+        return best[1], best[2]
+
+    def assign(self, i: int, u: str, start) -> None:
+        finish = start + self.costs.time[i][u]
+        self.unit_of[i], self.start[i], self.finish[i] = u, start, finish
+        k = bisect.bisect_right(self.starts[u], start)
+        self.starts[u].insert(k, start)
+        self.ends[u].insert(k, finish)
+
+    def makespan(self) -> float:
+        costs = self.costs
+        return float(max(
+            self.finish[i] + (costs.return_cost[i][self.unit_of[i]] if costs.return_cost[i] else self.zero)
+            for i in range(len(costs.ops))
+        ))
+
+    def placement(self, policy: str, source: str, tie_order: list[int], notes: dict) -> Placement:
+        position = {i: k for k, i in enumerate(tie_order)}
+        order = sorted(range(len(self.costs.ops)), key=lambda i: (self.start[i], position[i]))
+        names = self.costs.ops
+        return Placement(
+            {names[i]: self.unit_of[i] for i in order},
+            tuple(names[i] for i in order),
+            policy,
+            source,
+            {**notes, "scheduled_makespan_s": self.makespan()},
+        )
+
+
+def _setup(graph, oracle, source, options, policy):
+    units = candidate_units(oracle, source, options, policy)
+    try:
+        return CostTable(graph, oracle, units, source, options.get("exact", "auto"))
+    except PlacementError as exc:
+        raise PlacementError(exc.message, policy, exc.op) from None
+
+
+_LIST_OPTIONS = {
+    "exact": Field(Text(choices=_EXACT_CHOICES), default="auto",
+                   doc="exact rational arithmetic: auto = when every op has a time table"),
+}
+
+
+@POLICIES.register("heft", with_common_options(_LIST_OPTIONS, "heft placement"))
+def heft(graph: ModelGraph, oracle: CostOracle, source: str, options: Mapping[str, Any]) -> Placement:
+    """HEFT: ops by decreasing upward rank, each on the unit of earliest finish (insertion)."""
+    costs = _setup(graph, oracle, source, options, "heft")
+    rank = costs.upward_ranks()
+    order = sorted(range(len(costs.ops)), key=lambda i: (-rank[i], i))
+    schedule = Schedule(costs)
+    for i in order:
+        unit, start = schedule.best_unit(i, insertion=True)
+        schedule.assign(i, unit, start)
+    notes = {"rank_order": tuple(costs.ops[i] for i in order)}
+    placement = schedule.placement("heft", source, order, notes)
+    require_feasible(graph, placement, oracle, options, "heft")
+    return placement
+
+
+@POLICIES.register("cpop", with_common_options(_LIST_OPTIONS, "cpop placement"))
+def cpop(graph: ModelGraph, oracle: CostOracle, source: str, options: Mapping[str, Any]) -> Placement:
+    """CPOP: critical-path ops on the one unit that runs the path fastest, the rest by EFT."""
+    costs = _setup(graph, oracle, source, options, "cpop")
+    up, down = costs.upward_ranks(), costs.downward_ranks()
+    priority = [u + d for u, d in zip(up, down, strict=True)]
+    n = len(costs.ops)
+    entry = max((i for i in range(n) if not costs.preds[i]), key=lambda i: (priority[i], -i))
+    path = [entry]
+    while costs.succs[path[-1]]:
+        path.append(max(costs.succs[path[-1]], key=lambda j: (priority[j], -j)))
+    on_path = set(path)
+    able = [u for u in costs.units if all(u in costs.time[i] for i in path)]
+    cp_unit = min(able, key=lambda u: (sum((costs.time[i][u] for i in path), costs.num(0.0)), costs.units.index(u))) if able else None
+    schedule = Schedule(costs)
+    waiting = [len(p) for p in costs.preds]
+    heap = [(-priority[i], i) for i in range(n) if not costs.preds[i]]
+    heapq.heapify(heap)
+    order = []
+    while heap:
+        _, i = heapq.heappop(heap)
+        order.append(i)
+        units = [cp_unit] if i in on_path and cp_unit is not None else None
+        unit, start = schedule.best_unit(i, insertion=True, units=units)
+        schedule.assign(i, unit, start)
+        for j in costs.succs[i]:
+            waiting[j] -= 1
+            if waiting[j] == 0:
+                heapq.heappush(heap, (-priority[j], j))
+    notes = {
+        "critical_path": tuple(costs.ops[i] for i in path),
+        "critical_path_unit": cp_unit or "(none runs the whole path)",
+    }
+    placement = schedule.placement("cpop", source, order, notes)
+    require_feasible(graph, placement, oracle, options, "cpop")
+    return placement
+
+
+@POLICIES.register("greedy_eft", with_common_options(_LIST_OPTIONS, "greedy_eft placement"))
+def greedy_eft(graph: ModelGraph, oracle: CostOracle, source: str, options: Mapping[str, Any]) -> Placement:
+    """Ops in topological order, each on the unit where it finishes first (no insertion)."""
+    costs = _setup(graph, oracle, source, options, "greedy_eft")
+    schedule = Schedule(costs)
+    order = list(range(len(costs.ops)))
+    for i in order:
+        unit, start = schedule.best_unit(i, insertion=False)
+        schedule.assign(i, unit, start)
+    placement = schedule.placement("greedy_eft", source, order, {})
+    require_feasible(graph, placement, oracle, options, "greedy_eft")
+    return placement

@@ -1,0 +1,161 @@
+"""Objectives and constraints that placement policies share (pure).
+
+Every smart policy accepts the same option keys (merged into its schema with
+:func:`with_common_options`): ``objective``, ``weights``, ``deadline_ms``, ``exclude``
+and ``check_memory``. A policy that cannot meet a constraint raises a PlacementError
+saying which constraint and by how much, never a silent bad placement.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from simulator.errors import PlacementError
+from simulator.frozen import FrozenMap
+from simulator.graph.model import ModelGraph
+from simulator.placement.base import Placement
+from simulator.placement.estimate import Estimate, estimate
+from simulator.placement.plan import ExecutionPlan, compile_plan
+from simulator.platform import CostOracle
+from simulator.schema import Boolean, Field, ListOf, MapOf, Number, Record, Ref, Text
+
+OBJECTIVES: tuple[str, ...] = ("latency", "device_energy", "total_energy", "weighted")
+WEIGHT_KEYS: tuple[str, ...] = ("latency", "device_energy", "total_energy")
+
+
+@dataclass(frozen=True)
+class Objective:
+    """What a policy minimises over the contention-free estimate of one request.
+
+    ``weighted`` minimises ``Σ weights[k] × metric_k`` with metrics in SI (seconds,
+    joules), e.g. ``{latency: 1, device_energy: 0.1}`` trades 1 s for 10 J.
+    """
+
+    name: str = "latency"
+    weights: Mapping[str, float] = field(default_factory=FrozenMap)
+
+    def __post_init__(self) -> None:
+        if self.name not in OBJECTIVES:
+            raise PlacementError(f"unknown objective '{self.name}'; valid: {', '.join(OBJECTIVES)}")
+        if self.name == "weighted" and not self.weights:
+            raise PlacementError("objective 'weighted' needs weights, e.g. {latency: 1, device_energy: 0.1}")
+        object.__setattr__(self, "weights", FrozenMap(self.weights))
+
+    def metrics(self, predicted: Estimate) -> dict[str, float]:
+        return {
+            "latency": predicted.latency_s,
+            "device_energy": predicted.device_energy_j,
+            "total_energy": predicted.energy_j,
+        }
+
+    def value(self, predicted: Estimate) -> float:
+        metrics = self.metrics(predicted)
+        if self.name == "weighted":
+            return sum(w * metrics[k] for k, w in self.weights.items())
+        return metrics[self.name]
+
+    @property
+    def label(self) -> str:
+        if self.name != "weighted":
+            return self.name
+        return " + ".join(f"{w:g}×{k}" for k, w in self.weights.items())
+
+
+COMMON_OPTIONS: dict[str, Field] = {
+    "objective": Field(Text(choices=OBJECTIVES), default="latency", doc="what to minimise"),
+    "weights": Field(
+        MapOf(Number(ge=0), keys=WEIGHT_KEYS, min_len=1),
+        default=None,
+        doc="for objective 'weighted': per-second and per-joule weights",
+    ),
+    "deadline_ms": Field(
+        Number("ms", 1e-3, gt=0), default=None, to="deadline_s", doc="predicted latency bound"
+    ),
+    "exclude": Field(ListOf(Ref("unit")), default=[], doc="units the policy must not use"),
+    "check_memory": Field(
+        Boolean(), default=True, doc="fail when weights exceed a unit's memory_mb"
+    ),
+}
+
+
+def with_common_options(fields: Mapping[str, Field], name: str) -> Record:
+    """A policy's option record: its own fields plus :data:`COMMON_OPTIONS`."""
+    return Record({**fields, **COMMON_OPTIONS}, name=name)
+
+
+def objective_of(options: Mapping[str, Any]) -> Objective:
+    return Objective(options.get("objective", "latency"), options.get("weights") or {})
+
+
+def candidate_units(oracle: CostOracle, source: str, options: Mapping[str, Any], policy: str):
+    """Every unit of the platform except the excluded ones (bare names: on ``source``)."""
+    excluded = set()
+    for ref in options.get("exclude") or ():
+        try:
+            excluded.add(oracle.platform.resolve_unit(ref, source))
+        except Exception as exc:  # noqa: BLE001 - SocsimError from the platform, re-raised here
+            raise PlacementError(str(exc), policy) from None
+    units = [u for u in oracle.platform.unit_ids if u not in excluded]
+    if not units:
+        raise PlacementError("every unit is excluded", policy)
+    return units
+
+
+def memory_excess(graph: ModelGraph, assignment: Mapping[str, str], oracle: CostOracle) -> dict:
+    """uid -> bytes by which resident weights exceed the unit's memory (only excesses)."""
+    weights: dict[str, int] = {}
+    for op in graph:
+        uid = assignment[op.name]
+        weights[uid] = weights.get(uid, 0) + op.weight_bytes
+    return {
+        uid: nbytes - oracle.platform.unit(uid).memory_bytes
+        for uid, nbytes in weights.items()
+        if nbytes > oracle.platform.unit(uid).memory_bytes
+    }
+
+
+def violations(
+    graph: ModelGraph,
+    placement: Placement,
+    predicted: Estimate,
+    oracle: CostOracle,
+    options: Mapping[str, Any],
+) -> list[str]:
+    """Human-readable list of the constraints ``placement`` breaks (empty when none)."""
+    problems = []
+    deadline = options.get("deadline_s")
+    if deadline is not None and predicted.latency_s > deadline:
+        problems.append(
+            f"predicted latency {predicted.latency_s * 1e3:.4g} ms exceeds the deadline "
+            f"{deadline * 1e3:.4g} ms by {(predicted.latency_s - deadline) * 1e3:.4g} ms"
+        )
+    if options.get("check_memory", True):
+        for uid, excess in memory_excess(graph, placement.assignment, oracle).items():
+            problems.append(
+                f"weights on {uid} exceed its memory by {excess / 1e6:.4g} MB"
+            )
+    return problems
+
+
+def evaluate(
+    graph: ModelGraph, placement: Placement, oracle: CostOracle
+) -> tuple[ExecutionPlan, Estimate]:
+    plan = compile_plan(graph, placement, oracle)
+    return plan, estimate(plan, oracle)
+
+
+def require_feasible(
+    graph: ModelGraph,
+    placement: Placement,
+    oracle: CostOracle,
+    options: Mapping[str, Any],
+    policy: str,
+) -> Estimate:
+    """The estimate of ``placement``; PlacementError naming every broken constraint."""
+    _, predicted = evaluate(graph, placement, oracle)
+    broken = violations(graph, placement, predicted, oracle, options)
+    if broken:
+        raise PlacementError("; ".join(broken), policy)
+    return predicted
