@@ -1,6 +1,8 @@
 """Placement: policies (pure functions) deciding which unit runs each op."""
 
-from simulator.placement import static as _static  # noqa: F401  (registers the policies)
+from simulator.placement import exhaustive as _exhaustive  # noqa: F401  (registers policies)
+from simulator.placement import listsched as _listsched  # noqa: F401
+from simulator.placement import static as _static  # noqa: F401
 from simulator.placement.base import (
     POLICIES,
     Placement,

@@ -33,7 +33,9 @@ _EXACT_CHOICES = ("auto", "yes", "no")
 class CostTable:
     """Per-op and per-edge costs over the candidate units, in exact or float arithmetic."""
 
-    def __init__(self, graph: ModelGraph, oracle: CostOracle, units: list[str], source: str, exact: str):
+    def __init__(
+        self, graph: ModelGraph, oracle: CostOracle, units: list[str], source: str, exact: str
+    ):
         self.graph = graph
         self.oracle = oracle
         self.source = source
@@ -48,18 +50,32 @@ class CostTable:
         self.time = []
         for name in self.ops:
             op = graph.op(name)
-            self.time.append({u: self.num(oracle.op_time_s(op, u)) for u in units if oracle.supports(op, u)})
+            self.time.append(
+                {u: self.num(oracle.op_time_s(op, u)) for u in units if oracle.supports(op, u)}
+            )
             if not self.time[-1]:
                 raise PlacementError("no candidate unit can run it", op=name)
         self._comm: dict[tuple[int, int, str, str], Any] = {}
         self.input_cost = [
-            {u: self.num(oracle.node_transfer_time_s(graph.op(n).input_bytes, source, node_of[u]))
-             for u in self.time[i]} if not self.preds[i] else None
+            {
+                u: self.num(
+                    oracle.node_transfer_time_s(graph.op(n).input_bytes, source, node_of[u])
+                )
+                for u in self.time[i]
+            }
+            if not self.preds[i]
+            else None
             for i, n in enumerate(self.ops)
         ]
         self.return_cost = [
-            {u: self.num(oracle.node_transfer_time_s(graph.op(n).output_bytes, node_of[u], source))
-             for u in self.time[i]} if not self.succs[i] else None
+            {
+                u: self.num(
+                    oracle.node_transfer_time_s(graph.op(n).output_bytes, node_of[u], source)
+                )
+                for u in self.time[i]
+            }
+            if not self.succs[i]
+            else None
             for i, n in enumerate(self.ops)
         ]
 
@@ -151,7 +167,9 @@ class Schedule:
         for u in units or costs.time[i]:
             duration = costs.time[i][u]
             start = self.earliest_start(u, self.ready(i, u), duration, insertion)
-            score = start + duration + (costs.return_cost[i][u] if costs.return_cost[i] else self.zero)
+            score = (
+                start + duration + (costs.return_cost[i][u] if costs.return_cost[i] else self.zero)
+            )
             if best is None or score < best[0]:
                 best = (score, u, start)
         return best[1], best[2]
@@ -165,10 +183,13 @@ class Schedule:
 
     def makespan(self) -> float:
         costs = self.costs
-        return float(max(
-            self.finish[i] + (costs.return_cost[i][self.unit_of[i]] if costs.return_cost[i] else self.zero)
-            for i in range(len(costs.ops))
-        ))
+        return float(
+            max(
+                self.finish[i]
+                + (costs.return_cost[i][self.unit_of[i]] if costs.return_cost[i] else self.zero)
+                for i in range(len(costs.ops))
+            )
+        )
 
     def placement(self, policy: str, source: str, tie_order: list[int], notes: dict) -> Placement:
         position = {i: k for k, i in enumerate(tie_order)}
@@ -183,7 +204,8 @@ class Schedule:
         )
 
 
-def _setup(graph, oracle, source, options, policy):
+def build_cost_table(graph, oracle, source, options, policy) -> CostTable:
+    """The cost table over the policy's candidate units (PlacementError if an op has none)."""
     units = candidate_units(oracle, source, options, policy)
     try:
         return CostTable(graph, oracle, units, source, options.get("exact", "auto"))
@@ -192,15 +214,20 @@ def _setup(graph, oracle, source, options, policy):
 
 
 _LIST_OPTIONS = {
-    "exact": Field(Text(choices=_EXACT_CHOICES), default="auto",
-                   doc="exact rational arithmetic: auto = when every op has a time table"),
+    "exact": Field(
+        Text(choices=_EXACT_CHOICES),
+        default="auto",
+        doc="exact rational arithmetic: auto = when every op has a time table",
+    ),
 }
 
 
 @POLICIES.register("heft", with_common_options(_LIST_OPTIONS, "heft placement"))
-def heft(graph: ModelGraph, oracle: CostOracle, source: str, options: Mapping[str, Any]) -> Placement:
+def heft(
+    graph: ModelGraph, oracle: CostOracle, source: str, options: Mapping[str, Any]
+) -> Placement:
     """HEFT: ops by decreasing upward rank, each on the unit of earliest finish (insertion)."""
-    costs = _setup(graph, oracle, source, options, "heft")
+    costs = build_cost_table(graph, oracle, source, options, "heft")
     rank = costs.upward_ranks()
     order = sorted(range(len(costs.ops)), key=lambda i: (-rank[i], i))
     schedule = Schedule(costs)
@@ -214,9 +241,11 @@ def heft(graph: ModelGraph, oracle: CostOracle, source: str, options: Mapping[st
 
 
 @POLICIES.register("cpop", with_common_options(_LIST_OPTIONS, "cpop placement"))
-def cpop(graph: ModelGraph, oracle: CostOracle, source: str, options: Mapping[str, Any]) -> Placement:
+def cpop(
+    graph: ModelGraph, oracle: CostOracle, source: str, options: Mapping[str, Any]
+) -> Placement:
     """CPOP: critical-path ops on the one unit that runs the path fastest, the rest by EFT."""
-    costs = _setup(graph, oracle, source, options, "cpop")
+    costs = build_cost_table(graph, oracle, source, options, "cpop")
     up, down = costs.upward_ranks(), costs.downward_ranks()
     priority = [u + d for u, d in zip(up, down, strict=True)]
     n = len(costs.ops)
@@ -226,7 +255,17 @@ def cpop(graph: ModelGraph, oracle: CostOracle, source: str, options: Mapping[st
         path.append(max(costs.succs[path[-1]], key=lambda j: (priority[j], -j)))
     on_path = set(path)
     able = [u for u in costs.units if all(u in costs.time[i] for i in path)]
-    cp_unit = min(able, key=lambda u: (sum((costs.time[i][u] for i in path), costs.num(0.0)), costs.units.index(u))) if able else None
+    cp_unit = (
+        min(
+            able,
+            key=lambda u: (
+                sum((costs.time[i][u] for i in path), costs.num(0.0)),
+                costs.units.index(u),
+            ),
+        )
+        if able
+        else None
+    )
     schedule = Schedule(costs)
     waiting = [len(p) for p in costs.preds]
     heap = [(-priority[i], i) for i in range(n) if not costs.preds[i]]
@@ -252,9 +291,11 @@ def cpop(graph: ModelGraph, oracle: CostOracle, source: str, options: Mapping[st
 
 
 @POLICIES.register("greedy_eft", with_common_options(_LIST_OPTIONS, "greedy_eft placement"))
-def greedy_eft(graph: ModelGraph, oracle: CostOracle, source: str, options: Mapping[str, Any]) -> Placement:
+def greedy_eft(
+    graph: ModelGraph, oracle: CostOracle, source: str, options: Mapping[str, Any]
+) -> Placement:
     """Ops in topological order, each on the unit where it finishes first (no insertion)."""
-    costs = _setup(graph, oracle, source, options, "greedy_eft")
+    costs = build_cost_table(graph, oracle, source, options, "greedy_eft")
     schedule = Schedule(costs)
     order = list(range(len(costs.ops)))
     for i in order:

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from simulator.errors import PlacementError
+from simulator.errors import PlacementError, SocsimError
 from simulator.frozen import FrozenMap
 from simulator.graph.model import ModelGraph
 from simulator.placement.base import Placement
@@ -40,7 +40,9 @@ class Objective:
         if self.name not in OBJECTIVES:
             raise PlacementError(f"unknown objective '{self.name}'; valid: {', '.join(OBJECTIVES)}")
         if self.name == "weighted" and not self.weights:
-            raise PlacementError("objective 'weighted' needs weights, e.g. {latency: 1, device_energy: 0.1}")
+            raise PlacementError(
+                "objective 'weighted' needs weights, e.g. {latency: 1, device_energy: 0.1}"
+            )
         object.__setattr__(self, "weights", FrozenMap(self.weights))
 
     def metrics(self, predicted: Estimate) -> dict[str, float]:
@@ -95,7 +97,7 @@ def candidate_units(oracle: CostOracle, source: str, options: Mapping[str, Any],
     for ref in options.get("exclude") or ():
         try:
             excluded.add(oracle.platform.resolve_unit(ref, source))
-        except Exception as exc:  # noqa: BLE001 - SocsimError from the platform, re-raised here
+        except SocsimError as exc:
             raise PlacementError(str(exc), policy) from None
     units = [u for u in oracle.platform.unit_ids if u not in excluded]
     if not units:
@@ -133,9 +135,7 @@ def violations(
         )
     if options.get("check_memory", True):
         for uid, excess in memory_excess(graph, placement.assignment, oracle).items():
-            problems.append(
-                f"weights on {uid} exceed its memory by {excess / 1e6:.4g} MB"
-            )
+            problems.append(f"weights on {uid} exceed its memory by {excess / 1e6:.4g} MB")
     return problems
 
 
