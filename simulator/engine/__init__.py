@@ -79,6 +79,7 @@ def simulate(scenario: Scenario, replicate: int = 0) -> RunResult:
         units=units,
         energy=energy,
         apps=apps,
+        placement=_placement_table(scenario, plans, oracle),
         summary=summary,
         document=dict(scenario.document),
     )
@@ -182,6 +183,26 @@ def _app_table(
             }
         )
     return pd.DataFrame(rows)
+
+
+def _placement_table(
+    scenario: Scenario, plans: dict[str, ExecutionPlan], oracle: CostOracle
+) -> pd.DataFrame:
+    rows = [
+        {
+            "app": entry.app,
+            "op": op,
+            "kind": kind,
+            "unit": uid,
+            "node": oracle.platform.node_of(uid).name,
+            "position": position,
+        }
+        for entry in scenario.workload
+        for position, (op, kind, uid) in enumerate(
+            zip(plans[entry.app].ops, plans[entry.app].kinds, plans[entry.app].units, strict=True)
+        )
+    ]
+    return pd.DataFrame(rows, columns=["app", "op", "kind", "unit", "node", "position"])
 
 
 __all__ = ["Engine", "plan_apps", "simulate"]

@@ -35,7 +35,8 @@ def amdahl_speedup(parallel_fraction: float, cores: int) -> float:
         raise ValueError(f"parallel_fraction must be in [0, 1], got {parallel_fraction}")
     if cores < 1:
         raise ValueError(f"cores must be >= 1, got {cores}")
-    return 1.0 / ((1.0 - parallel_fraction) + parallel_fraction / cores)
+    # n / ((1 - p) n + p) is the same quantity, exact at p = 0 and p = 1
+    return cores / ((1.0 - parallel_fraction) * cores + parallel_fraction)
 
 
 def explicit_time_s(op: Op, unit: ComputeUnit, unit_id: str) -> float | None:

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
-TABLES = ("requests", "ops", "transfers", "units", "energy", "apps")
+TABLES = ("requests", "ops", "transfers", "units", "energy", "apps", "placement")
 
 
 @dataclass
@@ -42,6 +42,9 @@ class RunResult:
         One row per energy-drawing component (units and radios) over the window.
     apps : DataFrame
         One row per app: its placement decision and the predicted figures.
+    placement : DataFrame
+        One row per app and op: ``app, op, kind, unit, node, position`` (the op's
+        place in the per-request execution order).
     summary : dict
         Headline figures (see :func:`summarize`).
     document : dict
@@ -54,6 +57,7 @@ class RunResult:
     units: pd.DataFrame
     energy: pd.DataFrame
     apps: pd.DataFrame
+    placement: pd.DataFrame
     summary: dict[str, Any] = field(default_factory=dict)
     document: dict[str, Any] = field(default_factory=dict)
 
