@@ -165,9 +165,12 @@ def cmd_explain(args: argparse.Namespace) -> int:
             f"policy {plan.placement.policy}"
         )
         print(f"  decision: {plan.label}")
-        notes = dict(plan.placement.notes)
-        for key, value in notes.items():
-            print(f"  {key}: {value}")
+        for key, value in plan.placement.notes.items():
+            if isinstance(value, tuple) and value and isinstance(value[0], dict):
+                print(f"\n  {key} (predicted for a lone request):")
+                _print_table(pd.DataFrame(list(value)))
+            else:
+                print(f"  {key}: {value}")
         print("\n  ops (predicted for a lone request):")
         _print_table(op_table(plan, oracle))
         cuts = cut_table(plan, oracle)
@@ -235,6 +238,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_ERROR
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # output piped into `head` and closed: not an error
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
 
 
 if __name__ == "__main__":
