@@ -1,0 +1,130 @@
+"""Runtime of placement policies on random layered DAGs of 100, 1,000 and 10,000 ops.
+
+Run: ``python bench/placement.py [--sizes 100 1000 10000] [--repeat 3] [--json]``
+
+Each policy is timed on the same DAGs in one run (best of ``--repeat``), on a platform
+of a phone with five units plus an edge server over a Wi-Fi-like link. Besides seconds,
+it prints µs per op and the growth ratio between consecutive sizes (10x ops), which is
+what says whether a policy scales: ~10 is linear, ~100 quadratic.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform as host
+import time
+
+import numpy as np
+
+from simulator.graph import Edge, ModelGraph, Op
+from simulator.hardware import ComputeUnit, Node
+from simulator.network import Link
+from simulator.placement import POLICIES
+from simulator.platform import CostOracle, Platform
+
+POLICY_OPTIONS = {
+    "heft": {},
+    "cpop": {},
+    "greedy_eft": {},
+    "min_cut": {"device": "phone.gpu", "remote": "edge.gpu"},
+    "split_point": {"device": "phone.gpu", "remote": "edge.gpu"},
+}
+
+
+def random_dag(n_ops: int, seed: int = 0, fan_in: int = 2, window: int = 20) -> ModelGraph:
+    """A DAG where op j reads up to ``fan_in`` of the ``window`` ops before it."""
+    rng = np.random.default_rng(seed)
+    ops = [
+        Op(
+            f"op{i}",
+            "conv",
+            flops=float(rng.uniform(1e5, 5e7)),
+            input_elems=int(rng.integers(1_000, 50_000)),
+            output_elems=int(rng.integers(1_000, 50_000)),
+            params=int(rng.integers(0, 100_000)),
+            parallel_fraction=0.9,
+        )
+        for i in range(n_ops)
+    ]
+    edges = []
+    for j in range(1, n_ops):
+        for i in sorted(set(rng.integers(max(0, j - window), j, size=fan_in).tolist())):
+            edges.append(Edge(f"op{i}", f"op{j}", ops[i].output_bytes))
+    return ModelGraph(f"dag{n_ops}", ops, edges)
+
+
+def bench_platform() -> Platform:
+    def unit(name, kind, gflops, cores=1):
+        return ComputeUnit(
+            name,
+            kind,
+            peak_flops={"fp32": gflops * 1e9},
+            efficiency={"default": 0.5},
+            memory_bandwidth_bytes_per_s=30e9,
+            dispatch_s=10e-6,
+            cores=cores,
+            idle_w=0.05,
+            active_w=2.0,
+        )
+
+    phone = Node(
+        "phone",
+        "device",
+        (
+            unit("cpu_big", "cpu", 30, 4),
+            unit("cpu_little", "cpu", 10, 4),
+            unit("gpu", "gpu", 500),
+            unit("dsp", "dsp", 300),
+            unit("npu", "npu", 2000),
+        ),
+        sync_s=100e-6,
+        shared_memory_bandwidth_bytes_per_s=20e9,
+    )
+    edge = Node("edge", "edge", (unit("gpu", "gpu", 8000),))
+    return Platform([phone, edge], [Link("wlan", "phone", "edge", 2e-3, 50e6, 50e6)])
+
+
+def best_of(repeat: int, run) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[100, 1000, 10000])
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--json", action="store_true", help="print one JSON line as well")
+    args = parser.parse_args()
+    oracle = CostOracle(bench_platform())
+    graphs = {n: random_dag(n) for n in args.sizes}
+    policies = [p for p in POLICY_OPTIONS if p in POLICIES]
+    print(f"python {host.python_version()} on {host.machine()}; best of {args.repeat}")
+    print(f"{'policy':<12}" + "".join(f"{n:>16,} ops" for n in args.sizes) + "   growth per 10x")
+    results = {}
+    for name in policies:
+        function = POLICIES.get(name).function
+        row = {}
+        for n, graph in graphs.items():
+            repeat = args.repeat if n <= 1000 else 1
+            options = POLICY_OPTIONS[name]
+            row[n] = best_of(
+                repeat, lambda f=function, g=graph, o=options: f(g, oracle, "phone", o)
+            )
+        results[name] = row
+        cells = "".join(f"{row[n]:>11.3f} s {row[n] / n * 1e6:>5.0f}µ" for n in args.sizes)
+        growth = ", ".join(
+            f"{row[b] / row[a]:.1f}x" for a, b in zip(args.sizes, args.sizes[1:], strict=False)
+        )
+        print(f"{name:<12}{cells}   {growth}")
+    print("(cells: seconds per placement, and µs per op)")
+    if args.json:
+        print(json.dumps({"seconds": results}))
+
+
+if __name__ == "__main__":
+    main()
