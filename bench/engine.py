@@ -436,7 +436,7 @@ def main(argv=None) -> int:
         f" {n_ops} op tasks, {n_cross} cross-unit transfers, {len(op_units)} busy units"
     )
     print(
-        f"timing: best and median of {args.repeat} interleaved runs, perf_counter, "
+        f"timing: best and median of {args.repeat} interleaved rounds, perf_counter, "
         "construction + run"
     )
     print()
