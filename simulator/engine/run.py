@@ -20,6 +20,14 @@ from simulator.platform import CostOracle
 from simulator.spec.scenario import Scenario
 from simulator.workload import AfterCompletion, WorkloadEntry
 
+#: A move with what the hot path needs precomputed: (move, fixed delay or None for a
+#: network move, whether it books a transfer row).
+_FastMove = tuple[Move, float | None, bool]
+
+
+def _fast(move: Move) -> _FastMove:
+    return (move, None if move.hops else move.fixed_delay_s, move.transfer.kind != "local")
+
 
 class _Request:
     __slots__ = (
@@ -64,6 +72,8 @@ class _App:
     local_inputs: tuple[tuple[int, ...], ...]
     unit_servers: tuple[Server, ...]
     on_device: tuple[bool, ...]
+    input_moves: tuple[_FastMove, ...]
+    moves_out: tuple[tuple[_FastMove, ...], ...]
     issued: int = 0
     unconsumed: int = 0
     waiter: simpy.Event | None = None
@@ -127,6 +137,8 @@ class Engine:
             holders=tuple(holders),
             local_inputs=tuple(tuple(x) for x in local_inputs),
             unit_servers=tuple(self.units[uid] for uid in plan.units),
+            input_moves=tuple(_fast(m) for m in plan.input_moves),
+            moves_out=tuple(tuple(_fast(m) for m in moves) for moves in plan.moves_out),
             on_device=tuple(platform.node_of(uid).role == "device" for uid in plan.units),
         )
 
@@ -167,7 +179,7 @@ class Engine:
     def _start_request(self, app: _App, now: float) -> None:
         request = _Request(len(self.requests), app, now)
         self.requests.append(request)
-        for move in app.plan.input_moves:
+        for move in app.input_moves:
             self._start_move(request, move, now)
 
     # -- ops -------------------------------------------------------------------------------
@@ -205,13 +217,14 @@ class Engine:
             self._release_output(request, p, end_s)
         bufs = request.inbufs[i]
         if bufs is not None:
+            request.inbufs[i] = None  # let finished requests' buffers be collected early
             for buf in bufs:
                 buf[0] -= 1
                 if buf[0] == 0:
                     self.ledger.free(buf[2], buf[1], end_s)
         for j in plan.local_next[i]:
             self._deliver(request, j, end_s)
-        for move in plan.moves_out[i]:
+        for move in app.moves_out[i]:
             self._start_move(request, move, end_s)
 
     def _release_output(self, request: _Request, i: int, now: float) -> None:
@@ -220,14 +233,18 @@ class Engine:
             self.ledger.free(request.plan.units[i], request.plan.output_bytes[i], now)
 
     # -- tensor moves ----------------------------------------------------------------------
-    def _start_move(self, request: _Request, move: Move, now: float) -> None:
-        if move.hops:
+    def _start_move(self, request: _Request, fast: _FastMove, now: float) -> None:
+        move, delay_s, books = fast
+        if delay_s is None:
             self._start_hop(request, move, 0, now)
             return
-        delay_s = move.fixed_delay_s
-        if move.transfer.kind != "local":
+        if books:
             self.ledger.move(request, move, now, now + delay_s)
-        call_later(self.env, delay_s, lambda: self._arrive(request, move, self.env.now))
+        if delay_s > 0:
+            env = self.env
+            env.timeout(delay_s).callbacks.append(lambda _e: self._arrive(request, move, env.now))
+        else:
+            self._arrive(request, move, now)
 
     def _start_hop(self, request: _Request, move: Move, k: int, now: float) -> None:
         hop = move.hops[k]
@@ -273,6 +290,9 @@ class Engine:
 
     def _complete(self, request: _Request, now: float) -> None:
         request.finish_s = now
+        # nothing reads a finished request's counters again; dropping them keeps the
+        # garbage collector's passes short on long runs
+        request.waits = request.ready_s = request.holders = request.inbufs = None
         app = request.app
         app.unconsumed += 1
         waiter = app.waiter

@@ -257,6 +257,15 @@ class ModelGraph:
         """Ops with no predecessor: they read the request input from the source node."""
         return [n for n in self._order if self._graph.in_degree(n) == 0]
 
+    @property
+    def request_input_bytes(self) -> int:
+        """Size of a request's input: the largest input any entry op reads.
+
+        The input is one tensor at the source node; every unit that runs an entry op
+        receives all of it once.
+        """
+        return max(self.op(n).input_bytes for n in self.entry_ops())
+
     def exit_ops(self) -> list[str]:
         """Ops with no successor: their output returns to the source node."""
         return [n for n in self._order if self._graph.out_degree(n) == 0]

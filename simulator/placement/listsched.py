@@ -59,7 +59,7 @@ class CostTable:
         self.input_cost = [
             {
                 u: self.num(
-                    oracle.node_transfer_time_s(graph.op(n).input_bytes, source, node_of[u])
+                    oracle.node_transfer_time_s(graph.request_input_bytes, source, node_of[u])
                 )
                 for u in self.time[i]
             }

@@ -6,8 +6,9 @@ equals :func:`estimate`'s (tested).
 
 Semantics, per request:
 
-* The request's input is at the source node at arrival. Entry ops on the source node
-  read it for free; entry ops elsewhere wait for one input transfer per unit.
+* The request's input (``graph.request_input_bytes``: the largest input of the entry
+  ops) is at the source node at arrival. Entry ops on the source node read it for free;
+  each other unit that runs an entry op receives it once.
 * An op waits for every input tensor and for the previous op of the same request on
   its unit (in placement order), then runs for its cost-model time.
 * A tensor that crosses units moves once per destination unit (edges to the same
@@ -143,18 +144,18 @@ def compile_plan(
         )
         n_outputs += 1
 
-    inputs: dict[str, list] = {}
+    inputs: dict[str, list[int]] = {}
     for name in graph.entry_ops():
         i = index[name]
-        group = inputs.setdefault(units[i], [0, []])
-        group[0] = max(group[0], ops[i].input_bytes)
-        group[1].append(i)
+        inputs.setdefault(units[i], []).append(i)
         waits[i] += 1
     input_moves = []
-    for dst_unit, (nbytes, consumers) in inputs.items():
+    for dst_unit, consumers in inputs.items():
         hops = oracle.route(source, node_of[dst_unit])
         transfer = Transfer("network" if hops else "local", hops=hops)
-        input_moves.append(Move(None, None, dst_unit, nbytes, transfer, tuple(consumers)))
+        input_moves.append(
+            Move(None, None, dst_unit, graph.request_input_bytes, transfer, tuple(consumers))
+        )
 
     return ExecutionPlan(
         model=graph.name,

@@ -425,8 +425,10 @@ class _CutNetwork:
                 edge = graph.edge(name, dst)
                 j = self.index[dst]
                 if edge.comm_s is not None:
-                    self.add(i, j, costs.move(oracle.edge_transfer(edge, device, remote), 0))
-                    self.add(j, i, costs.move(oracle.edge_transfer(edge, remote, device), 0))
+                    forth = oracle.edge_transfer(edge, device, remote)
+                    back = oracle.edge_transfer(edge, remote, device)
+                    self.add(i, j, costs.move(forth, edge.bytes))
+                    self.add(j, i, costs.move(back, edge.bytes))
                 else:
                     grouped.append((j, edge.bytes))
             if grouped:
