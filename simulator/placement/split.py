@@ -66,7 +66,8 @@ _LOCATION_OPTIONS: dict[str, Field] = {
         Ref("unit"),
         default=None,
         doc="the device-side unit ('node.unit' or a bare name on the source node); "
-        "default: the source node's unit that runs every op fastest in total",
+        "default: the source node's fastest unit that runs every op (if none does: the one "
+        "that runs the most ops)",
     ),
     "remote": Field(
         Ref("unit"),
@@ -76,8 +77,8 @@ _LOCATION_OPTIONS: dict[str, Field] = {
     "node": Field(
         Ref("node"),
         default=None,
-        doc="the remote node; its fastest unit that runs every op is used (default: the "
-        "only node other than the source, when there is exactly one)",
+        doc="the remote node, whose fastest unit that runs every op (if none does: the one "
+        "that runs the most ops) is used; default: the only node other than the source",
     ),
 }
 
@@ -92,17 +93,25 @@ def _resolve(oracle: CostOracle, ref: str, source: str, policy: str) -> str:
         raise PlacementError(str(exc), policy) from None
 
 
-def _fastest_able(
+def _default_unit(
     graph: ModelGraph, oracle: CostOracle, units: list[str], allowed: set[str]
 ) -> str | None:
-    """The unit of ``units`` (and ``allowed``) that runs every op, fastest in total."""
-    best, best_s = None, None
+    """The unit of ``units`` (and ``allowed``) that runs the most ops, then the fastest.
+
+    So: the fastest unit that runs every op when there is one; otherwise the one that
+    can take the largest part of the model (the other side takes the rest). Ties by unit
+    order; None when no unit is allowed or none runs any op.
+    """
+    best, best_key = None, None
     for uid in units:
-        if uid not in allowed or not all(oracle.supports(op, uid) for op in graph):
+        if uid not in allowed:
             continue
-        total_s = sum(oracle.op_time_s(op, uid) for op in graph)
-        if best_s is None or total_s < best_s:
-            best, best_s = uid, total_s
+        able = [op for op in graph if oracle.supports(op, uid)]
+        if not able:
+            continue
+        key = (-len(able), sum(oracle.op_time_s(op, uid) for op in able))
+        if best_key is None or key < best_key:
+            best, best_key = uid, key
     return best
 
 
@@ -132,10 +141,10 @@ def resolve_locations(
     if options.get("device"):
         device = usable(_resolve(oracle, options["device"], source, policy), "device")
     else:
-        device = _fastest_able(graph, oracle, list(platform.units_of(source)), allowed)
+        device = _default_unit(graph, oracle, list(platform.units_of(source)), allowed)
         if device is None:
             raise PlacementError(
-                f"no usable unit of the source node '{source}' runs every op; "
+                f"no usable unit of the source node '{source}' runs any op; "
                 "name the device unit with option 'device'",
                 policy,
             )
@@ -159,10 +168,10 @@ def resolve_locations(
             raise PlacementError(
                 f"unknown node '{node}'; nodes: {', '.join(platform.nodes)}", policy
             )
-        remote = _fastest_able(graph, oracle, list(platform.units_of(node)), allowed - {device})
+        remote = _default_unit(graph, oracle, list(platform.units_of(node)), allowed - {device})
         if remote is None:
             raise PlacementError(
-                f"no usable unit of node '{node}' runs every op; name one with option 'remote'",
+                f"no usable unit of node '{node}' runs any op; name one with option 'remote'",
                 policy,
             )
     if remote == device:
