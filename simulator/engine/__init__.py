@@ -30,7 +30,7 @@ def plan_apps(scenario: Scenario, oracle: CostOracle | None = None) -> dict[str,
         if key not in cache:
             graph = scenario.models[entry.model]
             placement = place(spec, graph, oracle, entry.source)
-            cache[key] = compile_plan(graph, placement, oracle)
+            cache[key] = compile_plan(placement.graph or graph, placement, oracle)
         plans[entry.app] = cache[key]
     return plans
 

@@ -118,24 +118,13 @@ class Engine:
         self._link_seq = 0
 
     def _make_app(self, index: int, entry: WorkloadEntry, plan: ExecutionPlan) -> _App:
-        n = plan.size
-        position = {name: i for i, name in enumerate(plan.ops)}
-        graph = self.scenario.models[entry.model]
-        local_inputs: list[list[int]] = [[] for _ in range(n)]
-        holders = [len(moves) for moves in plan.moves_out]
-        for i, name in enumerate(plan.ops):
-            for succ in graph.successors(name):
-                j = position[succ]
-                if plan.units[j] == plan.units[i]:  # reads the producer's buffer in place
-                    local_inputs[j].append(i)
-                    holders[i] += 1
         platform = self.scenario.platform
         return _App(
             index=index,
             entry=entry,
             plan=plan,
-            holders=tuple(holders),
-            local_inputs=tuple(tuple(x) for x in local_inputs),
+            holders=plan.holders,
+            local_inputs=plan.local_inputs,
             unit_servers=tuple(self.units[uid] for uid in plan.units),
             input_moves=tuple(_fast(m) for m in plan.input_moves),
             moves_out=tuple(tuple(_fast(m) for m in moves) for moves in plan.moves_out),

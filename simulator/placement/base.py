@@ -43,6 +43,9 @@ class Placement:
         The node requests start from.
     notes : Mapping[str, Any]
         Policy-specific facts worth showing (e.g. which ops fell back and why).
+    graph : ModelGraph or None
+        The model the placement is for when the policy rewrote it (e.g. split one op
+        into parts on several units); None means the model as given.
     """
 
     assignment: Mapping[str, str]
@@ -50,6 +53,7 @@ class Placement:
     policy: str
     source: str
     notes: Mapping[str, Any] = field(default_factory=FrozenMap)
+    graph: ModelGraph | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "assignment", FrozenMap(self.assignment))
@@ -152,5 +156,5 @@ def place(spec: PlacementSpec, graph: ModelGraph, oracle: CostOracle, source: st
         raise PlacementError(
             f"policy returned {type(placement).__name__}, not a Placement", spec.name
         )
-    check_placement(graph, placement, oracle)
+    check_placement(placement.graph or graph, placement, oracle)
     return placement

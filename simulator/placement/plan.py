@@ -73,6 +73,7 @@ class ExecutionPlan:
     weight_bytes: tuple[int, ...]
     waits: tuple[int, ...]
     local_next: tuple[tuple[int, ...], ...]
+    local_inputs: tuple[tuple[int, ...], ...]
     moves_out: tuple[tuple[Move, ...], ...]
     input_moves: tuple[Move, ...]
     n_outputs: int
@@ -80,6 +81,15 @@ class ExecutionPlan:
     @property
     def size(self) -> int:
         return len(self.ops)
+
+    @property
+    def holders(self) -> tuple[int, ...]:
+        """Per op, how many readers hold its output buffer: same-unit consumers + moves out."""
+        counts = [len(moves) for moves in self.moves_out]
+        for producers in self.local_inputs:
+            for i in producers:
+                counts[i] += 1
+        return tuple(counts)
 
 
 def compile_plan(
@@ -106,6 +116,7 @@ def compile_plan(
     waits = [0] * len(order)
     local_next: list[list[int]] = [[] for _ in order]
     moves_out: list[list[Move]] = [[] for _ in order]
+    local_inputs: list[list[int]] = [[] for _ in order]
 
     last_on_unit: dict[str, int] = {}
     for i, uid in enumerate(units):
@@ -122,6 +133,7 @@ def compile_plan(
             waits[j] += 1
             if units[j] == units[i]:
                 local_next[i].append(j)
+                local_inputs[j].append(i)
             elif edge.comm_s is not None:
                 transfer = oracle.edge_transfer(edge, units[i], units[j])
                 moves_out[i].append(Move(i, units[i], units[j], edge.bytes, transfer, (j,)))
@@ -171,6 +183,7 @@ def compile_plan(
         weight_bytes=tuple(op.weight_bytes for op in ops),
         waits=tuple(waits),
         local_next=tuple(tuple(x) for x in local_next),
+        local_inputs=tuple(tuple(x) for x in local_inputs),
         moves_out=tuple(tuple(x) for x in moves_out),
         input_moves=tuple(input_moves),
         n_outputs=n_outputs,

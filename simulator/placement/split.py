@@ -26,7 +26,8 @@ of the same SoC). They are pure functions (no SimPy, no I/O, no state).
 The sequential model counts what the plan moves (see :mod:`simulator.placement.plan`):
 a producer's output crosses once per direction however many consumers sit on the other
 side (the largest edge's bytes); an edge with an explicit ``comm_s`` moves alone; the
-request input reaches each location that runs an entry op; every exit op's output
+request input (one tensor of ``graph.request_input_bytes``) reaches each location that
+runs an entry op, once; every exit op's output
 returns to the source node. Costs by objective: ``latency`` adds seconds,
 ``device_energy`` adds op energy on device-role nodes plus radio energy at device
 ends, ``total_energy`` adds all op energy plus radio energy, ``weighted`` adds the
@@ -444,7 +445,8 @@ class _CutNetwork:
                 self.stair(i, grouped, lambda b: costs.move(d_to_r, b), forward=True)
                 self.stair(i, grouped, lambda b: costs.move(r_to_d, b), forward=False)
 
-        entries = [(self.index[n], graph.op(n).input_bytes) for n in graph.entry_ops()]
+        # the request input is one tensor: each location running an entry op gets all of it
+        entries = [(self.index[n], graph.request_input_bytes) for n in graph.entry_ops()]
         to_r = _node_transfer(oracle, source, node_r)
         to_d = _node_transfer(oracle, source, node_d)
         self.stair(self.S, entries, lambda b: costs.move(to_r, b), forward=True)
