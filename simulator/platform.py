@@ -35,6 +35,7 @@ class Transfer:
     delay_s: float = 0.0
     copy_bytes_per_s: float = math.inf
     hops: tuple[Hop, ...] = ()
+    mechanism: str = ""
 
     def time_s(self, nbytes: float) -> float:
         """Contention-free duration (s) of moving ``nbytes``."""
@@ -149,10 +150,14 @@ class CostOracle:
         src_node = self.platform.node_of(src_uid)
         dst_node = self.platform.node_of(dst_uid)
         if src_node is dst_node:
+            sync_s, mechanism = src_node.sync_for(
+                self.platform.unit(src_uid).name, self.platform.unit(dst_uid).name
+            )
             return Transfer(
                 "onchip",
-                delay_s=src_node.sync_s,
+                delay_s=sync_s,
                 copy_bytes_per_s=src_node.shared_memory_bandwidth_bytes_per_s,
+                mechanism=mechanism,
             )
         return Transfer("network", hops=self.platform.network.route(src_node.name, dst_node.name))
 

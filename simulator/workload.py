@@ -19,6 +19,7 @@ import numpy as np
 from simulator.errors import SocsimError
 from simulator.frozen import FrozenMap
 from simulator.registry import Registry
+from simulator.scheduling import DISPATCHERS
 from simulator.schema import Field, ListOf, Number, Record
 
 ArrivalProcess = Any  # (options: Mapping, rng: np.random.Generator) -> Iterator
@@ -134,6 +135,11 @@ class WorkloadEntry:
         Larger is more urgent (used by schedulers that honour priority).
     placement : PlacementSpec or None
         Overrides the scenario's placement for this app.
+    replicas : tuple of PlacementSpec
+        Several placements (replicas) to balance requests over; excludes ``placement``.
+    dispatch : str
+        Name of the dispatcher (:data:`simulator.scheduling.DISPATCHERS`) that picks a
+        replica for each request.
     """
 
     app: str
@@ -146,6 +152,8 @@ class WorkloadEntry:
     deadline_s: float | None = None
     priority: int = 0
     placement: Any = None
+    replicas: tuple = ()
+    dispatch: str = "round_robin"
 
     def __post_init__(self) -> None:
         if self.arrival not in ARRIVALS:
@@ -159,6 +167,10 @@ class WorkloadEntry:
         ):
             raise SocsimError(f"app '{self.app}': duration_s must be > 0")
         object.__setattr__(self, "arrival_options", FrozenMap(self.arrival_options))
+        object.__setattr__(self, "replicas", tuple(self.replicas))
+        if self.replicas and self.placement is not None:
+            raise SocsimError(f"app '{self.app}': give either placement or replicas, not both")
+        DISPATCHERS.get(self.dispatch)  # raises with the nearest name
 
     def arrivals(self, rng: np.random.Generator) -> Iterator[Any]:
         """The arrival stream of this entry (see the module docstring)."""

@@ -13,9 +13,12 @@ def scenarios(draw, max_ops: int = 10, requests: int | None = None) -> dict:
     n_units = draw(st.integers(2, 3))
     units = {}
     for k in range(n_units):
+        cores = draw(st.integers(1, 4))
         units[f"u{k}"] = {
             "kind": UNIT_KINDS[k],
-            "cores": draw(st.integers(1, 4)),
+            "cores": cores,
+            "cores_per_op": draw(st.integers(1, cores)),
+            "barrier_us": draw(st.floats(0, 20)),
             "peak_gflops": {"fp32": draw(st.floats(0.5, 50))},
             "memory_bandwidth_gb_s": draw(st.floats(1, 50)),
             "dispatch_us": draw(st.floats(0, 50)),
@@ -89,4 +92,5 @@ def scenarios(draw, max_ops: int = 10, requests: int | None = None) -> dict:
             {"app": "a", "model": "m", "source": "phone", "arrival": arrival, "count": count}
         ],
         "placement": {"policy": "manual", "rules": rules, "default": unit_ids[0]},
+        "scheduler": draw(st.sampled_from(("fcfs", "ready_order", "priority", "edf"))),
     }

@@ -35,6 +35,7 @@ TRANSFER_COLUMNS = (
     "src_unit",
     "dst_unit",
     "kind",
+    "mechanism",
     "link",
     "hop",
     "src_node",
@@ -193,6 +194,7 @@ class Ledger:
             move.src_unit or f"{plan.source}:<source>",
             move.dst_unit or f"{plan.source}:<source>",
             kind,
+            move.transfer.mechanism,
             link,
             k,
             src_node,
@@ -218,7 +220,8 @@ class Ledger:
         for uid, server in self.units.items():
             node = self.platform.node_of(uid)
             unit = self.platform.unit(uid)
-            busy = server.busy_s
+            # an op holds op_cores of the unit's cores: busy time counts in whole-unit seconds
+            busy = server.busy_s * unit.op_cores / unit.cores
             idle_energy = unit.idle_w * max(window_s - busy, 0.0)
             active_energy = unit.active_w * busy
             rows.append(

@@ -7,6 +7,7 @@ plan; ops are jobs, tensor moves are jobs on links (or plain delays on chip).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,6 +18,7 @@ from simulator.engine.servers import Server, call_later
 from simulator.errors import SimulationError
 from simulator.placement.plan import ExecutionPlan, Move
 from simulator.platform import CostOracle
+from simulator.scheduling import DISPATCHERS, NO_DEADLINE, SCHEDULERS, Dispatcher, ReplicaLoad
 from simulator.spec.scenario import Scenario
 from simulator.workload import AfterCompletion, WorkloadEntry
 
@@ -33,6 +35,7 @@ class _Request:
     __slots__ = (
         "app",
         "arrival_s",
+        "deadline_at_s",
         "device_energy_j",
         "energy_j",
         "finish_s",
@@ -42,19 +45,23 @@ class _Request:
         "outputs_left",
         "plan",
         "ready_s",
+        "rep",
         "rid",
         "waits",
     )
 
-    def __init__(self, rid: int, app: _App, arrival_s: float):
-        plan = app.plan
+    def __init__(self, rid: int, app: _App, rep: _Replica, arrival_s: float):
+        plan = rep.plan
         self.rid = rid
         self.app = app
+        self.rep = rep
         self.plan = plan
         self.arrival_s = arrival_s
+        deadline = app.entry.deadline_s
+        self.deadline_at_s = arrival_s + deadline if deadline is not None else NO_DEADLINE
         self.waits = list(plan.waits)
         self.ready_s = [arrival_s] * plan.size
-        self.holders = list(app.holders)
+        self.holders = list(plan.holders)
         self.inbufs: list[list | None] = [None] * plan.size
         self.outputs_left = plan.n_outputs
         self.first_start_s = None
@@ -64,16 +71,25 @@ class _Request:
 
 
 @dataclass
-class _App:
+class _Replica:
+    """One placement of an app, with what the hot path needs precomputed."""
+
     index: int
-    entry: WorkloadEntry
     plan: ExecutionPlan
-    holders: tuple[int, ...]
-    local_inputs: tuple[tuple[int, ...], ...]
     unit_servers: tuple[Server, ...]
     on_device: tuple[bool, ...]
     input_moves: tuple[_FastMove, ...]
     moves_out: tuple[tuple[_FastMove, ...], ...]
+    distinct_servers: tuple[Server, ...]
+    in_flight: int = 0
+
+
+@dataclass
+class _App:
+    index: int
+    entry: WorkloadEntry
+    replicas: tuple[_Replica, ...]
+    dispatcher: Dispatcher
     issued: int = 0
     unconsumed: int = 0
     waiter: simpy.Event | None = None
@@ -85,7 +101,7 @@ class Engine:
     Parameters
     ----------
     scenario : Scenario
-    plans : dict of app name -> ExecutionPlan
+    plans : dict of app name -> ExecutionPlan, or -> tuple of plans (one per replica)
     oracle : CostOracle
     replicate : int
         Replicate index; random streams are spawned from (seed, replicate, app).
@@ -94,7 +110,7 @@ class Engine:
     def __init__(
         self,
         scenario: Scenario,
-        plans: dict[str, ExecutionPlan],
+        plans: Mapping[str, ExecutionPlan | tuple[ExecutionPlan, ...]],
         oracle: CostOracle,
         replicate: int = 0,
     ):
@@ -102,46 +118,52 @@ class Engine:
         self.oracle = oracle
         self.replicate = replicate
         self.env = simpy.Environment()
+        self.key = SCHEDULERS.get(scenario.scheduler).function
         platform = scenario.platform
-        self.units = {uid: Server(self.env, uid) for uid in platform.unit_ids}
+        self.units = {
+            uid: Server(self.env, uid, platform.unit(uid).slots) for uid in platform.unit_ids
+        }
         self.links: dict[tuple[str, str], Server] = {}
         for link in platform.network.links.values():
             for src, dst in ((link.a, link.b), (link.b, link.a)):
                 self.links[(link.name, src)] = Server(self.env, f"{link.name}:{src}->{dst}")
         self.ledger = Ledger(platform, self.units, self.links)
-        self.apps = [
-            self._make_app(i, entry, plans[entry.app]) for i, entry in enumerate(scenario.workload)
-        ]
-        for app in self.apps:
-            self.ledger.load_weights(app.plan)
+        self.apps = []
+        for i, entry in enumerate(scenario.workload):
+            mine = plans[entry.app]
+            mine = (mine,) if isinstance(mine, ExecutionPlan) else tuple(mine)
+            replicas = tuple(self._make_replica(k, plan) for k, plan in enumerate(mine))
+            self.apps.append(_App(i, entry, replicas, DISPATCHERS.get(entry.dispatch).function))
+            for replica in replicas:
+                self.ledger.load_weights(replica.plan)
         self.requests: list[_Request] = []
         self._link_seq = 0
 
-    def _make_app(self, index: int, entry: WorkloadEntry, plan: ExecutionPlan) -> _App:
+    def _make_replica(self, index: int, plan: ExecutionPlan) -> _Replica:
         platform = self.scenario.platform
-        return _App(
+        servers = tuple(self.units[uid] for uid in plan.units)
+        return _Replica(
             index=index,
-            entry=entry,
             plan=plan,
-            holders=plan.holders,
-            local_inputs=plan.local_inputs,
-            unit_servers=tuple(self.units[uid] for uid in plan.units),
+            unit_servers=servers,
+            on_device=tuple(platform.node_of(uid).role == "device" for uid in plan.units),
             input_moves=tuple(_fast(m) for m in plan.input_moves),
             moves_out=tuple(tuple(_fast(m) for m in moves) for moves in plan.moves_out),
-            on_device=tuple(platform.node_of(uid).role == "device" for uid in plan.units),
+            distinct_servers=tuple(dict.fromkeys(servers)),
         )
 
     # -- running ---------------------------------------------------------------------------
     def run(self) -> None:
         seeds = np.random.SeedSequence(self.scenario.seed, spawn_key=(self.replicate,))
         for app, child in zip(self.apps, seeds.spawn(len(self.apps)), strict=True):
-            self.env.process(self._arrivals(app, np.random.default_rng(child)))
+            arrivals, dispatch = (np.random.default_rng(s) for s in child.spawn(2))
+            self.env.process(self._arrivals(app, arrivals, dispatch))
         self.env.run()
         unfinished = [r.rid for r in self.requests if r.finish_s is None]
         if unfinished:
             raise SimulationError(f"requests never completed: {unfinished[:10]}")
 
-    def _arrivals(self, app: _App, rng: np.random.Generator):
+    def _arrivals(self, app: _App, rng: np.random.Generator, dispatch_rng: np.random.Generator):
         env = self.env
         entry = app.entry
         limit = entry.count
@@ -162,13 +184,23 @@ class Engine:
                     yield env.timeout(item - env.now)
             if entry.duration_s is not None and env.now > entry.duration_s:
                 return
+            self._start_request(app, env.now, dispatch_rng)
             app.issued += 1
-            self._start_request(app, env.now)
 
-    def _start_request(self, app: _App, now: float) -> None:
-        request = _Request(len(self.requests), app, now)
+    def _start_request(self, app: _App, now: float, rng: np.random.Generator) -> None:
+        replicas = app.replicas
+        if len(replicas) == 1:
+            rep = replicas[0]
+        else:
+            loads = [
+                ReplicaLoad(r.in_flight, sum(s.backlog_s for s in r.distinct_servers))
+                for r in replicas
+            ]
+            rep = replicas[app.dispatcher(loads, app.issued, rng)]
+        rep.in_flight += 1
+        request = _Request(len(self.requests), app, rep, now)
         self.requests.append(request)
-        for move in app.input_moves:
+        for move in rep.input_moves:
             self._start_move(request, move, now)
 
     # -- ops -------------------------------------------------------------------------------
@@ -178,8 +210,15 @@ class Engine:
             request.ready_s[i] = now
         if request.waits[i] == 0:
             plan = request.plan
-            request.app.unit_servers[i].submit(
-                (request.rid, i), (plan.duration_s[i], self._op_start, self._op_done, (request, i))
+            key = self.key(
+                request.rid,
+                i,
+                request.app.entry.priority,
+                request.deadline_at_s,
+                request.ready_s[i],
+            )
+            request.rep.unit_servers[i].submit(
+                key, (plan.duration_s[i], self._op_start, self._op_done, (request, i))
             )
         elif request.waits[i] < 0:
             raise SimulationError(f"op {request.plan.ops[i]} delivered too often")
@@ -193,16 +232,16 @@ class Engine:
 
     def _op_done(self, payload, start_s: float, end_s: float) -> None:
         request, i = payload
-        app = request.app
+        rep = request.rep
         plan = request.plan
         energy = plan.energy_j[i]
         request.energy_j += energy
-        if app.on_device[i]:
+        if rep.on_device[i]:
             request.device_energy_j += energy
         self.ledger.op(request, i, start_s, end_s)
         if request.holders[i] == 0:
             self.ledger.free(plan.units[i], plan.output_bytes[i], end_s)
-        for p in app.local_inputs[i]:
+        for p in plan.local_inputs[i]:
             self._release_output(request, p, end_s)
         bufs = request.inbufs[i]
         if bufs is not None:
@@ -213,7 +252,7 @@ class Engine:
                     self.ledger.free(buf[2], buf[1], end_s)
         for j in plan.local_next[i]:
             self._deliver(request, j, end_s)
-        for move in app.moves_out[i]:
+        for move in rep.moves_out[i]:
             self._start_move(request, move, end_s)
 
     def _release_output(self, request: _Request, i: int, now: float) -> None:
@@ -279,6 +318,7 @@ class Engine:
 
     def _complete(self, request: _Request, now: float) -> None:
         request.finish_s = now
+        request.rep.in_flight -= 1
         # nothing reads a finished request's counters again; dropping them keeps the
         # garbage collector's passes short on long runs
         request.waits = request.ready_s = request.holders = request.inbufs = None

@@ -19,37 +19,44 @@ Job = tuple[float, Callable[[Any, float], None] | None, Callable[[Any, float, fl
 
 
 class Server:
-    """Serves jobs one at a time, smallest key first, work-conserving.
+    """Serves jobs, smallest key first, with ``workers`` jobs in service at once.
 
     Parameters
     ----------
     env : simpy.Environment
     name : str
+    workers : int
+        Jobs served concurrently (1 for a GPU or a link direction; ``cores //
+        cores_per_op`` for a CPU cluster whose ops use part of its cores).
 
     Notes
     -----
-    Keys must be unique and totally ordered so the schedule is deterministic.
-    ``busy_s`` accumulates service time exactly (sum of job durations served).
+    Keys must be unique and totally ordered so the schedule is deterministic. Each
+    worker is one SimPy process; idle workers sleep on an event and are woken in the
+    order they went idle. ``busy_s`` accumulates service time exactly (sum of the
+    durations served, over all workers); ``backlog_s`` is the work queued, not started.
     """
 
-    __slots__ = ("_queue", "_wake", "busy_s", "env", "jobs_served", "name")
+    __slots__ = ("_idle", "_queue", "backlog_s", "busy_s", "env", "jobs_served", "name", "workers")
 
-    def __init__(self, env: simpy.Environment, name: str):
+    def __init__(self, env: simpy.Environment, name: str, workers: int = 1):
         self.env = env
         self.name = name
+        self.workers = workers
         self._queue: list[tuple[Any, Job]] = []
-        self._wake: simpy.Event | None = None
+        self._idle: list[simpy.Event] = []
         self.busy_s = 0.0
+        self.backlog_s = 0.0
         self.jobs_served = 0
-        env.process(self._serve())
+        for _ in range(workers):
+            env.process(self._serve())
 
     def submit(self, key: Any, job: Job) -> None:
-        """Queue ``job``; wakes the server if it is idle."""
+        """Queue ``job``; wakes an idle worker if there is one."""
         heappush(self._queue, (key, job))
-        wake = self._wake
-        if wake is not None:
-            self._wake = None
-            wake.succeed()
+        self.backlog_s += job[0]
+        if self._idle:
+            self._idle.pop(0).succeed()
 
     @property
     def queue_length(self) -> int:
@@ -60,9 +67,13 @@ class Server:
         queue = self._queue
         while True:
             if not queue:
-                self._wake = env.event()
-                yield self._wake
+                wake = env.event()
+                self._idle.append(wake)
+                yield wake
+                if not queue:  # another worker took the job first
+                    continue
             _, (duration_s, on_start, on_finish, payload) = heappop(queue)
+            self.backlog_s -= duration_s
             start_s = env.now
             if on_start is not None:
                 on_start(payload, start_s)

@@ -2,8 +2,9 @@
 
 Default roofline (the modelling contract)::
 
-    t = dispatch + max(flops / (peak[dtype] * eff[kind] * S(n)), bytes / bandwidth)
+    t = dispatch + barrier(n) + max(flops / (peak[dtype] * eff[kind] * S(n)), bytes / bandwidth)
     S(n) = 1 / ((1 - p) + p / n)                       (Amdahl, p = parallel fraction)
+    barrier(n) = barrier_s * log2(n)                   (n = the cores one op uses)
 
 An explicit time table on the op overrides the roofline.
 """
@@ -67,9 +68,14 @@ def compute_time_s(op: Op, unit: ComputeUnit) -> float:
     rate = (
         unit.peak_flops[op.dtype]
         * unit.efficiency_for(op.kind)
-        * amdahl_speedup(op.parallel_fraction, unit.cores)
+        * amdahl_speedup(op.parallel_fraction, unit.op_cores)
     )
     return op.flops / rate
+
+
+def barrier_time_s(unit: ComputeUnit) -> float:
+    """Per-op barrier (s) of the cores an op uses: ``barrier_s × log2(cores)`` (a tree barrier)."""
+    return unit.barrier_s * math.log2(unit.op_cores) if unit.op_cores > 1 else 0.0
 
 
 def memory_time_s(op: Op, unit: ComputeUnit) -> float:
@@ -93,9 +99,16 @@ def op_time_s(op: Op, unit: ComputeUnit, unit_id: str = "") -> float:
     tabled = explicit_time_s(op, unit, unit_id)
     if tabled is not None:
         return tabled
-    return unit.dispatch_s + max(compute_time_s(op, unit), memory_time_s(op, unit))
+    return (
+        unit.dispatch_s
+        + barrier_time_s(unit)
+        + max(compute_time_s(op, unit), memory_time_s(op, unit))
+    )
 
 
 def op_energy_j(op: Op, unit: ComputeUnit, unit_id: str = "") -> float:
-    """Energy (J) the unit draws while running the op: active power x time."""
-    return unit.active_w * op_time_s(op, unit, unit_id)
+    """Energy (J) the op draws: its share of the unit's active power x time.
+
+    The share is ``cores_per_op / cores`` (1 when an op uses the whole unit).
+    """
+    return unit.active_w * unit.op_cores / unit.cores * op_time_s(op, unit, unit_id)

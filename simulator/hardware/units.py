@@ -11,6 +11,8 @@ from simulator.frozen import FrozenMap
 from simulator.graph.model import DTYPE_BYTES, OP_KINDS
 
 UNIT_KINDS: tuple[str, ...] = ("cpu", "gpu", "dsp", "npu")
+#: How two units of one SoC synchronise; the cost of each pair is the user's figure.
+SYNC_MECHANISMS: tuple[str, ...] = ("shared_memory_fence", "driver_call", "interrupt", "default")
 NODE_ROLES: tuple[str, ...] = ("device", "edge", "cloud")
 
 
@@ -46,6 +48,11 @@ class ComputeUnit:
         Capacity for resident weights plus live activations (B).
     supports : frozenset of str or None
         Op kinds the unit can run; ``None`` means every kind.
+    cores_per_op : int or None
+        Cores one op uses; the unit runs ``cores // cores_per_op`` ops at once. ``None``
+        means every core (one op at a time).
+    barrier_s : float
+        Barrier cost of an op per doubling of its cores: ``barrier_s × log2(cores used)``.
     """
 
     name: str
@@ -59,6 +66,8 @@ class ComputeUnit:
     active_w: float = 0.0
     memory_bytes: float = math.inf
     supports: frozenset[str] | None = None
+    cores_per_op: int | None = None
+    barrier_s: float = 0.0
 
     def __post_init__(self) -> None:
         owner = f"unit '{self.name}'"
@@ -74,6 +83,12 @@ class ComputeUnit:
                 raise SocsimError(f"{owner}: efficiency['{kind}'] must be in (0, 1], got {eff}")
         if self.cores < 1:
             raise SocsimError(f"{owner}: cores must be >= 1, got {self.cores}")
+        if self.cores_per_op is not None and not 1 <= self.cores_per_op <= self.cores:
+            raise SocsimError(
+                f"{owner}: cores_per_op must be between 1 and cores ({self.cores}), "
+                f"got {self.cores_per_op}"
+            )
+        _check_nonneg(owner, barrier_s=self.barrier_s)
         if not self.memory_bandwidth_bytes_per_s > 0 or not self.memory_bytes > 0:
             raise SocsimError(f"{owner}: memory bandwidth and capacity must be > 0")
         _check_nonneg(owner, dispatch_s=self.dispatch_s, idle_w=self.idle_w, active_w=self.active_w)
@@ -85,11 +100,40 @@ class ComputeUnit:
         object.__setattr__(self, "peak_flops", FrozenMap(self.peak_flops))
         object.__setattr__(self, "efficiency", FrozenMap(self.efficiency))
 
+    @property
+    def op_cores(self) -> int:
+        """Cores one op runs on."""
+        return self.cores_per_op or self.cores
+
+    @property
+    def slots(self) -> int:
+        """How many ops the unit runs at once."""
+        return self.cores // self.op_cores
+
     def efficiency_for(self, op_kind: str) -> float:
         return self.efficiency.get(op_kind, self.efficiency["default"])
 
     def runs_kind(self, op_kind: str) -> bool:
         return self.supports is None or op_kind in self.supports
+
+
+@dataclass(frozen=True)
+class SyncPair:
+    """The synchronisation cost (s) and mechanism between two units of one node."""
+
+    units: frozenset[str]
+    mechanism: str
+    sync_s: float
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "units", frozenset(self.units))
+        if len(self.units) != 2:
+            raise SocsimError(f"a sync pair joins two different units, got {sorted(self.units)}")
+        if self.mechanism not in SYNC_MECHANISMS:
+            raise SocsimError(
+                f"unknown sync mechanism '{self.mechanism}'; valid: {', '.join(SYNC_MECHANISMS)}"
+            )
+        _check_nonneg(f"sync pair {sorted(self.units)}", sync_s=self.sync_s)
 
 
 @dataclass(frozen=True)
@@ -115,6 +159,7 @@ class Node:
     units: tuple[ComputeUnit, ...]
     sync_s: float = 0.0
     shared_memory_bandwidth_bytes_per_s: float = math.inf
+    sync_pairs: tuple[SyncPair, ...] = ()
 
     def __post_init__(self) -> None:
         if self.role not in NODE_ROLES:
@@ -127,6 +172,25 @@ class Node:
         _check_nonneg(f"node '{self.name}'", sync_s=self.sync_s)
         if not self.shared_memory_bandwidth_bytes_per_s > 0:
             raise SocsimError(f"node '{self.name}': shared memory bandwidth must be > 0")
+        seen = set()
+        for pair in self.sync_pairs:
+            unknown = sorted(set(pair.units) - set(names))
+            if unknown:
+                raise SocsimError(
+                    f"node '{self.name}': sync pair names unknown unit(s) {unknown}; "
+                    f"units: {', '.join(names)}"
+                )
+            if pair.units in seen:
+                raise SocsimError(f"node '{self.name}': sync pair {sorted(pair.units)} given twice")
+            seen.add(pair.units)
+
+    def sync_for(self, a: str, b: str) -> tuple[float, str]:
+        """(sync cost in s, mechanism) of an edge between units ``a`` and ``b`` of this node."""
+        key = frozenset((a, b))
+        for pair in self.sync_pairs:
+            if pair.units == key:
+                return pair.sync_s, pair.mechanism
+        return self.sync_s, "default"
 
     def unit(self, name: str) -> ComputeUnit:
         for unit in self.units:

@@ -12,8 +12,9 @@ from typing import Any
 
 from simulator.graph.model import DTYPE_BYTES, OP_KINDS
 from simulator.graph.zoo import zoo_names, zoo_options
-from simulator.hardware.units import NODE_ROLES, UNIT_KINDS
+from simulator.hardware.units import NODE_ROLES, SYNC_MECHANISMS, UNIT_KINDS
 from simulator.placement.base import POLICIES
+from simulator.scheduling import DISPATCHERS, SCHEDULERS
 from simulator.schema import (
     INVALID,
     Boolean,
@@ -53,9 +54,27 @@ UNIT = Record(
         "idle_w": Field(Number("W", ge=0), default=0.0),
         "active_w": Field(Number("W", ge=0), default=0.0),
         "memory_mb": Field(Number("MB", MEGA, gt=0), default=math.inf, to="memory_bytes"),
+        "cores_per_op": Field(
+            Number(integer=True, ge=1), default=None, doc="cores one op uses (default: all)"
+        ),
+        "barrier_us": Field(
+            Number("µs", MICRO, ge=0),
+            default=0.0,
+            to="barrier_s",
+            doc="per-op barrier per doubling of cores: barrier × log2(cores used)",
+        ),
         "supports": Field(ListOf(Text(choices=OP_KINDS, what="op kind"), min_len=1), default=None),
     },
     name="compute unit",
+)
+
+SYNC_PAIR = Record(
+    {
+        "units": Field(ListOf(Text(), min_len=2, max_len=2), doc="two unit names of the node"),
+        "mechanism": Field(Text(choices=SYNC_MECHANISMS), default="shared_memory_fence"),
+        "sync_us": Field(Number("µs", MICRO, ge=0), to="sync_s"),
+    },
+    name="sync pair",
 )
 
 NODE = Record(
@@ -66,6 +85,7 @@ NODE = Record(
             Number("GB/s", GIGA, gt=0), default=math.inf, to="shared_memory_bandwidth_bytes_per_s"
         ),
         "units": Field(MapOf(UNIT, min_len=1, key_pattern=_NAME, key_hint=_NAME_HINT)),
+        "sync_pairs": Field(ListOf(SYNC_PAIR), default=[], doc="sync cost of given unit pairs"),
     },
     name="node",
 )
@@ -220,6 +240,14 @@ WORKLOAD = Record(
         "deadline_ms": Field(Number("ms", MILLI, gt=0), default=None, to="deadline_s"),
         "priority": Field(Number(integer=True), default=0),
         "placement": Field(PLACEMENT, default=None),
+        "replicas": Field(
+            ListOf(PLACEMENT, min_len=1), default=[], doc="placements to balance requests over"
+        ),
+        "dispatch": Field(
+            Text(choices=tuple(DISPATCHERS)),
+            default="round_robin",
+            doc="which replica gets a request",
+        ),
     },
     name="workload entry",
 )
@@ -236,6 +264,9 @@ SCENARIO = Record(
         "models": Field(MapOf(ModelChoice(), min_len=1)),
         "workload": Field(ListOf(WORKLOAD, min_len=1)),
         "placement": Field(PLACEMENT, default=None),
+        "scheduler": Field(
+            Text(choices=tuple(SCHEDULERS)), default="fcfs", doc="which ready op a free unit runs"
+        ),
     },
     name="scenario",
 )

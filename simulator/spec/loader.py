@@ -15,7 +15,7 @@ from typing import Any
 from simulator.errors import ModelError, Problem, ScenarioError, SocsimError
 from simulator.graph.model import ModelGraph
 from simulator.graph.zoo import build_zoo_model
-from simulator.hardware.units import ComputeUnit, Node
+from simulator.hardware.units import ComputeUnit, Node, SyncPair
 from simulator.network.topology import Link, Radio
 from simulator.placement.base import PlacementSpec
 from simulator.platform import Platform
@@ -317,11 +317,15 @@ def _build(checked: dict, raw: Mapping, ctx: Context, source: str) -> Scenario |
             supports = frozenset(unit["supports"]) if unit["supports"] is not None else None
             units.append(ComputeUnit(name=unit_name, **{**unit, "supports": supports}))
         if units:
-            nodes.append(
-                Node(
-                    name=name, units=tuple(units), **{k: v for k, v in spec.items() if k != "units"}
-                )
+            pairs = tuple(
+                SyncPair(frozenset(p["units"]), p["mechanism"], p["sync_s"])
+                for p in spec["sync_pairs"]
             )
+            others = {k: v for k, v in spec.items() if k not in ("units", "sync_pairs")}
+            try:
+                nodes.append(Node(name=name, units=tuple(units), sync_pairs=pairs, **others))
+            except SocsimError as exc:
+                ctx.problem(Loc("nodes").child(raw["nodes"], name), str(exc))
 
     links = []
     joined: dict[frozenset, str] = {}
@@ -400,11 +404,21 @@ def _build(checked: dict, raw: Mapping, ctx: Context, source: str) -> Scenario |
             )
             ok = False
         placement = _placement(entry["placement"])
-        if placement is None and default_placement is None:
+        replicas = tuple(_placement(r) for r in entry["replicas"])
+        if replicas and placement is not None:
+            ctx.problem(loc, "give either 'placement' or 'replicas', not both")
+            ok = False
+        if placement is None and not replicas and default_placement is None:
             ctx.problem(loc, "no placement: give 'placement:' here or at the top level")
             ok = False
         if ok:
-            _check_placement_refs(ctx, platform, entry["source"], i, entry["placement"] is not None)
+            if replicas:
+                prefix = f"workload[{i}].replicas"
+            elif placement is not None:
+                prefix = f"workload[{i}].placement"
+            else:
+                prefix = "placement"
+            _check_placement_refs(ctx, platform, entry["source"], prefix)
             arrival = dict(entry["arrival"])
             workload.append(
                 WorkloadEntry(
@@ -418,6 +432,8 @@ def _build(checked: dict, raw: Mapping, ctx: Context, source: str) -> Scenario |
                     deadline_s=entry["deadline_s"],
                     priority=entry["priority"],
                     placement=placement,
+                    replicas=replicas,
+                    dispatch=entry["dispatch"],
                 )
             )
     if ctx.problems:
@@ -430,6 +446,7 @@ def _build(checked: dict, raw: Mapping, ctx: Context, source: str) -> Scenario |
         workload=tuple(workload),
         placement=default_placement,
         duration_s=checked["duration_s"],
+        scheduler=checked["scheduler"],
         source_file=source,
         document=plain(raw),
     )
@@ -442,14 +459,11 @@ def _placement(spec: dict | None) -> PlacementSpec | None:
     return PlacementSpec(options.pop("policy"), options)
 
 
-def _check_placement_refs(
-    ctx: Context, platform: Platform, source: str, index: int, own: bool
-) -> None:
-    """Resolve the unit/node names in the placement that applies to workload[index]."""
-    prefix = f"workload[{index}].placement" if own else "placement"
+def _check_placement_refs(ctx: Context, platform: Platform, source: str, prefix: str) -> None:
+    """Resolve the unit/node names under ``prefix`` (the placements of one app)."""
     reported = {(p.path, p.message) for p in ctx.problems}
     for kind, value, loc in ctx.refs:
-        if not (loc.path == prefix or loc.path.startswith(prefix + ".")):
+        if not (loc.path == prefix or loc.path.startswith((prefix + ".", prefix + "["))):
             continue
         if kind == "node" and value not in platform.nodes:
             message = f"unknown node '{value}'; nodes: {', '.join(platform.nodes)}"

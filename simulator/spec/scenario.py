@@ -11,6 +11,7 @@ from simulator.frozen import FrozenMap
 from simulator.graph.model import ModelGraph
 from simulator.placement.base import PlacementSpec
 from simulator.platform import Platform
+from simulator.scheduling import SCHEDULERS
 from simulator.workload import WorkloadEntry
 
 
@@ -32,6 +33,8 @@ class Scenario:
         Default placement of apps that do not give their own.
     duration_s : float or None
         No arrival after this time (s); in-flight requests still finish.
+    scheduler : str
+        How a free unit picks its next ready op (:data:`simulator.scheduling.SCHEDULERS`).
     source_file : str or None
         Where it was loaded from.
     document : Mapping
@@ -46,6 +49,7 @@ class Scenario:
     workload: tuple[WorkloadEntry, ...]
     placement: PlacementSpec | None = None
     duration_s: float | None = None
+    scheduler: str = "fcfs"
     source_file: str | None = None
     document: Mapping[str, Any] = field(default_factory=FrozenMap)
 
@@ -60,9 +64,16 @@ class Scenario:
                 raise SocsimError(f"app '{entry.app}' names unknown model '{entry.model}'")
             if entry.source not in self.platform.nodes:
                 raise SocsimError(f"app '{entry.app}' names unknown source node '{entry.source}'")
-            if entry.placement is None and self.placement is None:
+            if entry.placement is None and not entry.replicas and self.placement is None:
                 raise SocsimError(f"app '{entry.app}' has no placement and there is no default")
+        SCHEDULERS.get(self.scheduler)  # raises with the nearest name
 
     def placement_for(self, entry: WorkloadEntry) -> PlacementSpec:
-        """The placement spec that applies to ``entry``."""
-        return entry.placement if entry.placement is not None else self.placement
+        """The placement spec that applies to ``entry`` (its first replica if it has several)."""
+        return self.placements_for(entry)[0]
+
+    def placements_for(self, entry: WorkloadEntry) -> tuple[PlacementSpec, ...]:
+        """Every placement (replica) of ``entry``, in order."""
+        if entry.replicas:
+            return entry.replicas
+        return (entry.placement if entry.placement is not None else self.placement,)

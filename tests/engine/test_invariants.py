@@ -24,6 +24,19 @@ def _no_overlap(intervals: pd.DataFrame, start: str, end: str) -> bool:
     return bool(np.all(starts[1:] >= ends[:-1] - 1e-15))
 
 
+def _max_concurrent(intervals: pd.DataFrame) -> int:
+    """Largest number of [start, end) intervals open at once (zero-length ones ignored)."""
+    events = sorted(
+        [(s, 1) for s, e in zip(intervals["start_s"], intervals["end_s"], strict=True) if e > s]
+        + [(e, -1) for s, e in zip(intervals["start_s"], intervals["end_s"], strict=True) if e > s]
+    )
+    level = peak = 0
+    for _, step in events:  # at equal times ends (-1) sort before starts (+1)
+        level += step
+        peak = max(peak, level)
+    return peak
+
+
 def _integrate_power(
     intervals: list[tuple[float, float]], base_w: float, extra_w: float, window: tuple[float, float]
 ) -> float:
@@ -62,9 +75,9 @@ def check_invariants(doc: dict, result) -> None:
     finish = requests.set_index("request_id")["finish_s"]
     last_end = ops.groupby("request_id")["end_s"].max()
     assert (finish.loc[last_end.index] >= last_end).all()
-    # capacity: a unit runs one op at a time; a link direction serialises one hop at a time
-    for _, group in ops.groupby("unit"):
-        assert _no_overlap(group, "start_s", "end_s")
+    # capacity: a unit runs at most `slots` ops at once; a link direction one hop at a time
+    for uid, group in ops.groupby("unit"):
+        assert _max_concurrent(group) <= scenario.platform.unit(uid).slots
     hops = transfers[transfers["kind"] == "network"]
     for _, group in hops.groupby(["link", "src_node"]):
         assert _no_overlap(group, "start_s", "end_s")
@@ -76,7 +89,10 @@ def check_invariants(doc: dict, result) -> None:
         unit = scenario.platform.unit(row.unit)
         mine = ops[ops["unit"] == row.unit]
         intervals = list(zip(mine["start_s"], mine["end_s"], strict=True))
-        expected = _integrate_power(intervals, unit.idle_w, unit.active_w - unit.idle_w, window)
+        share = unit.op_cores / unit.cores  # an op draws its cores' share of the increment
+        expected = _integrate_power(
+            intervals, unit.idle_w, (unit.active_w - unit.idle_w) * share, window
+        )
         assert row.energy_j == pytest.approx(expected, rel=1e-9, abs=1e-15)
         assert row.energy_j >= unit.idle_w * span * (1 - 1e-12)
     for link in scenario.platform.network.links.values():
