@@ -20,7 +20,16 @@ def test_run_writes_every_table_and_a_reproducible_scenario(example, tmp_path, c
     printed = capsys.readouterr().out
     assert "latency p50" in printed and "energy window" in printed
     out = tmp_path / "out"
-    for table in ("requests", "ops", "transfers", "units", "energy", "apps", "placement", "summary"):
+    for table in (
+        "requests",
+        "ops",
+        "transfers",
+        "units",
+        "energy",
+        "apps",
+        "placement",
+        "summary",
+    ):
         assert (out / f"{table}.csv").exists()
     summary = json.loads((out / "summary.json").read_text())
     requests = pd.read_csv(out / "requests.csv")

@@ -3,6 +3,8 @@ and the consistency of one lone request with the pure list-schedule estimate."""
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -44,7 +46,7 @@ def _integrate_power(
     computed on the union of event boundaries (independent of the ledger's formula)."""
     points = sorted({window[0], window[1], *[t for iv in intervals for t in iv]})
     total = 0.0
-    for a, b in zip(points, points[1:], strict=False):
+    for a, b in itertools.pairwise(points):
         mid = (a + b) / 2
         busy = sum(1 for s, e in intervals if s <= mid < e)
         total += (base_w + extra_w * busy) * (b - a)
