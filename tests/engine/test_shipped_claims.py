@@ -1,0 +1,63 @@
+"""The qualitative claims docs/sharing.md makes about the shipped scenarios."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import yaml
+
+from simulator.engine import simulate
+from simulator.spec import parse_scenario
+
+EXAMPLES = Path("scenarios/examples")
+
+
+def run(name: str, **changes):
+    doc = yaml.safe_load((EXAMPLES / name).read_text())
+    for path, value in changes.items():
+        target = doc
+        *parents, last = path.split(".")
+        for key in parents:
+            target = target[int(key)] if key.isdigit() else target[key]
+        target[int(last) if last.isdigit() else last] = copy.deepcopy(value)
+    return simulate(parse_scenario(doc, base_dir=EXAMPLES))
+
+
+def test_priority_scheduling_keeps_the_camera_within_its_deadline():
+    def camera_met(scheduler):
+        requests = run("multi_dnn_priority.yaml", scheduler=scheduler).requests
+        return requests[requests["app"] == "camera"]["deadline_met"].mean()
+
+    assert camera_met("priority") == 1.0
+    assert camera_met("edf") == 1.0
+    assert camera_met("fcfs") < 0.1
+
+
+def test_queue_aware_dispatch_beats_round_robin_on_unequal_replicas():
+    def mean_latency(dispatch):
+        return run(
+            "load_balancing.yaml", **{"workload.0.dispatch": dispatch, "workload.0.count": 1000}
+        ).summary["latency_mean_s"]
+
+    round_robin = mean_latency("round_robin")
+    assert mean_latency("jsq") < round_robin / 10
+    assert mean_latency("least_loaded") < round_robin / 10
+
+
+def test_pipeline_throughput_beats_every_single_unit():
+    pipeline = run("pipeline_npu_gpu.yaml", **{"workload.0.count": 60}).summary["throughput_rps"]
+    for unit in ("npu", "gpu"):
+        alone = run(
+            "pipeline_npu_gpu.yaml",
+            placement={"policy": "single", "unit": unit},
+            **{"workload.0.count": 60},
+        ).summary["throughput_rps"]
+        assert pipeline > 1.3 * alone
+
+
+def test_more_cores_per_op_lower_latency_but_not_throughput_under_load():
+    one = run("amdahl_cpu_cores.yaml", **{"nodes.phone.units.cpu_big.cores_per_op": 1})
+    six = run("amdahl_cpu_cores.yaml", **{"nodes.phone.units.cpu_big.cores_per_op": 6})
+    assert six.apps["predicted_latency_s"].iloc[0] < one.apps["predicted_latency_s"].iloc[0] / 3
+    assert six.summary["throughput_rps"] < one.summary["throughput_rps"]
