@@ -213,6 +213,12 @@ def build_cost_table(graph, oracle, source, options, policy) -> CostTable:
         raise PlacementError(exc.message, policy, exc.op) from None
 
 
+def _checked(placement: Placement, graph, oracle, options) -> Placement:
+    """``placement`` once it meets the constraints (PlacementError naming them otherwise)."""
+    require_feasible(graph, placement, oracle, options, placement.policy)
+    return placement
+
+
 _LIST_OPTIONS = {
     "exact": Field(
         Text(choices=_EXACT_CHOICES),
@@ -235,9 +241,7 @@ def heft(
         unit, start = schedule.best_unit(i, insertion=True)
         schedule.assign(i, unit, start)
     notes = {"rank_order": tuple(costs.ops[i] for i in order)}
-    placement = schedule.placement("heft", source, order, notes)
-    require_feasible(graph, placement, oracle, options, "heft")
-    return placement
+    return _checked(schedule.placement("heft", source, order, notes), graph, oracle, options)
 
 
 @POLICIES.register("cpop", with_common_options(_LIST_OPTIONS, "cpop placement"))
@@ -285,9 +289,7 @@ def cpop(
         "critical_path": tuple(costs.ops[i] for i in path),
         "critical_path_unit": cp_unit or "(none runs the whole path)",
     }
-    placement = schedule.placement("cpop", source, order, notes)
-    require_feasible(graph, placement, oracle, options, "cpop")
-    return placement
+    return _checked(schedule.placement("cpop", source, order, notes), graph, oracle, options)
 
 
 @POLICIES.register("greedy_eft", with_common_options(_LIST_OPTIONS, "greedy_eft placement"))
@@ -301,6 +303,4 @@ def greedy_eft(
     for i in order:
         unit, start = schedule.best_unit(i, insertion=False)
         schedule.assign(i, unit, start)
-    placement = schedule.placement("greedy_eft", source, order, {})
-    require_feasible(graph, placement, oracle, options, "greedy_eft")
-    return placement
+    return _checked(schedule.placement("greedy_eft", source, order, {}), graph, oracle, options)
