@@ -1,0 +1,605 @@
+"""Intra-layer co-execution: one op split across several units (CoDL, μLayer, MoDNN).
+
+Policy ``co_execute`` rewrites the model: each chosen op becomes parts that run at the
+same time on several units, plus a merge op (see :mod:`simulator.graph.transforms`),
+and returns a :class:`~simulator.placement.base.Placement` over the rewritten graph.
+The units may all be on one SoC (CPU + GPU: CoDL, μLayer) or on several nodes joined by
+links (layers split across nearby phones: MoDNN); the cost of moving the op's input to
+each unit and its part of the output back (on-chip sync + copy, or network hops with
+their per-message latency) is paid, and so is the merge.
+
+* ``units[0]`` is the **home**: it runs every op that is not split and every merge, so
+  every split op's inputs start there and its output is gathered there.
+* ``mode: auto`` splits an op only when the split (inputs to each unit, parts, outputs
+  back, merge) is predicted faster than the op on the best single unit of ``units``
+  (with its own transfers); ``mode: always`` splits every eligible op.
+* Eligible ops: kind in ``kinds``, FLOPs > 0, no explicit time table; a unit that cannot
+  run the op is left out of its split.
+
+Per-op time model
+-----------------
+For an op ``o`` split with ratio ``r_u`` on unit ``u`` (home ``h``), unit ``u`` finishes at
+
+    F_u(r) = in_u(r) + t_u(r) + back_u(r)
+
+* ``t_u(r)``: the part's time from the cost oracle. The roofline makes it
+  ``d_u + max(r·C_u, M0_u + r·M1_u)``, where ``d_u`` (dispatch and barrier) is the
+  oracle's time of the op with no work, ``C_u`` its compute time minus ``d_u``, and
+  ``M0_u + r·M1_u`` its memory time minus ``d_u`` (``M0`` = the bytes every part moves
+  whatever its share: the full input for a channel split, the full weights for a row
+  split). Each term is read from the oracle by timing the op with all other work zeroed.
+* ``in_u(r)``: the slowest input to reach ``u`` from the home: for each predecessor,
+  the oracle's transfer time of its tensor ``h -> u`` (on chip: sync + bytes / shared
+  bandwidth; between nodes: per hop, bytes / bandwidth + latency); all of it for a
+  channel split, the share ``r`` of the bytes (after the fixed sync / latency) for a
+  row split; 0 on the home. An entry op reads the request input from the source node.
+* ``back_u(r)``: moving the part's output ``u -> h`` (``s_u + r·o_u``: sync or hop
+  latencies, then bytes); 0 on the home.
+
+so ``F_u`` is the maximum of (at most ``2 × predecessors``) lines ``a + b·r``. A split
+takes ``T = max_u F_u(r_u) + merge``, the merge being the oracle's time of the merge op
+on the home.
+
+Balanced ratios
+---------------
+``ratio: balanced`` chooses the ratios that minimise ``max_u F_u(r_u)`` subject to
+``Σ r_u = 1``: the units that take part finish together, and a unit takes no part when
+it could not finish by then even with an arbitrarily small share. When every unit's
+``F_u`` is one line ``a_u + b_u·r`` (e.g. a compute-bound op:
+``a_u = in_u + d_u + s_u``, ``b_u = C_u + o_u``) this is the closed form
+
+    T = (1 + Σ a_u / b_u) / Σ (1 / b_u),     r_u = (T − a_u) / b_u,
+
+re-solved without the units whose ``r_u`` comes out ≤ 0 until none does
+(:func:`balanced_ratios`). With several lines per unit (:func:`water_fill`) the same
+closed form is applied on the segment of ``T`` where each unit's binding line and the
+set of units taking part do not change. The optimum ``T`` only grows when a sync cost or
+link latency grows, so the predicted speedup never rises with them.
+
+Ratios are apportioned to whole output elements (largest remainder), so a part's real
+share differs from ``r_u`` by under one element; the notes give the predicted times of
+the real parts.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from simulator.errors import PlacementError, SocsimError
+from simulator.graph.model import OP_KINDS, ModelGraph, Op
+from simulator.graph.transforms import (
+    AXES,
+    SPATIAL_KINDS,
+    apportion,
+    merge_name,
+    merge_op,
+    part_name,
+    part_ops,
+    split_ops,
+)
+from simulator.placement.base import POLICIES, Placement
+from simulator.placement.objectives import (
+    candidate_units,
+    evaluate,
+    require_feasible,
+    with_common_options,
+)
+from simulator.platform import CostOracle
+from simulator.schema import Context, Field, ListOf, Loc, Number, Ref, Schema, Text
+
+POLICY = "co_execute"
+DEFAULT_KINDS: tuple[str, ...] = ("conv", "fc", "matmul")
+MODES: tuple[str, ...] = ("auto", "always")
+#: Tolerance on a fixed ratio list summing to 1.
+RATIO_SUM_TOLERANCE = 1e-6
+
+Line = tuple[float, float]  # time = a + b * r
+
+
+# -- balancing ----------------------------------------------------------------------------
+def balanced_ratios(fixed: Sequence[float], slope: Sequence[float]) -> tuple[list[float], float]:
+    """Ratios that make units of time ``fixed[u] + r_u × slope[u]`` finish together.
+
+    ``T = (1 + Σ a_u/b_u) / Σ 1/b_u`` and ``r_u = (T − a_u)/b_u`` over the units taking
+    part; units whose ratio comes out ≤ 0 are dropped (ratio 0) and the rest re-solved.
+    The unit of smallest ``a`` always takes part (``T`` exceeds the ``1/b``-weighted mean
+    of the ``a``), so at least one does.
+
+    Parameters
+    ----------
+    fixed : sequence of float
+        ``a_u`` (s): time a unit pays whatever its share (dispatch, sync, latency).
+    slope : sequence of float
+        ``b_u`` > 0 (s): time of the whole op's share-proportional work on the unit.
+
+    Returns
+    -------
+    (list of float, float)
+        Ratios (summing to 1 up to rounding; 0 for dropped units) and the common finish
+        time ``T`` (s).
+
+    Examples
+    --------
+    Two units of 1 and 3 GFLOP/s on a 1 GFLOP op, no fixed costs:
+
+    >>> balanced_ratios([0.0, 0.0], [1.0, 1 / 3])
+    ([0.25, 0.75], 0.25)
+    """
+    if len(fixed) != len(slope) or not fixed:
+        raise ValueError("fixed and slope need one entry per unit")
+    if any(not b > 0 for b in slope):
+        raise ValueError(f"slopes must be > 0, got {list(slope)}")
+    active = list(range(len(fixed)))
+    while True:
+        finish = (1.0 + sum(fixed[i] / slope[i] for i in active)) / sum(
+            1.0 / slope[i] for i in active
+        )
+        ratio = {i: (finish - fixed[i]) / slope[i] for i in active}
+        keep = [i for i in active if ratio[i] > 0]
+        if len(keep) == len(active):
+            return [ratio.get(i, 0.0) for i in range(len(fixed))], finish
+        active = keep
+
+
+def _capacity(lines: Sequence[Line], threshold: float, t: float) -> float:
+    """Largest share a unit finishes by ``t`` (0 when it cannot start a share by then)."""
+    if t < threshold:
+        return 0.0
+    shares = [(t - a) / b for a, b in lines if b > 0]
+    return min(shares) if shares else math.inf
+
+
+def water_fill(units_lines: Sequence[Sequence[Line]]) -> tuple[list[float], float]:
+    """Ratios minimising ``max_u F_u(r_u)`` with ``F_u(r) = max_i (a_i + b_i·r)``, ``Σ r = 1``.
+
+    A unit with ratio 0 takes no part (and costs nothing). Solved exactly: the total
+    share the units can finish by time ``T`` is piecewise linear in ``T``; on the segment
+    where it reaches 1 every unit's binding line and the set of units taking part are
+    fixed, and :func:`balanced_ratios` solves it. With one line per unit this is exactly
+    :func:`balanced_ratios`.
+
+    Returns
+    -------
+    (list of float, float)
+        Ratios (summing to 1) and the optimal finish time (s).
+    """
+    if not units_lines or any(not lines for lines in units_lines):
+        raise ValueError("every unit needs at least one line")
+    if any(all(b <= 0 for _, b in lines) for lines in units_lines):
+        raise ValueError("every unit needs a line with a positive slope")
+    thresholds = [max(a for a, _ in lines) for lines in units_lines]
+    ceiling = min(max(a + b for a, b in lines) for lines in units_lines)
+    points = {ceiling, *(t for t in thresholds if t < ceiling)}
+    for lines in units_lines:  # where a unit's binding line may change
+        for a1, b1 in lines:
+            for a2, b2 in lines:
+                if b1 > b2 and a2 > a1:
+                    t = a1 + b1 * (a2 - a1) / (b1 - b2)
+                    if t < ceiling:
+                        points.add(t)
+
+    def total(t: float) -> float:
+        return sum(
+            _capacity(lines, thr, t) for lines, thr in zip(units_lines, thresholds, strict=True)
+        )
+
+    previous = None
+    ordered = sorted(points)
+    for k, point in enumerate(ordered):
+        if total(point) >= 1.0 - 1e-12 or k == len(ordered) - 1:
+            break
+        previous = point
+    if previous is not None:
+        mid = 0.5 * (previous + point)
+        active = [u for u, thr in enumerate(thresholds) if thr < mid]
+        binding = [
+            min(
+                ((a, b) for a, b in units_lines[u] if b > 0),
+                key=lambda line, m=mid: (m - line[0]) / line[1],
+            )
+            for u in active
+        ]
+        ratios, finish = balanced_ratios([a for a, _ in binding], [b for _, b in binding])
+        slack = 1e-12 * max(abs(point), 1e-300)
+        if previous - slack <= finish <= point + slack and all(r > 0 for r in ratios):
+            full = [0.0] * len(units_lines)
+            for u, r in zip(active, ratios, strict=True):
+                full[u] = r
+            return _normalised(full), finish
+    # a jump at ``point`` (a unit whose time does not grow with its share): fill by capacity
+    caps = [
+        min(_capacity(lines, thr, point), 1.0)
+        for lines, thr in zip(units_lines, thresholds, strict=True)
+    ]
+    return _normalised(caps), point
+
+
+def _normalised(ratios: Sequence[float]) -> list[float]:
+    total = math.fsum(ratios)
+    return [r / total for r in ratios]
+
+
+# -- the per-op model ---------------------------------------------------------------------
+@dataclass(frozen=True)
+class OpDecision:
+    """What co_execute predicted and decided for one eligible op."""
+
+    op: str
+    axis: str
+    single_s: Mapping[str, float]
+    ratios: Mapping[str, float]
+    split_s: float | None
+    split: bool
+    reason: str
+
+    @property
+    def best_unit(self) -> str:
+        return min(self.single_s, key=self.single_s.__getitem__)
+
+    @property
+    def best_single_s(self) -> float:
+        return self.single_s[self.best_unit]
+
+
+class _Model:
+    """Per-op finish times of units around a home (see the module docstring)."""
+
+    def __init__(self, graph: ModelGraph, oracle: CostOracle, source: str, home: str):
+        self.graph = graph
+        self.oracle = oracle
+        self.source = source
+        self.home = home
+        self.node_of = oracle.platform.node_of
+
+    # inputs -------------------------------------------------------------------------------
+    def input_time_s(self, op: Op, uid: str, axis: str, ratios=None, index: int = 0) -> float:
+        """Time for the op's inputs (or a part's share of them) to reach ``uid``."""
+        preds = self.graph.predecessors(op.name)
+        if not preds:
+            return self.oracle.node_transfer_time_s(
+                self.graph.request_input_bytes, self.source, self.node_of(uid).name
+            )
+        worst = 0.0
+        for p in preds:
+            edge = self.graph.edge(p, op.name)
+            nbytes = edge.bytes
+            if axis == "rows" and ratios is not None:
+                nbytes = apportion(edge.bytes, ratios)[index]
+            worst = max(worst, self.oracle.transfer_time_s(edge, nbytes, self.home, uid))
+        return worst
+
+    def input_lines(self, op: Op, uid: str, axis: str) -> list[Line]:
+        preds = self.graph.predecessors(op.name)
+        if not preds:
+            return [(self.input_time_s(op, uid, axis), 0.0)]
+        lines = []
+        for p in preds:
+            edge = self.graph.edge(p, op.name)
+            transfer = self.oracle.edge_transfer(edge, self.home, uid)
+            full, zero = transfer.time_s(edge.bytes), transfer.time_s(0)
+            lines.append((full, 0.0) if axis == "channels" else (zero, full - zero))
+        return lines
+
+    # the part itself ----------------------------------------------------------------------
+    def _probe_s(self, op: Op, uid: str, **work: float) -> float:
+        flops = work.get("flops", 0.0)
+        probe = replace(
+            op,
+            flops=flops,
+            macs=min(op.macs, flops / 2),
+            params=int(work.get("params", 0)),
+            input_elems=int(work.get("input_elems", 0)),
+            output_elems=int(work.get("output_elems", 0)),
+        )
+        return self.oracle.op_time_s(probe, uid)
+
+    def exec_lines(self, op: Op, uid: str, axis: str) -> list[Line]:
+        """``t_u(r)`` as lines: ``d + r·C`` and ``d + M0 + r·M1``."""
+        d = self._probe_s(op, uid)
+        compute = self._probe_s(op, uid, flops=op.flops) - d
+        if axis == "channels":
+            fixed = self._probe_s(op, uid, input_elems=op.input_elems) - d
+            scaled = self._probe_s(op, uid, params=op.params, output_elems=op.output_elems) - d
+        else:
+            fixed = self._probe_s(op, uid, params=op.params) - d
+            scaled = (
+                self._probe_s(op, uid, input_elems=op.input_elems, output_elems=op.output_elems)
+                - d
+            )
+        return [(d, compute), (d + fixed, scaled)]
+
+    # outputs ------------------------------------------------------------------------------
+    def back_time_s(self, nbytes: int, uid: str) -> float:
+        if uid == self.home:
+            return 0.0
+        return self.oracle.transfer_time_s(None, nbytes, uid, self.home)
+
+    def back_line(self, op: Op, uid: str) -> Line:
+        if uid == self.home:
+            return (0.0, 0.0)
+        transfer = self.oracle.edge_transfer(None, uid, self.home)
+        zero = transfer.time_s(0)
+        return (zero, transfer.time_s(op.output_bytes) - zero)
+
+    # whole ----------------------------------------------------------------------------------
+    def lines(self, op: Op, uid: str, axis: str) -> list[Line]:
+        """``F_u(r)`` as the lines whose maximum it is."""
+        ba, bb = self.back_line(op, uid)
+        return [
+            (ia + ea + ba, ib + eb + bb)
+            for ia, ib in self.input_lines(op, uid, axis)
+            for ea, eb in self.exec_lines(op, uid, axis)
+        ]
+
+    def single_s(self, op: Op, uid: str, axis: str) -> float:
+        """The whole op on ``uid``: inputs there, run, output back to the home."""
+        return (
+            self.input_time_s(op, uid, axis)
+            + self.oracle.op_time_s(op, uid)
+            + self.back_time_s(op.output_bytes, uid)
+        )
+
+    def split_s(self, op: Op, ratios: Mapping[str, float], axis: str) -> float:
+        """Predicted time of the real parts of a split (inputs, parts, outputs, merge)."""
+        units = list(ratios)
+        values = [ratios[u] for u in units]
+        parts = part_ops(op, values, axis)
+        finish = max(
+            self.input_time_s(op, uid, axis, values, i)
+            + self.oracle.op_time_s(part, uid)
+            + self.back_time_s(part.output_bytes, uid)
+            for i, (uid, part) in enumerate(zip(units, parts, strict=True))
+        )
+        return finish + self.oracle.op_time_s(merge_op(op), self.home)
+
+
+# -- options ------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class RatioChoice(Schema):
+    """``balanced`` or a list of ratios >= 0, one per unit."""
+
+    def describe(self) -> str:
+        return "'balanced' or a list of numbers >= 0 (one per unit, summing to 1)"
+
+    def check(self, value: Any, loc: Loc, ctx: Context) -> Any:
+        if value == "balanced":
+            return value
+        if isinstance(value, list):
+            return ListOf(Number(ge=0), min_len=2).check(value, loc, ctx)
+        shown = f"'{value}'" if isinstance(value, str) else type(value).__name__
+        return ctx.problem(loc, f"expected {self.describe()}, got {shown}")
+
+
+_OPTIONS = {
+    "units": Field(
+        ListOf(Ref("unit"), min_len=2),
+        doc="units that share each split op; the first is the home (runs every op not "
+        "split and every merge); bare names are on the app's source node; units of other "
+        "nodes split layers across devices (MoDNN)",
+    ),
+    "kinds": Field(
+        ListOf(Text(choices=OP_KINDS), min_len=1),
+        default=list(DEFAULT_KINDS),
+        doc="op kinds that may be split",
+    ),
+    "mode": Field(
+        Text(choices=MODES),
+        default="auto",
+        doc="auto: split an op only when predicted faster than its best single unit; "
+        "always: split every eligible op",
+    ),
+    "ratio": Field(
+        RatioChoice(),
+        default="balanced",
+        doc="balanced: shares chosen so the units finish together; or a fixed share per unit",
+    ),
+    "axis": Field(
+        Text(choices=AXES),
+        default="channels",
+        doc="channels: every part reads the full input; rows: bands of a spatial op, "
+        "weights on every part (fc/matmul are always split by channels)",
+    ),
+}
+
+
+def _units(oracle: CostOracle, source: str, options: Mapping[str, Any]) -> list[str]:
+    refs = options.get("units") or ()
+    if len(refs) < 2:
+        raise PlacementError("'units' needs at least two units (the first is the home)", POLICY)
+    allowed = set(candidate_units(oracle, source, options, POLICY))
+    units = []
+    for ref in refs:
+        try:
+            uid = oracle.platform.resolve_unit(ref, source)
+        except SocsimError as exc:
+            raise PlacementError(str(exc), POLICY) from None
+        if uid in units:
+            raise PlacementError(f"unit '{uid}' is listed twice in 'units'", POLICY)
+        if uid not in allowed:
+            raise PlacementError(f"unit '{uid}' is in both 'units' and 'exclude'", POLICY)
+        units.append(uid)
+    return units
+
+
+def _fixed_ratios(options: Mapping[str, Any], units: list[str]) -> dict[str, float] | None:
+    ratio = options.get("ratio", "balanced")
+    if ratio == "balanced":
+        return None
+    if isinstance(ratio, str):
+        raise PlacementError(f"unknown ratio '{ratio}'; give 'balanced' or a list", POLICY)
+    values = [float(r) for r in ratio]
+    if len(values) != len(units):
+        raise PlacementError(
+            f"'ratio' needs one value per unit ({len(units)}), got {len(values)}", POLICY
+        )
+    if any(not (math.isfinite(r) and r >= 0) for r in values):
+        raise PlacementError(f"ratios must be >= 0, got {values}", POLICY)
+    total = math.fsum(values)
+    if abs(total - 1.0) > RATIO_SUM_TOLERANCE:
+        raise PlacementError(f"ratios must sum to 1, got {values} (sum {total:.9g})", POLICY)
+    chosen = {u: r / total for u, r in zip(units, values, strict=True) if r > 0}
+    if len(chosen) < 2:
+        raise PlacementError("a fixed 'ratio' needs at least two units with a share > 0", POLICY)
+    return chosen
+
+
+def _decide(
+    model: _Model,
+    op: Op,
+    units: list[str],
+    fixed: dict[str, float] | None,
+    mode: str,
+    axis: str,
+) -> OpDecision:
+    oracle = model.oracle
+    capable = [u for u in units if oracle.supports(op, u)]
+    singles = {u: model.single_s(op, u, axis) for u in capable}
+
+    def keep(reason: str, ratios=None, split_s=None) -> OpDecision:
+        return OpDecision(op.name, axis, singles, ratios or {}, split_s, False, reason)
+
+    if not oracle.supports(merge_op(op), model.home):
+        return keep(f"the home '{model.home}' cannot run the merge (concat)")
+    if fixed is not None:
+        missing = [u for u in fixed if u not in capable]
+        if missing:
+            return keep(f"{', '.join(missing)} cannot run it")
+        ratios = dict(fixed)
+    else:
+        if len(capable) < 2:
+            return keep("fewer than two of the units can run it")
+        shares, _ = water_fill([model.lines(op, u, axis) for u in capable])
+        ratios = {u: r for u, r in zip(capable, shares, strict=True) if r > 0}
+        if len(ratios) < 2:
+            return keep(f"balancing puts all of it on {next(iter(ratios))}")
+    split_s = model.split_s(op, ratios, axis)
+    best = min(singles, key=singles.__getitem__)
+    if mode == "auto" and not split_s < singles[best]:
+        return keep(
+            f"split {split_s * 1e3:.4g} ms is not faster than {best} alone "
+            f"{singles[best] * 1e3:.4g} ms",
+            ratios,
+            split_s,
+        )
+    return OpDecision(op.name, axis, singles, ratios, split_s, True, "")
+
+
+def plan_splits(
+    graph: ModelGraph, oracle: CostOracle, source: str, options: Mapping[str, Any]
+) -> tuple[list[str], list[OpDecision]]:
+    """The resolved units and the decision for every eligible op (pure, no rewrite).
+
+    Raises
+    ------
+    PlacementError
+        On bad options.
+    """
+    units = _units(oracle, source, options)
+    objective = options.get("objective", "latency")
+    if objective != "latency":
+        raise PlacementError(
+            f"co_execute decides by predicted latency only; objective '{objective}' is not "
+            "supported",
+            POLICY,
+        )
+    mode = options.get("mode", "auto")
+    if mode not in MODES:
+        raise PlacementError(f"unknown mode '{mode}'; valid: {', '.join(MODES)}", POLICY)
+    axis = options.get("axis", "channels")
+    if axis not in AXES:
+        raise PlacementError(f"unknown axis '{axis}'; valid: {', '.join(AXES)}", POLICY)
+    kinds = set(options.get("kinds") or DEFAULT_KINDS)
+    fixed = _fixed_ratios(options, units)
+    model = _Model(graph, oracle, source, units[0])
+    decisions = []
+    for op in graph:
+        if op.kind not in kinds or op.flops <= 0 or op.time_s:
+            continue
+        op_axis = axis if axis == "rows" and op.kind in SPATIAL_KINDS else "channels"
+        decisions.append(_decide(model, op, units, fixed, mode, op_axis))
+    return units, decisions
+
+
+@POLICIES.register(POLICY, with_common_options(_OPTIONS, "co_execute placement"))
+def co_execute(
+    graph: ModelGraph, oracle: CostOracle, source: str, options: Mapping[str, Any]
+) -> Placement:
+    """Split ops across several units (CoDL/μLayer on one SoC, MoDNN across phones).
+
+    Returns a placement over the rewritten graph (``Placement.graph``). Notes:
+    ``home``; ``split`` (per split op: ``ratios`` by unit, ``axis``, predicted ``split_s``
+    and ``single_s`` of the best single unit ``single_unit``); ``kept`` (eligible ops not
+    split, and why); ``predicted_latency_s`` and ``home_latency_s`` (every op on the home)
+    of one request, and their ratio ``predicted_speedup``; ``faster_elsewhere`` (ops a
+    non-home unit runs faster alone: put that unit first).
+    """
+    units, decisions = plan_splits(graph, oracle, source, options)
+    home = units[0]
+    chosen = [d for d in decisions if d.split]
+    rewritten = split_ops(
+        graph,
+        {d.op: list(d.ratios.values()) for d in chosen},
+        axis={d.op: d.axis for d in chosen},
+    )
+    assignment = {}
+    split_names = {d.op for d in chosen}
+    for op in graph:
+        if op.name in split_names:
+            continue
+        reason = oracle.unsupported_reason(op, home)
+        if reason is not None:
+            raise PlacementError(
+                f"the home '{home}' cannot run it ({reason}); list first a unit that runs "
+                "every op that is not split",
+                POLICY,
+                op.name,
+            )
+        assignment[op.name] = home
+    for d in chosen:
+        for i, uid in enumerate(d.ratios):
+            assignment[part_name(d.op, i)] = uid
+        assignment[merge_name(d.op)] = home
+    draft = Placement(assignment, rewritten.order, POLICY, source, graph=rewritten)
+    predicted = require_feasible(rewritten, draft, oracle, options, POLICY)
+    home_latency_s = None
+    if all(oracle.supports(op, home) for op in graph):
+        home_only = Placement({op: home for op in graph.order}, graph.order, POLICY, source)
+        home_latency_s = evaluate(graph, home_only, oracle)[1].latency_s
+    notes: dict[str, Any] = {
+        "home": home,
+        "units": tuple(units),
+        "split": {
+            d.op: {
+                "ratios": dict(d.ratios),
+                "axis": d.axis,
+                "split_s": d.split_s,
+                "single_s": d.best_single_s,
+                "single_unit": d.best_unit,
+            }
+            for d in chosen
+        },
+        "kept": {d.op: d.reason for d in decisions if not d.split},
+        "predicted_latency_s": predicted.latency_s,
+        "home_latency_s": home_latency_s,
+        "predicted_speedup": (
+            home_latency_s / predicted.latency_s if home_latency_s is not None else None
+        ),
+    }
+    elsewhere = tuple(d.op for d in decisions if d.single_s and d.best_unit != home)
+    if elsewhere:
+        notes["faster_elsewhere"] = elsewhere
+    return Placement(assignment, rewritten.order, POLICY, source, notes, graph=rewritten)
+
+
+__all__ = [
+    "DEFAULT_KINDS",
+    "MODES",
+    "OpDecision",
+    "balanced_ratios",
+    "co_execute",
+    "plan_splits",
+    "water_fill",
+]
