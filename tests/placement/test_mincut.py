@@ -17,8 +17,8 @@ from simulator.errors import PlacementError
 from simulator.graph import Edge, ModelGraph, Op
 from simulator.graph.zoo import build_zoo_model
 from simulator.placement import Placement, compile_plan, estimate
+from simulator.placement.mincut import min_cut, sequential_cost
 from simulator.placement.objectives import Objective
-from simulator.placement.split import min_cut, sequential_cost
 from simulator.platform import CostOracle
 from simulator.spec import load_scenario, parse_scenario
 

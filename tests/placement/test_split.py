@@ -12,7 +12,8 @@ from simulator.engine import plan_apps, simulate
 from simulator.errors import PlacementError
 from simulator.graph.zoo import build_zoo_model
 from simulator.placement import POLICIES
-from simulator.placement.split import min_cut, sequential_cost, split_point
+from simulator.placement.mincut import min_cut, sequential_cost
+from simulator.placement.split import split_point
 from simulator.platform import CostOracle
 from simulator.spec import load_scenario, parse_scenario
 

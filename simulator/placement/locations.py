@@ -1,0 +1,140 @@
+"""The two locations of a partitioning policy: options, defaults and resolution (pure)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from simulator.errors import PlacementError, SocsimError
+from simulator.graph.model import ModelGraph
+from simulator.placement.objectives import (
+    Objective,
+    candidate_units,
+    objective_of,
+)
+from simulator.platform import CostOracle
+from simulator.schema import Field, Ref
+
+LOCATION_OPTIONS: dict[str, Field] = {
+    "device": Field(
+        Ref("unit"),
+        default=None,
+        doc="the device-side unit ('node.unit' or a bare name on the source node); "
+        "default: the source node's fastest unit that runs every op (if none does: the one "
+        "that runs the most ops)",
+    ),
+    "remote": Field(
+        Ref("unit"),
+        default=None,
+        doc="the remote unit as 'node.unit' (give this or 'node')",
+    ),
+    "node": Field(
+        Ref("node"),
+        default=None,
+        doc="the remote node, whose fastest unit that runs every op (if none does: the one "
+        "that runs the most ops) is used; default: the only node other than the source",
+    ),
+}
+
+INPUT_LABEL = "<input>"
+
+
+# -- locations -----------------------------------------------------------------------------
+def _resolve(oracle: CostOracle, ref: str, source: str, policy: str) -> str:
+    try:
+        return oracle.platform.resolve_unit(ref, source)
+    except SocsimError as exc:
+        raise PlacementError(str(exc), policy) from None
+
+
+def _default_unit(
+    graph: ModelGraph, oracle: CostOracle, units: list[str], allowed: set[str]
+) -> str | None:
+    """The unit of ``units`` (and ``allowed``) that runs the most ops, then the fastest.
+
+    So: the fastest unit that runs every op when there is one; otherwise the one that
+    can take the largest part of the model (the other side takes the rest). Ties by unit
+    order; None when no unit is allowed or none runs any op.
+    """
+    best, best_key = None, None
+    for uid in units:
+        if uid not in allowed:
+            continue
+        able = [op for op in graph if oracle.supports(op, uid)]
+        if not able:
+            continue
+        key = (-len(able), sum(oracle.op_time_s(op, uid) for op in able))
+        if best_key is None or key < best_key:
+            best, best_key = uid, key
+    return best
+
+
+def resolve_locations(
+    graph: ModelGraph,
+    oracle: CostOracle,
+    source: str,
+    options: Mapping[str, Any],
+    policy: str,
+) -> tuple[str, str]:
+    """The (device, remote) unit ids the options name, with their defaults.
+
+    Raises
+    ------
+    PlacementError
+        On unknown or excluded units, both ``remote`` and ``node`` given, no default
+        available, or device == remote.
+    """
+    platform = oracle.platform
+    allowed = set(candidate_units(oracle, source, options, policy))
+
+    def usable(uid: str, key: str) -> str:
+        if uid not in allowed:
+            raise PlacementError(f"option '{key}' names '{uid}', which 'exclude' lists", policy)
+        return uid
+
+    if options.get("device"):
+        device = usable(_resolve(oracle, options["device"], source, policy), "device")
+    else:
+        device = _default_unit(graph, oracle, list(platform.units_of(source)), allowed)
+        if device is None:
+            raise PlacementError(
+                f"no usable unit of the source node '{source}' runs any op; "
+                "name the device unit with option 'device'",
+                policy,
+            )
+
+    remote_ref, node = options.get("remote"), options.get("node")
+    if remote_ref and node:
+        raise PlacementError("give 'remote' (a unit) or 'node', not both", policy)
+    if remote_ref:
+        remote = usable(_resolve(oracle, remote_ref, source, policy), "remote")
+    else:
+        if not node:
+            others = [name for name in platform.nodes if name != source]
+            if len(others) != 1:
+                raise PlacementError(
+                    f"name the remote side with 'node' or 'remote' (nodes: "
+                    f"{', '.join(platform.nodes)})",
+                    policy,
+                )
+            node = others[0]
+        if node not in platform.nodes:
+            raise PlacementError(
+                f"unknown node '{node}'; nodes: {', '.join(platform.nodes)}", policy
+            )
+        remote = _default_unit(graph, oracle, list(platform.units_of(node)), allowed - {device})
+        if remote is None:
+            raise PlacementError(
+                f"no usable unit of node '{node}' runs any op; name one with option 'remote'",
+                policy,
+            )
+    if remote == device:
+        raise PlacementError(f"device and remote are the same unit '{device}'", policy)
+    return device, remote
+
+
+def location_objective(options: Mapping[str, Any], policy: str) -> Objective:
+    try:
+        return objective_of(options)
+    except PlacementError as exc:
+        raise PlacementError(exc.message, policy) from None
