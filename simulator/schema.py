@@ -380,6 +380,7 @@ class Tagged(Schema):
     tag: str
     variants: Callable[[], Mapping[str, Record]]
     what: str = "kind"
+    default: str | None = None
 
     def describe(self) -> str:
         return f"a mapping with '{self.tag}': one of {', '.join(self.variants())}"
@@ -388,7 +389,7 @@ class Tagged(Schema):
         if not isinstance(value, Mapping):
             return ctx.problem(loc, f"expected {self.describe()}, got {_type_name(value)}")
         variants = self.variants()
-        name = value.get(self.tag)
+        name = value.get(self.tag, self.default)
         if name is None:
             return ctx.problem(
                 loc, f"missing required key '{self.tag}' (one of {', '.join(variants)})"

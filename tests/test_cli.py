@@ -82,7 +82,8 @@ def test_explain_shows_decision_cut_and_prediction(capsys):
     out = capsys.readouterr().out
     assert "decision: cloud" in out
     assert "606,112 bytes" in out  # 602,112 B of input up, 4,000 B of output back
-    assert "predicted latency 896.5 ms" in out
+    # 896.5 ms of upload, compute and return, plus the 260 ms LTE promotion of an isolated request
+    assert "predicted latency 1157 ms" in out
 
 
 def test_scenario_format_reference_is_current():

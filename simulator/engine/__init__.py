@@ -77,10 +77,16 @@ def simulate(scenario: Scenario, replicate: int = 0) -> RunResult:
     requests = request_table(engine, scenario.seed, replicate)
     start_s = float(requests["arrival_s"].min()) if len(requests) else 0.0
     end_s = float(requests["finish_s"].max()) if len(requests) else 0.0
+    # the window runs until the last completion or until every radio is idle again
+    # (a cellular tail drains the battery after the last byte)
+    span_s = end_s - start_s
+    end_s = max([end_s, *(r.last_change_s for r in engine.radios)])
+    for radio in engine.radios:
+        radio.close(end_s)
     window_s = end_s - start_s
     ops = ledger.op_table()
-    units = add_queue_stats(ledger.unit_table(window_s), ops)
-    radios = ledger.radio_table(window_s)
+    units = add_queue_stats(ledger.unit_table(window_s, span_s), ops)
+    radios = ledger.radio_table(engine.radios, (start_s, end_s))
     energy = energy_table(units, radios, scenario, start_s, end_s)
     apps = app_table(scenario, plans, oracle)
     summary = summarize(
@@ -94,6 +100,7 @@ def simulate(scenario: Scenario, replicate: int = 0) -> RunResult:
         energy=energy,
         apps=apps,
         placement=placement_table(scenario, plans, oracle),
+        radio_states=ledger.radio_state_table(engine.radios, (start_s, end_s)),
         summary=summary,
         document=dict(scenario.document),
     )

@@ -16,6 +16,20 @@ from simulator.engine.servers import Server
 from simulator.placement.plan import ExecutionPlan, Move
 from simulator.platform import Platform
 
+RADIO_COLUMNS = [
+    "node",
+    "link",
+    "technology",
+    "model",
+    "tx_s",
+    "rx_s",
+    "promotion_energy_j",
+    "connected_energy_j",
+    "tail_energy_j",
+    "idle_energy_j",
+    "active_energy_j",
+    "energy_j",
+]
 OP_COLUMNS = (
     "request_id",
     "app",
@@ -144,13 +158,14 @@ class Ledger:
         link = self.platform.network.links[hop.link]
         energy = 0.0
         serialise_s = end_s - start_s
-        if link.radio is not None:
+        radio = link.radio
+        if radio is not None:  # the request's share: connected power while it serialises
             if self._roles[hop.src] == "device":
                 self.radio_busy[(hop.link, hop.src, "tx")] += serialise_s
-                energy += link.radio.tx_w * serialise_s
+                energy += radio.connected_power_w(hop.bandwidth_bps, 0.0) * serialise_s
             if self._roles[hop.dst] == "device":
                 self.radio_busy[(hop.link, hop.dst, "rx")] += serialise_s
-                energy += link.radio.rx_w * serialise_s
+                energy += radio.connected_power_w(0.0, hop.bandwidth_bps) * serialise_s
         self.transfer_rows.append(
             self._move_row(
                 request,
@@ -215,7 +230,8 @@ class Ledger:
     def transfer_table(self) -> pd.DataFrame:
         return pd.DataFrame(self.transfer_rows, columns=list(TRANSFER_COLUMNS))
 
-    def unit_table(self, window_s: float) -> pd.DataFrame:
+    def unit_table(self, window_s: float, span_s: float) -> pd.DataFrame:
+        """One row per unit: energy over the window; utilisation over the requests' span."""
         rows = []
         for uid, server in self.units.items():
             node = self.platform.node_of(uid)
@@ -232,7 +248,7 @@ class Ledger:
                     "role": node.role,
                     "ops_run": server.jobs_served,
                     "busy_s": busy,
-                    "utilisation": busy / window_s if window_s > 0 else 0.0,
+                    "utilisation": busy / span_s if span_s > 0 else 0.0,
                     "idle_energy_j": idle_energy,
                     "active_energy_j": active_energy,
                     "energy_j": idle_energy + active_energy,
@@ -244,39 +260,48 @@ class Ledger:
             )
         return pd.DataFrame(rows)
 
-    def radio_table(self, window_s: float) -> pd.DataFrame:
+    def radio_table(self, radios, window: tuple[float, float]) -> pd.DataFrame:
+        """One row per device-end radio: seconds sending/receiving, energy by state."""
         rows = []
-        for link in self.platform.network.links.values():
-            for end in (link.a, link.b):
-                if (link.name, end, "tx") not in self.radio_busy:
-                    continue
-                radio = link.radio
-                tx = self.radio_busy[(link.name, end, "tx")]
-                rx = self.radio_busy[(link.name, end, "rx")]
-                idle_energy = radio.idle_w * window_s
-                active_energy = (radio.tx_w - radio.idle_w) * tx + (radio.rx_w - radio.idle_w) * rx
-                rows.append(
-                    {
-                        "node": end,
-                        "link": link.name,
-                        "technology": link.technology,
-                        "tx_s": tx,
-                        "rx_s": rx,
-                        "idle_energy_j": idle_energy,
-                        "active_energy_j": active_energy,
-                        "energy_j": idle_energy + active_energy,
-                    }
-                )
-        return pd.DataFrame(
-            rows,
-            columns=[
-                "node",
-                "link",
-                "technology",
-                "tx_s",
-                "rx_s",
-                "idle_energy_j",
-                "active_energy_j",
-                "energy_j",
-            ],
-        )
+        for state in radios:
+            link = self.platform.network.links[state.link]
+            by_state = state.energy_by_state(*window)
+            active = by_state["promotion"] + by_state["connected"] + by_state["tail"]
+            rows.append(
+                {
+                    "node": state.node,
+                    "link": state.link,
+                    "technology": link.technology,
+                    "model": state.radio.model,
+                    "tx_s": self.radio_busy[(state.link, state.node, "tx")],
+                    "rx_s": self.radio_busy[(state.link, state.node, "rx")],
+                    "promotion_energy_j": by_state["promotion"],
+                    "connected_energy_j": by_state["connected"],
+                    "tail_energy_j": by_state["tail"],
+                    "idle_energy_j": by_state["idle"],
+                    "active_energy_j": active,
+                    "energy_j": active + by_state["idle"],
+                }
+            )
+        return pd.DataFrame(rows, columns=RADIO_COLUMNS)
+
+    @staticmethod
+    def radio_state_table(radios, window: tuple[float, float]) -> pd.DataFrame:
+        """Every constant-power interval of every radio inside the window."""
+        start_s, end_s = window
+        rows = [
+            (
+                state.node,
+                state.link,
+                name,
+                max(a, start_s),
+                min(b, end_s),
+                power,
+                power * (min(b, end_s) - max(a, start_s)),
+            )
+            for state in radios
+            for name, a, b, power in state.intervals
+            if min(b, end_s) > max(a, start_s)
+        ]
+        columns = ["node", "link", "state", "start_s", "end_s", "power_w", "energy_j"]
+        return pd.DataFrame(rows, columns=columns)

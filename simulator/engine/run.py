@@ -14,6 +14,7 @@ import numpy as np
 import simpy
 
 from simulator.engine.ledger import Ledger
+from simulator.engine.radio import RadioState
 from simulator.engine.servers import Server, call_later
 from simulator.errors import SimulationError
 from simulator.placement.plan import ExecutionPlan, Move
@@ -127,6 +128,20 @@ class Engine:
         for link in platform.network.links.values():
             for src, dst in ((link.a, link.b), (link.b, link.a)):
                 self.links[(link.name, src)] = Server(self.env, f"{link.name}:{src}->{dst}")
+        # the device-end radios of every link, and which of them each direction uses
+        self.radios: list[RadioState] = []
+        self.hop_radios: dict[tuple[str, str], tuple[tuple[RadioState, bool], ...]] = {}
+        for link in platform.network.links.values():
+            ends = {}
+            if link.radio is not None:
+                for end in (link.a, link.b):
+                    if platform.role_of(end) == "device":
+                        ends[end] = RadioState(self.env, link.name, end, link.radio)
+                        self.radios.append(ends[end])
+            for src, dst in ((link.a, link.b), (link.b, link.a)):
+                self.hop_radios[(link.name, src)] = tuple(
+                    (ends[n], n == src) for n in (src, dst) if n in ends
+                )
         self.ledger = Ledger(platform, self.units, self.links)
         self.apps = []
         for i, entry in enumerate(scenario.workload):
@@ -277,14 +292,42 @@ class Engine:
     def _start_hop(self, request: _Request, move: Move, k: int, now: float) -> None:
         hop = move.hops[k]
         self._link_seq += 1
-        serialise_s = hop.serialise_s(move.nbytes)
-        self.links[(hop.link, hop.src)].submit(
-            (self._link_seq,), (serialise_s, None, self._hop_done, (request, move, k, now))
+        key = (self._link_seq,)
+        server = self.links[(hop.link, hop.src)]
+        radios = self.hop_radios[(hop.link, hop.src)]
+        job = (
+            hop.serialise_s(move.nbytes),
+            self._hop_start if radios else None,
+            self._hop_done,
+            (request, move, k, now),
         )
+        if not radios:
+            server.submit(key, job)
+            return
+        pending = [len(radios)]
+
+        def connected() -> None:  # every device radio on the hop is ready (promoted)
+            pending[0] -= 1
+            if pending[0] == 0:
+                server.submit(key, job)
+
+        for radio, _ in radios:
+            radio.connect(connected)
+
+    def _hop_start(self, payload, start_s: float) -> None:
+        _, move, k, _ = payload
+        hop = move.hops[k]
+        for radio, sending in self.hop_radios[(hop.link, hop.src)]:
+            bps = hop.bandwidth_bps
+            radio.flow(bps if sending else 0.0, 0.0 if sending else bps)
 
     def _hop_done(self, payload, start_s: float, end_s: float) -> None:
         request, move, k, queued_s = payload
         hop = move.hops[k]
+        for radio, sending in self.hop_radios[(hop.link, hop.src)]:
+            bps = hop.bandwidth_bps
+            radio.flow(-bps if sending else 0.0, 0.0 if sending else -bps)
+            radio.release()
         energy, device_energy = self.ledger.hop(request, move, k, queued_s, start_s, end_s)
         request.energy_j += energy
         request.device_energy_j += device_energy

@@ -10,25 +10,9 @@ from dataclasses import dataclass
 import networkx as nx
 
 from simulator.errors import SocsimError
+from simulator.network.radio import Radio
 
 BITS_PER_BYTE = 8
-
-
-@dataclass(frozen=True)
-class Radio:
-    """Power of the radio at a device end of a link (W): sending, receiving, idle."""
-
-    tx_w: float
-    rx_w: float
-    idle_w: float = 0.0
-
-    def __post_init__(self) -> None:
-        for label in ("tx_w", "rx_w", "idle_w"):
-            value = getattr(self, label)
-            if math.isnan(value) or value < 0:
-                raise SocsimError(f"radio {label} must be >= 0, got {value}")
-        if self.tx_w < self.idle_w or self.rx_w < self.idle_w:
-            raise SocsimError("radio tx_w and rx_w are totals and must be >= idle_w")
 
 
 @dataclass(frozen=True)

@@ -26,3 +26,4 @@ __all__ = [
     "estimate",
     "place",
 ]
+from simulator.placement import coexec as _coexec  # noqa: F401

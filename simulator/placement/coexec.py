@@ -306,8 +306,7 @@ class _Model:
         else:
             fixed = self._probe_s(op, uid, params=op.params) - d
             scaled = (
-                self._probe_s(op, uid, input_elems=op.input_elems, output_elems=op.output_elems)
-                - d
+                self._probe_s(op, uid, input_elems=op.input_elems, output_elems=op.output_elems) - d
             )
         return [(d, compute), (d + fixed, scaled)]
 
@@ -530,11 +529,12 @@ def co_execute(
     """Split ops across several units (CoDL/μLayer on one SoC, MoDNN across phones).
 
     Returns a placement over the rewritten graph (``Placement.graph``). Notes:
-    ``home``; ``split`` (per split op: ``ratios`` by unit, ``axis``, predicted ``split_s``
-    and ``single_s`` of the best single unit ``single_unit``); ``kept`` (eligible ops not
-    split, and why); ``predicted_latency_s`` and ``home_latency_s`` (every op on the home)
-    of one request, and their ratio ``predicted_speedup``; ``faster_elsewhere`` (ops a
-    non-home unit runs faster alone: put that unit first).
+    ``home``; ``split`` (one row per split op: ``op``, ``ratios`` by unit, ``axis``,
+    predicted ``split_s`` and ``single_s`` of the best single unit ``single_unit``);
+    ``kept`` (rows ``op``, ``reason``: eligible ops not split, and why);
+    ``predicted_latency_s`` and ``home_latency_s`` (every op on the home) of one request,
+    and their ratio ``predicted_speedup``; ``faster_elsewhere`` (ops a non-home unit runs
+    faster alone: put that unit first).
     """
     units, decisions = plan_splits(graph, oracle, source, options)
     home = units[0]
@@ -571,8 +571,9 @@ def co_execute(
     notes: dict[str, Any] = {
         "home": home,
         "units": tuple(units),
-        "split": {
-            d.op: {
+        "split": tuple(
+            {
+                "op": d.op,
                 "ratios": dict(d.ratios),
                 "axis": d.axis,
                 "split_s": d.split_s,
@@ -580,8 +581,8 @@ def co_execute(
                 "single_unit": d.best_unit,
             }
             for d in chosen
-        },
-        "kept": {d.op: d.reason for d in decisions if not d.split},
+        ),
+        "kept": tuple({"op": d.op, "reason": d.reason} for d in decisions if not d.split),
         "predicted_latency_s": predicted.latency_s,
         "home_latency_s": home_latency_s,
         "predicted_speedup": (

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
-TABLES = ("requests", "ops", "transfers", "units", "energy", "apps", "placement")
+TABLES = ("requests", "ops", "transfers", "units", "energy", "apps", "placement", "radio_states")
 
 
 @dataclass
@@ -45,6 +45,10 @@ class RunResult:
     placement : DataFrame
         One row per app and op: ``app, op, kind, unit, node, position`` (the op's
         place in the per-request execution order).
+    radio_states : DataFrame
+        Every constant-power interval of every device radio in the energy window:
+        ``node, link, state (idle | promotion | connected | tail), start_s, end_s,
+        power_w, energy_j`` — the radio's power over time.
     summary : dict
         Headline figures (see :func:`summarize`).
     document : dict
@@ -58,6 +62,7 @@ class RunResult:
     energy: pd.DataFrame
     apps: pd.DataFrame
     placement: pd.DataFrame
+    radio_states: pd.DataFrame
     summary: dict[str, Any] = field(default_factory=dict)
     document: dict[str, Any] = field(default_factory=dict)
 
@@ -126,14 +131,19 @@ def summarize(
     """Headline figures of a run.
 
     Latency percentiles use numpy's linear interpolation over completed requests.
-    Energy figures are totals over ``window`` = (first arrival, last completion),
-    split by whose battery: ``device`` nodes vs ``edge``/``cloud`` nodes.
+    Energy figures are totals over ``window`` = (first arrival, last completion or the
+    end of the last radio tail, whichever is later), split by whose battery: ``device``
+    nodes vs ``edge``/``cloud`` nodes. Throughput is over first arrival -> last
+    completion.
     ``inferences_per_j`` divides completed requests by the total energy.
     """
     done = requests[requests["status"] == "completed"]
     latency = done["latency_s"].to_numpy()
     start_s, end_s = window
     span_s = end_s - start_s
+    # throughput over the requests' own span (first arrival -> last completion), which
+    # the energy window can outlast (a radio tail)
+    busy_span_s = float(done["finish_s"].max() - requests["arrival_s"].min()) if len(done) else 0.0
     by_role = energy.groupby("role")["energy_j"].sum() if len(energy) else pd.Series(dtype=float)
     total_j = float(energy["energy_j"].sum()) if len(energy) else 0.0
     device_j = float(by_role.get("device", 0.0))
@@ -157,7 +167,7 @@ def summarize(
         "latency_max_s": float(latency.max()) if n_done else math.nan,
         "window_start_s": start_s,
         "window_end_s": end_s,
-        "throughput_rps": n_done / span_s if span_s > 0 else math.nan,
+        "throughput_rps": n_done / busy_span_s if busy_span_s > 0 else math.nan,
         "energy_j": total_j,
         "device_energy_j": device_j,
         "edge_energy_j": float(by_role.get("edge", 0.0)),

@@ -13,6 +13,7 @@ from typing import Any
 from simulator.graph.model import DTYPE_BYTES, OP_KINDS
 from simulator.graph.zoo import zoo_names, zoo_options
 from simulator.hardware.units import NODE_ROLES, SYNC_MECHANISMS, UNIT_KINDS
+from simulator.network.radio import RADIO_MODELS
 from simulator.placement.base import POLICIES
 from simulator.scheduling import DISPATCHERS, SCHEDULERS
 from simulator.schema import (
@@ -90,14 +91,7 @@ NODE = Record(
     name="node",
 )
 
-RADIO = Record(
-    {
-        "tx_w": Field(Number("W", ge=0)),
-        "rx_w": Field(Number("W", ge=0)),
-        "idle_w": Field(Number("W", ge=0), default=0.0),
-    },
-    name="radio",
-)
+RADIO = Tagged("model", RADIO_MODELS.schemas, what="radio model", default="constant")
 
 LINK = Record(
     {

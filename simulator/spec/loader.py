@@ -16,7 +16,8 @@ from simulator.errors import ModelError, Problem, ScenarioError, SocsimError
 from simulator.graph.model import ModelGraph
 from simulator.graph.zoo import build_zoo_model
 from simulator.hardware.units import ComputeUnit, Node, SyncPair
-from simulator.network.topology import Link, Radio
+from simulator.network.radio import build_radio
+from simulator.network.topology import Link
 from simulator.placement.base import PlacementSpec
 from simulator.platform import Platform
 from simulator.schema import INVALID, Context, Loc, nearest
@@ -346,7 +347,7 @@ def _build(checked: dict, raw: Mapping, ctx: Context, source: str) -> Scenario |
             continue
         joined[pair] = name
         try:
-            radio = Radio(**spec["radio"]) if spec["radio"] else None
+            radio = build_radio(spec["radio"]) if spec["radio"] else None
         except SocsimError as exc:
             ctx.problem(loc.child(raw["links"][name], "radio"), str(exc))
             continue

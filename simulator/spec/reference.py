@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 
+from simulator.network.radio import RADIO_MODELS
 from simulator.placement.base import POLICIES
 from simulator.schema import Field, Record
 from simulator.spec import definitions as d
@@ -52,7 +53,6 @@ def render() -> str:
         ("`nodes.<name>`", d.NODE),
         ("`nodes.<name>.units.<name>`", d.UNIT),
         ("`links.<name>`", d.LINK),
-        ("`links.<name>.radio`", d.RADIO),
         ("`models.<name>` (inline)", d.INLINE_MODEL),
         ("`models.<name>.ops[i]`", d.INLINE_OP),
         ("`models.<name>.edges[i]`", d.INLINE_EDGE),
@@ -64,6 +64,11 @@ def render() -> str:
     parts += ["### `arrival` processes (`workload[i].arrival.process`)", ""]
     for name in ARRIVALS:
         entry = ARRIVALS.get(name)
+        doc = entry.doc.strip().splitlines()[0]
+        parts += [f"#### `{name}`", "", doc, "", record_table(entry.options), ""]
+    parts += ["### Radio models (`links.<name>.radio.model`, default `constant`)", ""]
+    for name in RADIO_MODELS:
+        entry = RADIO_MODELS.get(name)
         doc = entry.doc.strip().splitlines()[0]
         parts += [f"#### `{name}`", "", doc, "", record_table(entry.options), ""]
     parts += ["### Placement policies (`placement.policy`)", ""]

@@ -95,7 +95,7 @@ def check_invariants(doc: dict, result) -> None:
         expected = _integrate_power(
             intervals, unit.idle_w, (unit.active_w - unit.idle_w) * share, window
         )
-        assert row.energy_j == pytest.approx(expected, rel=1e-9, abs=1e-15)
+        assert row.energy_j == pytest.approx(expected, rel=1e-9, abs=1e-12)
         assert row.energy_j >= unit.idle_w * span * (1 - 1e-12)
     for link in scenario.platform.network.links.values():
         if link.radio is None:
@@ -115,7 +115,7 @@ def check_invariants(doc: dict, result) -> None:
             radio.rx_w - radio.idle_w,
             window,
         )
-        assert rows["energy_j"].sum() == pytest.approx(expected, rel=1e-9, abs=1e-15)
+        assert rows["energy_j"].sum() == pytest.approx(expected, rel=1e-9, abs=1e-12)
     assert result.summary["energy_j"] == pytest.approx(result.energy["energy_j"].sum(), rel=1e-12)
 
 

@@ -156,18 +156,18 @@ def test_link_rejects(args, needle):
 
 
 def test_radio_checks():
-    assert Radio(3.853, 1.964, 0.02).idle_w == 0.02
-    assert Radio(1.0, 1.0).idle_w == 0.0
-    with pytest.raises(SocsimError, match="radio tx_w must be >= 0"):
-        Radio(-1.0, 1.0)
-    with pytest.raises(SocsimError, match="radio rx_w must be >= 0"):
-        Radio(1.0, math.nan)
+    assert Radio(tx_w=3.853, rx_w=1.964, idle_w=0.02).idle_w == 0.02
+    assert Radio(tx_w=1.0, rx_w=1.0).idle_w == 0.0
+    with pytest.raises(SocsimError, match="radio: tx_w must be >= 0"):
+        Radio(tx_w=-1.0, rx_w=1.0)
+    with pytest.raises(SocsimError, match="radio: rx_w must be >= 0"):
+        Radio(tx_w=1.0, rx_w=math.nan)
     with pytest.raises(SocsimError, match="must be >= idle_w"):
-        Radio(1.0, 1.0, 2.0)
+        Radio(tx_w=1.0, rx_w=1.0, idle_w=2.0)
 
 
 def test_network_objects_pickle():
-    link = Link("l", "a", "b", 0.01, 1e6, 2e6, Radio(2.0, 1.0, 0.1), "lte")
+    link = Link("l", "a", "b", 0.01, 1e6, 2e6, Radio(tx_w=2.0, rx_w=1.0, idle_w=0.1), "lte")
     assert pickle.loads(pickle.dumps(link)) == link
     hop = diamond().route("a", "c")[0]
     assert pickle.loads(pickle.dumps(hop)) == hop

@@ -1,0 +1,132 @@
+"""The state of one radio (a device end of a link) during a run, with exact energy.
+
+States: ``idle`` → (first transfer) ``promotion`` → ``connected`` → (last transfer done)
+``tail`` → (``tail_s`` later, unless a transfer came) ``idle``. A ``constant`` radio has
+no promotion and no tail. Power is piecewise constant between state changes and
+throughput changes, so energy is integrated exactly at every change and the intervals
+are kept for the ``radio_states`` table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import simpy
+
+from simulator.network.radio import Radio
+
+IDLE, PROMOTION, CONNECTED, TAIL = "idle", "promotion", "connected", "tail"
+
+
+class RadioState:
+    """One radio's state machine.
+
+    Parameters
+    ----------
+    env : simpy.Environment
+    link, node : str
+        The link and the device node the radio belongs to.
+    radio : Radio
+    """
+
+    def __init__(self, env: simpy.Environment, link: str, node: str, radio: Radio):
+        self.env = env
+        self.link = link
+        self.node = node
+        self.radio = radio
+        self.state = IDLE
+        self.reserved = 0  # transfers connected (queued or serialising) on this radio
+        self.up_bps = 0.0
+        self.down_bps = 0.0
+        self._waiting: list[Callable[[], None]] = []
+        self._tail_version = 0
+        self._since = 0.0
+        self.intervals: list[tuple[str, float, float, float]] = []  # state, start, end, W
+
+    # -- power bookkeeping -----------------------------------------------------------------
+    def power_w(self) -> float:
+        radio = self.radio
+        if self.state == IDLE:
+            return radio.idle_w
+        if self.state == PROMOTION:
+            return radio.promotion_w
+        if self.state == TAIL:
+            return radio.tail_w
+        if not radio.stateful and self.up_bps == 0 and self.down_bps == 0:
+            return radio.idle_w
+        return radio.connected_power_w(self.up_bps, self.down_bps)
+
+    def _change(self, update: Callable[[], None]) -> None:
+        """Close the current constant-power interval, then apply ``update``."""
+        self.close(self.env.now)
+        update()
+
+    def close(self, end_s: float) -> None:
+        """Record the current constant-power interval up to ``end_s``."""
+        if end_s > self._since:
+            self.intervals.append((self.state, self._since, end_s, self.power_w()))
+            self._since = end_s
+
+    def energy_by_state(self, start_s: float, end_s: float) -> dict[str, float]:
+        """Energy (J) per state within the window [start_s, end_s] (after :meth:`close`)."""
+        energy = dict.fromkeys((IDLE, PROMOTION, CONNECTED, TAIL), 0.0)
+        for state, a, b, power in self.intervals:
+            overlap = min(b, end_s) - max(a, start_s)
+            if overlap > 0:
+                energy[state] += power * overlap
+        return energy
+
+    # -- transfers ---------------------------------------------------------------------------
+    def connect(self, then: Callable[[], None]) -> None:
+        """Call ``then`` once the radio can carry a transfer (after a promotion if idle)."""
+        self.reserved += 1
+        if not self.radio.stateful or self.state in (CONNECTED, TAIL):
+            if self.state == TAIL:
+                self._tail_version += 1  # the pending tail expiry is void
+                self._change(lambda: setattr(self, "state", CONNECTED))
+            elif self.state == IDLE:
+                self._change(lambda: setattr(self, "state", CONNECTED))
+            then()
+            return
+        self._waiting.append(then)
+        if self.state == IDLE:
+            self._change(lambda: setattr(self, "state", PROMOTION))
+            self.env.timeout(self.radio.promotion_s).callbacks.append(self._promoted)
+
+    def _promoted(self, _event) -> None:
+        self._change(lambda: setattr(self, "state", CONNECTED))
+        waiting, self._waiting = self._waiting, []
+        for then in waiting:
+            then()
+
+    def flow(self, up_bps: float, down_bps: float) -> None:
+        """A transfer started (+) or ended (-) serialising at these rates."""
+
+        def update() -> None:
+            self.up_bps = max(self.up_bps + up_bps, 0.0)
+            self.down_bps = max(self.down_bps + down_bps, 0.0)
+
+        self._change(update)
+
+    def release(self) -> None:
+        """A connected transfer is done; the last one starts the tail (or goes idle)."""
+        self.reserved -= 1
+        if self.reserved:
+            return
+        if not self.radio.stateful:
+            self._change(lambda: setattr(self, "state", IDLE))
+            return
+        self._change(lambda: setattr(self, "state", TAIL))
+        self._tail_version += 1
+        version = self._tail_version
+        self.env.timeout(self.radio.tail_s).callbacks.append(
+            lambda _event: self._tail_over(version)
+        )
+
+    def _tail_over(self, version: int) -> None:
+        if version == self._tail_version and self.state == TAIL:
+            self._change(lambda: setattr(self, "state", IDLE))
+
+    @property
+    def last_change_s(self) -> float:
+        return self._since

@@ -1,0 +1,154 @@
+"""Radio state machines against closed-form energies (Huang et al. MobiSys 2012 LTE model)."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from simulator.engine import plan_apps, simulate
+from simulator.placement.estimate import estimate
+from simulator.platform import CostOracle
+from simulator.spec import parse_scenario
+
+EXACT = 1e-12
+LTE = {
+    "model": "rrc",
+    "promotion_ms": 260,
+    "promotion_w": 1.21,
+    "tail_ms": 11576,
+    "tail_w": 1.06,
+    "base_w": 1.28804,
+    "alpha_up_mw_per_mbps": 438.39,
+    "alpha_down_mw_per_mbps": 51.97,
+    "idle_w": 0.02,
+}
+UP_BPS, DOWN_BPS, LATENCY_S = 5.85e6, 13e6, 0.035
+
+
+def upload_doc(times_ms: list[float], input_bytes: int = 1_000_000) -> dict:
+    """A phone (no compute power) offloading a 1 ms op to a cloud over LTE."""
+    return {
+        "name": "lte_upload",
+        "nodes": {
+            "phone": {
+                "role": "device",
+                "units": {"cpu": {"kind": "cpu", "peak_gflops": {"fp32": 1}}},
+            },
+            "cloud": {
+                "role": "cloud",
+                "units": {"gpu": {"kind": "gpu", "peak_gflops": {"fp32": 1000}}},
+            },
+        },
+        "links": {
+            "lte": {
+                "ends": ["phone", "cloud"],
+                "latency_ms": 35,
+                "bandwidth_mbps": 5.85,
+                "reverse_bandwidth_mbps": 13,
+                "radio": copy.deepcopy(LTE),
+            }
+        },
+        "models": {
+            "m": {
+                "ops": [
+                    {
+                        "name": "x",
+                        "kind": "conv",
+                        "flops": 1e9,
+                        "input_elems": input_bytes // 4,
+                        "output_elems": 0,
+                    }
+                ]
+            }
+        },
+        "workload": [
+            {
+                "app": "a",
+                "model": "m",
+                "source": "phone",
+                "arrival": {"process": "trace", "times_ms": times_ms},
+            }
+        ],
+        "placement": {"policy": "offload", "node": "cloud"},
+    }
+
+
+def radio_row(result):
+    return result.energy.set_index("component").loc["radio:lte"]
+
+
+def test_isolated_lte_upload_pays_promotion_transfer_and_one_tail():
+    result = simulate(parse_scenario(upload_doc([0])))
+    up_s = 8e6 / UP_BPS
+    # promotion delays the upload; the (empty) output still makes the return trip
+    upload_end = 0.26 + up_s
+    response_at = upload_end + LATENCY_S + 1e-3  # the cloud sends the output back
+    assert result.requests["latency_s"].iloc[0] == pytest.approx(response_at + LATENCY_S, rel=EXACT)
+    states = result.radio_states.groupby("state")["energy_j"].sum()
+    assert states["promotion"] == pytest.approx(0.26 * 1.21, rel=EXACT)
+    transfer_w = 1.28804 + 438.39e-9 * UP_BPS
+    assert states["connected"] == pytest.approx(transfer_w * up_s, rel=EXACT)
+    # the tail starts after the upload; the response arrives inside it and resets it
+    tail_s = (response_at - upload_end) + 11.576
+    assert states["tail"] == pytest.approx(tail_s * 1.06, rel=EXACT)
+    # the window stays open until the tail ends: the battery pays it
+    assert result.summary["window_end_s"] == pytest.approx(response_at + 11.576, rel=EXACT)
+    assert "idle" not in states  # idle only before the first arrival (outside the window)
+    assert radio_row(result)["energy_j"] == pytest.approx(
+        0.26 * 1.21 + transfer_w * up_s + tail_s * 1.06, rel=EXACT
+    )
+
+
+def test_two_uploads_inside_one_tail_pay_one_promotion_and_one_tail():
+    up_s = 8e6 / UP_BPS
+    round_trip = LATENCY_S + 1e-3 + LATENCY_S
+    second = 5.0  # well inside the first request's 11.576 s tail
+    result = simulate(parse_scenario(upload_doc([0, second * 1e3])))
+    states = result.radio_states.groupby("state")["energy_j"].sum()
+    assert states["promotion"] == pytest.approx(0.26 * 1.21, rel=EXACT)  # one promotion
+    latencies = result.requests.sort_values("request_id")["latency_s"].to_numpy()
+    assert latencies == pytest.approx([0.26 + up_s + round_trip, up_s + round_trip], rel=EXACT)
+    # tail time: every gap between transfers, then one full 11.576 s after the last one
+    last_transfer = second + up_s + LATENCY_S + 1e-3
+    connected = 2 * up_s
+    tail_s = last_transfer - 0.26 - connected + 11.576
+    assert states["tail"] == pytest.approx(tail_s * 1.06, rel=EXACT)
+    assert result.summary["window_end_s"] == pytest.approx(last_transfer + 11.576, rel=EXACT)
+
+
+def test_uploads_further_apart_than_the_tail_pay_twice():
+    result = simulate(parse_scenario(upload_doc([0, 20000])))
+    states = result.radio_states.groupby("state")["energy_j"].sum()
+    assert states["promotion"] == pytest.approx(2 * 0.26 * 1.21, rel=EXACT)
+    gap = LATENCY_S + 1e-3  # upload end -> response, inside each request's tail
+    assert states["tail"] == pytest.approx(2 * (gap + 11.576) * 1.06, rel=EXACT)
+    assert states["idle"] > 0  # idle between the two tails
+
+
+def test_estimate_includes_promotion_delay_and_isolated_tail():
+    scenario = parse_scenario(upload_doc([0]))
+    oracle = CostOracle(scenario.platform)
+    predicted = estimate(plan_apps(scenario, oracle)["a"], oracle)
+    result = simulate(scenario)
+    assert predicted.latency_s == result.requests["latency_s"].iloc[0]
+    up_s = 8e6 / UP_BPS
+    transfer_w = 1.28804 + 438.39e-9 * UP_BPS
+    # one promotion, the upload, one tail (the isolated request's cost to the battery)
+    assert predicted.radio_energy_j == pytest.approx(
+        0.26 * 1.21 + transfer_w * up_s + 11.576 * 1.06, rel=EXACT
+    )
+
+
+def test_the_lte_preset_is_the_rrc_model():
+    doc = {
+        "name": "preset",
+        "include": ["../../scenarios/networks/lte.yaml"],
+        **{k: v for k, v in upload_doc([0]).items() if k != "name"},
+    }
+    doc["links"]["lte"] = {"preset": "lte", "ends": ["phone", "cloud"]}
+    from pathlib import Path
+
+    scenario = parse_scenario(doc, base_dir=Path(__file__).parent)
+    radio = scenario.platform.network.links["lte"].radio
+    assert radio.model == "rrc" and radio.promotion_s == 0.26 and radio.tail_s == 11.576
