@@ -14,7 +14,7 @@ import simulator.placement.coexec  # noqa: F401  (registers co_execute)
 from simulator.engine import plan_apps, simulate
 from simulator.errors import PlacementError, ScenarioError
 from simulator.hardware.cost import compute_time_s
-from simulator.placement.coexec import balanced_ratios, water_fill
+from simulator.placement.balance import balanced_ratios, water_fill
 from simulator.placement.estimate import estimate
 from simulator.platform import CostOracle
 from simulator.spec import load_scenario, parse_scenario
