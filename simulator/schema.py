@@ -63,6 +63,7 @@ class Context:
     """Collects problems and cross-references while a document is checked."""
 
     default_file: str | None = None
+    base_dir: str | None = None
     problems: list[Problem] = field(default_factory=list)
     refs: list[tuple[str, str, Loc]] = field(default_factory=list)
 

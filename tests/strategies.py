@@ -56,7 +56,16 @@ def scenarios(draw, max_ops: int = 10, requests: int | None = None) -> dict:
                 "rx_w": draw(st.floats(0.5, 2)),
                 "idle_w": draw(st.floats(0, 0.2)),
             },
+            "sharing": draw(st.sampled_from(("fifo", "fair"))),
         }
+        if draw(st.booleans()):
+            start = draw(st.floats(0, 0.05))
+            links["up"]["outages_s"] = [[start, start + draw(st.floats(1e-4, 0.05))]]
+        if draw(st.booleans()):
+            links["up"]["bandwidth_trace_mbps"] = [
+                [0, draw(st.floats(1, 100))],
+                [draw(st.floats(1e-3, 0.1)), draw(st.floats(1, 100))],
+            ]
     unit_ids = [f"phone.{u}" for u in units] + (["cloud.gpu"] if "cloud" in nodes else [])
     n_ops = draw(st.integers(1, max_ops))
     ops, edges, rules = [], [], []

@@ -67,12 +67,9 @@ TRANSFER_COLUMNS = (
 class Ledger:
     """Collects what happened during one run."""
 
-    def __init__(
-        self, platform: Platform, units: dict[str, Server], links: dict[tuple[str, str], Server]
-    ):
+    def __init__(self, platform: Platform, units: dict[str, Server]):
         self.platform = platform
         self.units = units
-        self.links = links
         self.op_rows: list[tuple] = []
         self.transfer_rows: list[tuple] = []
         self.memory_now = dict.fromkeys(units, 0)

@@ -14,9 +14,11 @@ import numpy as np
 import simpy
 
 from simulator.engine.ledger import Ledger
+from simulator.engine.links import FluidLink
 from simulator.engine.radio import RadioState
 from simulator.engine.servers import Server, call_later
 from simulator.errors import SimulationError
+from simulator.network.topology import BITS_PER_BYTE
 from simulator.placement.plan import ExecutionPlan, Move
 from simulator.platform import CostOracle
 from simulator.scheduling import DISPATCHERS, NO_DEADLINE, SCHEDULERS, Dispatcher, ReplicaLoad
@@ -30,6 +32,21 @@ _FastMove = tuple[Move, float | None, bool]
 
 def _fast(move: Move) -> _FastMove:
     return (move, None if move.hops else move.fixed_delay_s, move.transfer.kind != "local")
+
+
+class _RadioRates:
+    """Tells a link direction's radios its throughput in use (their power follows it)."""
+
+    __slots__ = ("_bps", "_radios")
+
+    def __init__(self, radios):
+        self._radios = radios
+        self._bps = 0.0
+
+    def __call__(self, total_bps: float) -> None:
+        delta, self._bps = total_bps - self._bps, total_bps
+        for radio, sending in self._radios:
+            radio.flow(delta if sending else 0.0, 0.0 if sending else delta)
 
 
 class _Request:
@@ -124,10 +141,6 @@ class Engine:
         self.units = {
             uid: Server(self.env, uid, platform.unit(uid).slots) for uid in platform.unit_ids
         }
-        self.links: dict[tuple[str, str], Server] = {}
-        for link in platform.network.links.values():
-            for src, dst in ((link.a, link.b), (link.b, link.a)):
-                self.links[(link.name, src)] = Server(self.env, f"{link.name}:{src}->{dst}")
         # the device-end radios of every link, and which of them each direction uses
         self.radios: list[RadioState] = []
         self.hop_radios: dict[tuple[str, str], tuple[tuple[RadioState, bool], ...]] = {}
@@ -142,7 +155,18 @@ class Engine:
                 self.hop_radios[(link.name, src)] = tuple(
                     (ends[n], n == src) for n in (src, dst) if n in ends
                 )
-        self.ledger = Ledger(platform, self.units, self.links)
+        self.links: dict[tuple[str, str], FluidLink] = {}
+        for link in platform.network.links.values():
+            for src, dst in ((link.a, link.b), (link.b, link.a)):
+                radios = self.hop_radios[(link.name, src)]
+                self.links[(link.name, src)] = FluidLink(
+                    self.env,
+                    f"{link.name}:{src}->{dst}",
+                    link.capacity_steps(src),
+                    link.sharing,
+                    _RadioRates(radios) if radios else None,
+                )
+        self.ledger = Ledger(platform, self.units)
         self.apps = []
         for i, entry in enumerate(scenario.workload):
             mine = plans[entry.app]
@@ -292,41 +316,26 @@ class Engine:
     def _start_hop(self, request: _Request, move: Move, k: int, now: float) -> None:
         hop = move.hops[k]
         self._link_seq += 1
-        key = (self._link_seq,)
-        server = self.links[(hop.link, hop.src)]
+        channel = self.links[(hop.link, hop.src)]
         radios = self.hop_radios[(hop.link, hop.src)]
-        job = (
-            hop.serialise_s(move.nbytes),
-            self._hop_start if radios else None,
-            self._hop_done,
-            (request, move, k, now),
-        )
+        payload = (request, move, k, now)
         if not radios:
-            server.submit(key, job)
+            channel.submit(move.nbytes * BITS_PER_BYTE, None, self._hop_done, payload)
             return
         pending = [len(radios)]
 
         def connected() -> None:  # every device radio on the hop is ready (promoted)
             pending[0] -= 1
             if pending[0] == 0:
-                server.submit(key, job)
+                channel.submit(move.nbytes * BITS_PER_BYTE, None, self._hop_done, payload)
 
         for radio, _ in radios:
             radio.connect(connected)
 
-    def _hop_start(self, payload, start_s: float) -> None:
-        _, move, k, _ = payload
-        hop = move.hops[k]
-        for radio, sending in self.hop_radios[(hop.link, hop.src)]:
-            bps = hop.bandwidth_bps
-            radio.flow(bps if sending else 0.0, 0.0 if sending else bps)
-
     def _hop_done(self, payload, start_s: float, end_s: float) -> None:
         request, move, k, queued_s = payload
         hop = move.hops[k]
-        for radio, sending in self.hop_radios[(hop.link, hop.src)]:
-            bps = hop.bandwidth_bps
-            radio.flow(-bps if sending else 0.0, 0.0 if sending else -bps)
+        for radio, _ in self.hop_radios[(hop.link, hop.src)]:
             radio.release()
         energy, device_energy = self.ledger.hop(request, move, k, queued_s, start_s, end_s)
         request.energy_j += energy

@@ -36,8 +36,9 @@ def amdahl_speedup(parallel_fraction: float, cores: int) -> float:
         raise ValueError(f"parallel_fraction must be in [0, 1], got {parallel_fraction}")
     if cores < 1:
         raise ValueError(f"cores must be >= 1, got {cores}")
-    # n / ((1 - p) n + p) is the same quantity, exact at p = 0 and p = 1
-    return cores / ((1.0 - parallel_fraction) * cores + parallel_fraction)
+    if parallel_fraction == 1.0:  # exact at the ends (1 / (1 / n) need not round to n)
+        return float(cores)
+    return 1.0 / ((1.0 - parallel_fraction) + parallel_fraction / cores)
 
 
 def explicit_time_s(op: Op, unit: ComputeUnit, unit_id: str) -> float | None:

@@ -13,6 +13,7 @@ from simulator.errors import SocsimError
 from simulator.network.radio import Radio
 
 BITS_PER_BYTE = 8
+SHARING: tuple[str, ...] = ("fifo", "fair")
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,14 @@ class Link:
         ``b -> a`` bandwidth in bits/s.
     radio : Radio or None
         Radio power drawn at each end whose node is a device.
+    sharing : str
+        ``fifo`` (one transfer at a time per direction) or ``fair`` (concurrent
+        transfers share the bandwidth equally).
+    bandwidth_trace, reverse_bandwidth_trace : tuple of (time_s, bandwidth_bps)
+        Bandwidth over time per direction (each value holds until the next time);
+        empty means the constant bandwidth. Placement estimates use the constant.
+    outages : tuple of (start_s, end_s)
+        Intervals when the link carries nothing in either direction (transfers wait).
     """
 
     name: str
@@ -39,6 +48,10 @@ class Link:
     reverse_bandwidth_bps: float
     radio: Radio | None = None
     technology: str = ""
+    sharing: str = "fifo"
+    bandwidth_trace: tuple[tuple[float, float], ...] = ()
+    reverse_bandwidth_trace: tuple[tuple[float, float], ...] = ()
+    outages: tuple[tuple[float, float], ...] = ()
 
     def __post_init__(self) -> None:
         if self.a == self.b:
@@ -47,6 +60,50 @@ class Link:
             raise SocsimError(f"link '{self.name}': latency must be >= 0")
         if not (self.bandwidth_bps > 0 and self.reverse_bandwidth_bps > 0):
             raise SocsimError(f"link '{self.name}': bandwidths must be > 0")
+        if self.sharing not in SHARING:
+            raise SocsimError(f"link '{self.name}': sharing must be one of {SHARING}")
+        for label in ("bandwidth_trace", "reverse_bandwidth_trace", "outages"):
+            object.__setattr__(self, label, tuple(tuple(p) for p in getattr(self, label)))
+        for label in ("bandwidth_trace", "reverse_bandwidth_trace"):
+            trace = getattr(self, label)
+            times = [t for t, _ in trace]
+            if times != sorted(times) or any(b < 0 or not math.isfinite(b) for _, b in trace):
+                raise SocsimError(
+                    f"link '{self.name}': {label} needs increasing times and bandwidths >= 0"
+                )
+            if trace and trace[-1][1] <= 0:
+                raise SocsimError(
+                    f"link '{self.name}': {label} must end with a bandwidth > 0 "
+                    "(transfers would wait forever)"
+                )
+        for start, end in self.outages:
+            if not (0 <= start < end < math.inf):
+                raise SocsimError(f"link '{self.name}': an outage needs 0 <= start < end, finite")
+
+    def capacity_steps(self, src: str) -> tuple[tuple[float, float], ...]:
+        """The direction leaving ``src`` as (time_s, bits/s) steps, outages included."""
+        trace = self.bandwidth_trace if src == self.a else self.reverse_bandwidth_trace
+        base = list(trace) or [(0.0, self.bandwidth_from(src))]
+        if base[0][0] > 0:
+            base.insert(0, (0.0, base[0][1]))
+
+        def bandwidth_at(t: float) -> float:
+            value = base[0][1]
+            for time, bps in base:
+                if time <= t:
+                    value = bps
+            return value
+
+        def down(t: float) -> bool:
+            return any(start <= t < end for start, end in self.outages)
+
+        times = sorted({t for t, _ in base} | {t for o in self.outages for t in o})
+        steps: list[tuple[float, float]] = []
+        for t in times:
+            bps = 0.0 if down(t) else bandwidth_at(t)
+            if not steps or steps[-1][1] != bps:
+                steps.append((t, bps))
+        return tuple(steps)
 
     def bandwidth_from(self, src: str) -> float:
         """Bandwidth (bits/s) of the direction that leaves ``src``."""

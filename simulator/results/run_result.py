@@ -140,7 +140,6 @@ def summarize(
     done = requests[requests["status"] == "completed"]
     latency = done["latency_s"].to_numpy()
     start_s, end_s = window
-    span_s = end_s - start_s
     # throughput over the requests' own span (first arrival -> last completion), which
     # the energy window can outlast (a radio tail)
     busy_span_s = float(done["finish_s"].max() - requests["arrival_s"].min()) if len(done) else 0.0

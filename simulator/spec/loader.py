@@ -60,7 +60,7 @@ def parse_scenario(
 
     ``document`` may be a plain dict (e.g. a sweep point); lines are then unknown.
     """
-    ctx = Context(default_file=source)
+    ctx = Context(default_file=source, base_dir=str(base_dir))
     if not isinstance(document, Mapping):
         raise ScenarioError([Problem("", "a scenario must be a mapping of keys", file=source)])
     presets = _collect_presets(document, Path(base_dir), source, ctx, (Path(source).resolve(),))
@@ -352,18 +352,31 @@ def _build(checked: dict, raw: Mapping, ctx: Context, source: str) -> Scenario |
             ctx.problem(loc.child(raw["links"][name], "radio"), str(exc))
             continue
         reverse = spec["reverse_bandwidth_bps"] or spec["bandwidth_bps"]
-        links.append(
-            Link(
-                name,
-                a,
-                b,
-                spec["latency_s"],
-                spec["bandwidth_bps"],
-                reverse,
-                radio,
-                spec["technology"],
+        traces = {}
+        for direction in ("bandwidth_trace", "reverse_bandwidth_trace"):
+            inline, from_file = spec[f"{direction}_mbps"], spec[f"{direction}_file"]
+            if inline is not None and from_file is not None:
+                ctx.problem(loc, f"give {direction}_mbps or {direction}_file, not both")
+            points = [(t, mbps * 1e6) for t, mbps in inline] if inline is not None else from_file
+            traces[direction] = tuple(points or ())
+        try:
+            links.append(
+                Link(
+                    name,
+                    a,
+                    b,
+                    spec["latency_s"],
+                    spec["bandwidth_bps"],
+                    reverse,
+                    radio,
+                    spec["technology"],
+                    sharing=spec["sharing"],
+                    outages=tuple(tuple(o) for o in spec["outages_s"]),
+                    **traces,
+                )
             )
-        )
+        except SocsimError as exc:
+            ctx.problem(loc, str(exc))
     if ctx.problems:
         return None
     try:

@@ -39,16 +39,35 @@ def _max_concurrent(intervals: pd.DataFrame) -> int:
     return peak
 
 
+def _minus_outages(hops: pd.DataFrame, outages) -> list[tuple[float, float]]:
+    """Serialisation intervals with the link's outages cut out (nothing is sent then)."""
+    pieces = list(zip(hops["start_s"], hops["end_s"], strict=True))
+    for down_start, down_end in outages:
+        cut = []
+        for a, b in pieces:
+            cut += [(a, min(b, down_start))] if a < down_start else []
+            cut += [(max(a, down_end), b)] if b > down_end else []
+        pieces = [(a, b) for a, b in cut if b > a]
+    return pieces
+
+
 def _integrate_power(
-    intervals: list[tuple[float, float]], base_w: float, extra_w: float, window: tuple[float, float]
+    intervals: list[tuple[float, float]],
+    base_w: float,
+    extra_w: float,
+    window: tuple[float, float],
+    busy_or_not: bool = False,
 ) -> float:
-    """∫ power dt over the window for a component drawing base_w plus extra_w while busy,
-    computed on the union of event boundaries (independent of the ledger's formula)."""
+    """∫ power dt over the window for a component drawing base_w plus extra_w per busy
+    interval (or once while any is open, ``busy_or_not``), computed on the union of event
+    boundaries (independent of the ledger's formula)."""
     points = sorted({window[0], window[1], *[t for iv in intervals for t in iv]})
     total = 0.0
     for a, b in itertools.pairwise(points):
         mid = (a + b) / 2
         busy = sum(1 for s, e in intervals if s <= mid < e)
+        if busy_or_not:
+            busy = min(busy, 1)
         total += (base_w + extra_w * busy) * (b - a)
     return total
 
@@ -81,8 +100,12 @@ def check_invariants(doc: dict, result) -> None:
     for uid, group in ops.groupby("unit"):
         assert _max_concurrent(group) <= scenario.platform.unit(uid).slots
     hops = transfers[transfers["kind"] == "network"]
-    for _, group in hops.groupby(["link", "src_node"]):
-        assert _no_overlap(group, "start_s", "end_s")
+    for (link_name, _), group in hops.groupby(["link", "src_node"]):
+        link = scenario.platform.network.links[link_name]
+        if link.sharing == "fifo":
+            assert _no_overlap(group, "start_s", "end_s")
+        for start, end in link.outages:  # nothing completes while the link is down
+            assert not ((group["end_s"] > start) & (group["end_s"] < end)).any()
     assert (hops["start_s"] >= hops["queued_s"]).all()
     # energy = ∫ power dt, and never below idle power x window
     window = (result.summary["window_start_s"], result.summary["window_end_s"])
@@ -103,17 +126,20 @@ def check_invariants(doc: dict, result) -> None:
         rows = result.energy[result.energy["component"] == f"radio:{link.name}"]
         sent = hops[(hops["link"] == link.name) & (hops["src_node"] == "phone")]
         got = hops[(hops["link"] == link.name) & (hops["dst_node"] == "phone")]
+        sent, got = _minus_outages(sent, link.outages), _minus_outages(got, link.outages)
         radio = link.radio
         expected = _integrate_power(
-            list(zip(sent["start_s"], sent["end_s"], strict=True)),
+            sent,
             radio.idle_w,
             radio.tx_w - radio.idle_w,
             window,
+            busy_or_not=True,  # a constant radio is sending or not, whatever the flows
         ) + _integrate_power(
-            list(zip(got["start_s"], got["end_s"], strict=True)),
+            got,
             0.0,
             radio.rx_w - radio.idle_w,
             window,
+            busy_or_not=True,
         )
         assert rows["energy_j"].sum() == pytest.approx(expected, rel=1e-9, abs=1e-12)
     assert result.summary["energy_j"] == pytest.approx(result.energy["energy_j"].sum(), rel=1e-12)
@@ -130,6 +156,10 @@ def test_invariants_hold_on_random_scenarios(doc):
 @given(scenarios(requests=1))
 def test_lone_request_matches_the_list_schedule_estimate(doc):
     doc["workload"][0]["arrival"] = {"process": "periodic", "period_ms": 1}  # arrives at t = 0
+    for link in doc["links"].values():  # the estimate's setting: constant, FIFO, always up
+        link["sharing"] = "fifo"
+        link.pop("outages_s", None)
+        link.pop("bandwidth_trace_mbps", None)
     scenario = parse_scenario(doc)
     oracle = CostOracle(scenario.platform)
     plan = plan_apps(scenario, oracle)["a"]

@@ -1,0 +1,141 @@
+"""Link directions as fluid channels: bandwidth that changes over time, shared by flows.
+
+A channel's capacity is a step function of time (a constant, a bandwidth trace, zero
+during outages). Flows share it by ``fifo`` (the oldest flow gets everything, the way a
+single queue serialises) or ``fair`` (processor sharing: ``n`` flows get ``capacity / n``
+each). Between events every rate is constant, so the bits sent are integrated exactly;
+the channel reschedules its next event (a flow's completion or a capacity step) whenever
+flows or capacity change, invalidating the stale one by a version counter.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import simpy
+
+#: bits left under which a flow counts as complete (absorbs float rounding)
+_EPS_BITS = 1e-6
+
+
+class _Flow:
+    __slots__ = ("bits_left", "on_finish", "on_start", "payload", "rate_bps", "start_s")
+
+    def __init__(self, bits, on_start, on_finish, payload):
+        self.bits_left = bits
+        self.on_start = on_start
+        self.on_finish = on_finish
+        self.payload = payload
+        self.rate_bps = 0.0
+        self.start_s = None
+
+
+class FluidLink:
+    """One direction of a link.
+
+    Parameters
+    ----------
+    env : simpy.Environment
+    name : str
+    steps : sequence of (time_s, bandwidth_bps)
+        Capacity from each time on (the first applies from t = 0); 0 during outages.
+    sharing : str
+        ``fifo`` or ``fair``.
+    on_rate : callable(total_bps) or None
+        Told the total throughput in use after every change (radios draw power by it).
+    """
+
+    def __init__(
+        self,
+        env: simpy.Environment,
+        name: str,
+        steps: Sequence[tuple[float, float]],
+        sharing: str = "fifo",
+        on_rate: Callable[[float], None] | None = None,
+    ):
+        self.env = env
+        self.name = name
+        self._times = [t for t, _ in steps]
+        self._bps = [b for _, b in steps]
+        self.sharing = sharing
+        self.on_rate = on_rate
+        self.flows: list[_Flow] = []
+        self._last_s = 0.0
+        self._version = 0
+        self._total_bps = 0.0
+        self.bits_sent = 0.0
+
+    def capacity_at(self, t: float) -> float:
+        return self._bps[max(bisect.bisect_right(self._times, t) - 1, 0)]
+
+    def _next_step_after(self, t: float) -> float:
+        k = bisect.bisect_right(self._times, t)
+        return self._times[k] if k < len(self._times) else math.inf
+
+    def submit(self, bits: float, on_start, on_finish, payload: Any) -> None:
+        """Start a flow of ``bits``; ``on_start(payload, t)`` when it first gets bandwidth,
+        ``on_finish(payload, start_s, end_s)`` when its last bit is sent."""
+        self._advance()
+        self.flows.append(_Flow(float(bits), on_start, on_finish, payload))
+        self._update()
+
+    # -- the fluid model -----------------------------------------------------------------
+    def _advance(self) -> None:
+        now = self.env.now
+        dt = now - self._last_s
+        if dt > 0:
+            for flow in self.flows:
+                if flow.rate_bps:
+                    sent = flow.rate_bps * dt
+                    flow.bits_left -= sent
+                    self.bits_sent += sent
+        self._last_s = now
+
+    def _update(self) -> None:
+        """Finish what is done, share the capacity, schedule the next event."""
+        now = self.env.now
+        done = [f for f in self.flows if f.bits_left <= _EPS_BITS and f.start_s is not None]
+        zero = [f for f in self.flows if f.bits_left <= _EPS_BITS and f.start_s is None]
+        for flow in zero:  # an empty flow is sent the moment it may start
+            if self.sharing == "fair" or flow is self.flows[0]:
+                flow.start_s = now
+                done.append(flow)
+        if done:
+            self.flows = [f for f in self.flows if f not in done]
+        capacity = self.capacity_at(now)
+        active = self.flows if self.sharing == "fair" else self.flows[:1]
+        share = capacity / len(active) if active else 0.0
+        started = []
+        for flow in self.flows:
+            flow.rate_bps = share if flow in active else 0.0
+            if flow.rate_bps > 0 and flow.start_s is None:
+                flow.start_s = now
+                started.append(flow)
+        total = share * len(active)
+        if total != self._total_bps and self.on_rate is not None:
+            self.on_rate(total)
+        self._total_bps = total
+        self._version += 1
+        version = self._version
+        next_s = self._next_step_after(now) - now
+        for flow in active:
+            if flow.rate_bps > 0:
+                next_s = min(next_s, flow.bits_left / flow.rate_bps)
+        if self.flows and math.isfinite(next_s):
+            self.env.timeout(max(next_s, 0.0)).callbacks.append(lambda _e: self._wake(version))
+        for flow in started:
+            if flow.on_start is not None:
+                flow.on_start(flow.payload, now)
+        for flow in done:
+            if flow.on_start is not None and flow in zero:
+                flow.on_start(flow.payload, now)
+            flow.on_finish(flow.payload, flow.start_s, now)
+
+    def _wake(self, version: int) -> None:
+        if version != self._version:
+            return  # the flows or the capacity changed since this was scheduled
+        self._advance()
+        self._update()

@@ -1,0 +1,222 @@
+"""DVFS governors: pure rules ``(table, state, options) -> level``, as a registry.
+
+The engine asks a unit's governor for a level at the end of every sampling window (for
+the dynamic governors) and whenever the thermal cap changes; the governor sees only a
+:class:`GovernorInput` and its validated options. Every governor returns a level in
+``0 .. min(top, thermal_cap_level)``.
+
+``utilisation`` is what the kernel's ondemand governor samples: the busy fraction of the
+last window, measured at the level the unit ran (``current_level``). The work's demand in
+frequency terms is therefore ``utilisation × f(current_level)`` — the same quantity as
+the kernel's frequency-invariant ``util × f_max`` (Linux ``Documentation/admin-guide/pm/
+cpufreq.rst``, schedutil: ``f = 1.25 · f_0 · util / max`` with ``f_0`` the current
+frequency when util is not frequency-invariant). At the top level the rules below are
+exactly ``f_max × utilisation / up_threshold`` (ondemand) and ``1.25 × f_max ×
+utilisation`` (schedutil).
+
+* ``performance``: the highest allowed level.
+* ``powersave``: the lowest level.
+* ``fixed``: option ``level`` (clamped to the thermal cap).
+* ``ondemand``: if ``utilisation > up_threshold`` (default 0.8), the highest allowed
+  level; otherwise the lowest level with ``f >= utilisation × f_cur / up_threshold``, the
+  lowest frequency that would keep the load at or below the threshold (Linux
+  ``drivers/cpufreq/cpufreq_ondemand.c``, ``dbs_check_cpu``: "the lowest frequency that
+  can support the current CPU usage without triggering the up policy").
+* ``schedutil``: target ``headroom × utilisation × f_cur`` (headroom 1.25: "the
+  frequency tipping point at util/max = 0.8", ``kernel/sched/cpufreq_schedutil.c``
+  ``get_next_freq``); the lowest level whose frequency is >= the target.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from simulator.errors import ScenarioError, SocsimError
+from simulator.hardware.dvfs import DvfsTable, is_integer
+from simulator.registry import Registry
+from simulator.schema import INVALID, Context, Field, Loc, Number, Record
+
+#: Default sampling window of the dynamic governors: Linux ondemand's ``sampling_rate``
+#: is "typically ... of the order of 10000 (10 ms)" (admin-guide/pm/cpufreq.rst).
+DEFAULT_WINDOW_MS = 10.0
+
+
+@dataclass(frozen=True)
+class GovernorInput:
+    """What a governor sees when asked for a level.
+
+    Attributes
+    ----------
+    utilisation : float
+        Busy fraction (0..1) of the last sampling window, at ``current_level``. For a
+        unit running several ops at once, the busiest slot's fraction (the kernel takes
+        "the greatest result" over the CPUs of a shared policy).
+    current_level : int
+        The level the unit ran at during the window.
+    thermal_cap_level : int or None
+        The highest level allowed (thermal throttling), or None for no cap.
+    """
+
+    utilisation: float
+    current_level: int
+    thermal_cap_level: int | None = None
+
+    def __post_init__(self) -> None:
+        u = self.utilisation
+        if isinstance(u, bool) or not isinstance(u, numbers.Real) or not 0.0 <= u <= 1.0:
+            raise SocsimError(f"governor input: utilisation must be in [0, 1], got {u!r}")
+        if not is_integer(self.current_level) or self.current_level < 0:
+            raise SocsimError(
+                f"governor input: current_level must be an integer >= 0, got {self.current_level!r}"
+            )
+        object.__setattr__(self, "current_level", int(self.current_level))
+        cap = self.thermal_cap_level
+        if cap is not None:
+            if not is_integer(cap) or cap < 0:
+                raise SocsimError(
+                    "governor input: thermal_cap_level must be None or an integer >= 0, "
+                    f"got {cap!r}"
+                )
+            object.__setattr__(self, "thermal_cap_level", int(cap))
+
+
+#: governor(table, state, options) -> level
+Governor = Callable[[DvfsTable, GovernorInput, Mapping[str, Any]], int]
+
+GOVERNORS: Registry[Governor] = Registry("governor")
+
+_NO_OPTIONS = Record({}, name="governor options")
+
+
+def _window_field() -> Field:
+    return Field(
+        Number("ms", scale=1e-3, gt=0),
+        default=DEFAULT_WINDOW_MS * 1e-3,
+        to="window_s",
+        doc="sampling window between two decisions",
+    )
+
+
+def allowed_top(table: DvfsTable, state: GovernorInput) -> int:
+    """The highest level the governor may pick: the top, or the thermal cap if lower."""
+    if state.thermal_cap_level is None:
+        return table.top
+    return min(table.top, state.thermal_cap_level)
+
+
+def demand_hz(table: DvfsTable, state: GovernorInput) -> float:
+    """The frequency the last window's work used: ``utilisation × f(current_level)``."""
+    return state.utilisation * table.frequency_hz(state.current_level)
+
+
+@GOVERNORS.register("performance", _NO_OPTIONS)
+def performance(table: DvfsTable, state: GovernorInput, options: Mapping[str, Any]) -> int:
+    """The highest level allowed (Linux ``performance``)."""
+    return allowed_top(table, state)
+
+
+@GOVERNORS.register("powersave", _NO_OPTIONS)
+def powersave(table: DvfsTable, state: GovernorInput, options: Mapping[str, Any]) -> int:
+    """The lowest level (Linux ``powersave``)."""
+    return 0
+
+
+@GOVERNORS.register(
+    "fixed",
+    Record(
+        {"level": Field(Number(ge=0, integer=True), doc="operating point index, 0 = slowest")},
+        name="fixed governor options",
+    ),
+)
+def fixed(table: DvfsTable, state: GovernorInput, options: Mapping[str, Any]) -> int:
+    """One chosen level (Linux ``userspace`` with a set speed), under the thermal cap."""
+    level = table.check_level(int(options["level"]))
+    return min(level, allowed_top(table, state))
+
+
+@GOVERNORS.register(
+    "ondemand",
+    Record(
+        {
+            "up_threshold": Field(
+                Number(gt=0, le=1),
+                default=0.8,
+                doc="load above which the governor jumps to the highest level",
+            ),
+            "window_ms": _window_field(),
+        },
+        name="ondemand governor options",
+    ),
+)
+def ondemand(table: DvfsTable, state: GovernorInput, options: Mapping[str, Any]) -> int:
+    """Jump to the highest allowed level above ``up_threshold``; else the lowest level
+    that would keep the load at or below it (Linux ``ondemand``)."""
+    ceiling = allowed_top(table, state)
+    threshold = options.get("up_threshold", 0.8)
+    if state.utilisation > threshold:
+        return ceiling
+    return table.lowest_level_at_least(demand_hz(table, state) / threshold, ceiling)
+
+
+@GOVERNORS.register(
+    "schedutil",
+    Record(
+        {
+            "headroom": Field(
+                Number(ge=1),
+                default=1.25,
+                doc="target frequency = headroom x demand (kernel: 1.25)",
+            ),
+            "window_ms": _window_field(),
+        },
+        name="schedutil governor options",
+    ),
+)
+def schedutil(table: DvfsTable, state: GovernorInput, options: Mapping[str, Any]) -> int:
+    """The lowest level at or above ``1.25 × demand`` (Linux ``schedutil``)."""
+    target = options.get("headroom", 1.25) * demand_hz(table, state)
+    return table.lowest_level_at_least(target, allowed_top(table, state))
+
+
+def governor_options(name: str, raw: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The options of governor ``name`` checked and converted to SI, defaults filled in.
+
+    Raises
+    ------
+    SocsimError
+        Unknown governor name (the message names the nearest one).
+    ScenarioError
+        Invalid options (all problems listed).
+    """
+    entry = GOVERNORS.get(name)
+    ctx = Context()
+    out = entry.options.check(dict(raw or {}), Loc(f"governor.{name}"), ctx)
+    if out is INVALID or ctx.problems:
+        raise ScenarioError(ctx.problems)
+    return out
+
+
+def choose_level(
+    name: str,
+    table: DvfsTable,
+    state: GovernorInput,
+    options: Mapping[str, Any] | None = None,
+) -> int:
+    """Ask governor ``name`` for a level (options are raw YAML-style keys, validated here)."""
+    table.check_level(state.current_level)
+    return GOVERNORS.get(name).function(table, state, governor_options(name, options))
+
+
+__all__ = [
+    "DEFAULT_WINDOW_MS",
+    "GOVERNORS",
+    "Governor",
+    "GovernorInput",
+    "allowed_top",
+    "choose_level",
+    "demand_hz",
+    "governor_options",
+]
