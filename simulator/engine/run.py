@@ -1,8 +1,10 @@
 """The engine: executes a scenario's request streams over their execution plans.
 
-This is the only module family that imports SimPy. Units and link directions are
-:class:`~simulator.engine.servers.Server` s; a request is a set of counters over its
-plan; ops are jobs, tensor moves are jobs on links (or plain delays on chip).
+This is the only module family that imports SimPy. Units are
+:class:`~simulator.engine.servers.Server` s, link directions are
+:class:`~simulator.engine.links.FluidLink` s and device radios
+:class:`~simulator.engine.radio.RadioState` s; a request is a set of counters over its
+plan; ops are jobs on units, tensor moves are flows on links (or plain delays on chip).
 """
 
 from __future__ import annotations
