@@ -7,7 +7,17 @@ from pathlib import Path
 
 import pandas as pd
 
-RESULT_TABLES = ("requests", "ops", "transfers", "units", "energy", "apps", "placement", "radio_states", "summary")
+RESULT_TABLES = (
+    "requests",
+    "ops",
+    "transfers",
+    "units",
+    "energy",
+    "apps",
+    "placement",
+    "radio_states",
+    "summary",
+)
 
 
 def load_run(run_dir: str | Path) -> dict[str, pd.DataFrame]:
