@@ -41,6 +41,7 @@ OP_COLUMNS = (
     "start_s",
     "end_s",
     "energy_j",
+    "level",
 )
 TRANSFER_COLUMNS = (
     "request_id",
@@ -75,6 +76,7 @@ class Ledger:
         self.memory_now = dict.fromkeys(units, 0)
         self.memory_peak = dict.fromkeys(units, 0)
         self.weights = dict.fromkeys(units, 0)
+        self.active_energy = dict.fromkeys(units, 0.0)  # energy of the ops each unit ran
         self._deployed: set = set()
         self._node = {uid: platform.node_of(uid).name for uid in units}
         self._roles = {name: node.role for name, node in platform.nodes.items()}
@@ -109,9 +111,12 @@ class Ledger:
         self.memory_now[uid] -= nbytes
 
     # -- trace -------------------------------------------------------------------------------
-    def op(self, request, i: int, start_s: float, end_s: float) -> None:
+    def op(
+        self, request, i: int, start_s: float, end_s: float, energy_j: float, level: int
+    ) -> None:
         plan = request.plan
         uid = plan.units[i]
+        self.active_energy[uid] += energy_j
         self.op_rows.append(
             (
                 request.rid,
@@ -123,7 +128,8 @@ class Ledger:
                 request.ready_s[i],
                 start_s,
                 end_s,
-                plan.energy_j[i],
+                energy_j,
+                level,
             )
         )
 
@@ -236,7 +242,7 @@ class Ledger:
             # an op holds op_cores of the unit's cores: busy time counts in whole-unit seconds
             busy = server.busy_s * unit.op_cores / unit.cores
             idle_energy = unit.idle_w * max(window_s - busy, 0.0)
-            active_energy = unit.active_w * busy
+            active_energy = self.active_energy[uid]
             rows.append(
                 {
                     "node": node.name,

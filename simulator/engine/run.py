@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import simpy
 
+from simulator.engine.dvfs import DvfsState
 from simulator.engine.ledger import Ledger
 from simulator.engine.links import FluidLink
 from simulator.engine.radio import RadioState
@@ -62,6 +63,7 @@ class _Request:
         "first_start_s",
         "holders",
         "inbufs",
+        "op_energy",
         "outputs_left",
         "plan",
         "ready_s",
@@ -83,6 +85,7 @@ class _Request:
         self.ready_s = [arrival_s] * plan.size
         self.holders = list(plan.holders)
         self.inbufs: list[list | None] = [None] * plan.size
+        self.op_energy: list | None = None  # (energy, DVFS level) of ops on DVFS units
         self.outputs_left = plan.n_outputs
         self.first_start_s = None
         self.finish_s = None
@@ -139,6 +142,11 @@ class Engine:
         self.replicate = replicate
         self.env = simpy.Environment()
         self.key = SCHEDULERS.get(scenario.scheduler).function
+        self.dvfs = {
+            uid: DvfsState(scenario.platform.unit(uid))
+            for uid in scenario.platform.unit_ids
+            if scenario.platform.unit(uid).dvfs is not None
+        }
         platform = scenario.platform
         self.units = {
             uid: Server(self.env, uid, platform.unit(uid).slots) for uid in platform.unit_ids
@@ -264,22 +272,38 @@ class Engine:
         elif request.waits[i] < 0:
             raise SimulationError(f"op {request.plan.ops[i]} delivered too often")
 
-    def _op_start(self, payload, now: float) -> None:
+    def _op_start(self, payload, now: float) -> float | None:
         request, i = payload
         if request.first_start_s is None:
             request.first_start_s = now
         plan = request.plan
         self.ledger.alloc(plan.units[i], plan.output_bytes[i], now)
+        parts = plan.dvfs_parts[i]
+        if parts is None:
+            return None
+        state = self.dvfs[plan.units[i]]
+        level = state.decide(now)
+        fixed_s, compute_s, memory_s = parts
+        duration_s = state.table.op_time_at_level_s(compute_s, memory_s, fixed_s, level)
+        state.record(now, now + duration_s)
+        if request.op_energy is None:
+            request.op_energy = [None] * plan.size
+        request.op_energy[i] = (
+            state.table.active_power_w(level) * plan.core_share[i] * duration_s,
+            level,
+        )
+        return duration_s
 
     def _op_done(self, payload, start_s: float, end_s: float) -> None:
         request, i = payload
         rep = request.rep
         plan = request.plan
-        energy = plan.energy_j[i]
+        at_level = request.op_energy[i] if request.op_energy is not None else None
+        energy, level = at_level if at_level is not None else (plan.energy_j[i], -1)
         request.energy_j += energy
         if rep.on_device[i]:
             request.device_energy_j += energy
-        self.ledger.op(request, i, start_s, end_s)
+        self.ledger.op(request, i, start_s, end_s, energy, level)
         if request.holders[i] == 0:
             self.ledger.free(plan.units[i], plan.output_bytes[i], end_s)
         for p in plan.local_inputs[i]:

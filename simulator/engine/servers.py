@@ -15,6 +15,7 @@ from typing import Any
 import simpy
 
 #: A job: (duration_s, on_start(payload, t), on_finish(payload, start_s, end_s), payload).
+#: ``on_start`` may return a duration that replaces ``duration_s`` (decided at start).
 Job = tuple[float, Callable[[Any, float], None] | None, Callable[[Any, float, float], None], Any]
 
 
@@ -76,7 +77,9 @@ class Server:
             self.backlog_s -= duration_s
             start_s = env.now
             if on_start is not None:
-                on_start(payload, start_s)
+                decided = on_start(payload, start_s)
+                if decided is not None:  # the unit set its speed now (DVFS)
+                    duration_s = decided
             if duration_s > 0:
                 yield env.timeout(duration_s)
             self.busy_s += duration_s

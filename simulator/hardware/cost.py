@@ -107,6 +107,22 @@ def op_time_s(op: Op, unit: ComputeUnit, unit_id: str = "") -> float:
     )
 
 
+def op_time_parts_s(op: Op, unit: ComputeUnit, unit_id: str = "") -> tuple[float, float, float]:
+    """(fixed, compute, memory) seconds of the roofline at the unit's top frequency.
+
+    ``fixed + max(compute, memory)`` is :func:`op_time_s`; DVFS stretches ``compute``
+    by ``f_max / f``. An explicitly tabled time counts as compute-bound.
+    """
+    total = op_time_s(op, unit, unit_id)
+    if explicit_time_s(op, unit, unit_id) is not None:
+        return 0.0, total, 0.0
+    return (
+        unit.dispatch_s + barrier_time_s(unit),
+        compute_time_s(op, unit),
+        memory_time_s(op, unit),
+    )
+
+
 def op_energy_j(op: Op, unit: ComputeUnit, unit_id: str = "") -> float:
     """Energy (J) the op draws: its share of the unit's active power x time.
 

@@ -5,10 +5,13 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from simulator.errors import SocsimError
 from simulator.frozen import FrozenMap
 from simulator.graph.model import DTYPE_BYTES, OP_KINDS
+from simulator.hardware.dvfs import DvfsTable
+from simulator.hardware.governors import GOVERNORS
 
 UNIT_KINDS: tuple[str, ...] = ("cpu", "gpu", "dsp", "npu")
 #: How two units of one SoC synchronise; the cost of each pair is the user's figure.
@@ -53,6 +56,12 @@ class ComputeUnit:
         means every core (one op at a time).
     barrier_s : float
         Barrier cost of an op per doubling of its cores: ``barrier_s × log2(cores used)``.
+    dvfs : DvfsTable or None
+        Operating points; ``peak_flops`` and ``active_w`` are then the top point's.
+        None: one fixed operating point.
+    governor, governor_options : str, Mapping
+        The DVFS governor (:data:`simulator.hardware.governors.GOVERNORS`) and its
+        validated options (SI), asked for a level at every op start.
     """
 
     name: str
@@ -68,6 +77,9 @@ class ComputeUnit:
     supports: frozenset[str] | None = None
     cores_per_op: int | None = None
     barrier_s: float = 0.0
+    dvfs: DvfsTable | None = None
+    governor: str = "performance"
+    governor_options: Mapping[str, Any] = field(default_factory=FrozenMap)
 
     def __post_init__(self) -> None:
         owner = f"unit '{self.name}'"
@@ -89,6 +101,8 @@ class ComputeUnit:
                 f"got {self.cores_per_op}"
             )
         _check_nonneg(owner, barrier_s=self.barrier_s)
+        GOVERNORS.get(self.governor)  # raises with the nearest valid name
+        object.__setattr__(self, "governor_options", FrozenMap(self.governor_options))
         if not self.memory_bandwidth_bytes_per_s > 0 or not self.memory_bytes > 0:
             raise SocsimError(f"{owner}: memory bandwidth and capacity must be > 0")
         _check_nonneg(owner, dispatch_s=self.dispatch_s, idle_w=self.idle_w, active_w=self.active_w)

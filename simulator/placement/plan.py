@@ -25,6 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from simulator.graph.model import ModelGraph
+from simulator.hardware.cost import op_time_parts_s
 from simulator.network.topology import Hop
 from simulator.placement.base import Placement
 from simulator.platform import CostOracle, Transfer
@@ -74,6 +75,8 @@ class ExecutionPlan:
     waits: tuple[int, ...]
     local_next: tuple[tuple[int, ...], ...]
     local_inputs: tuple[tuple[int, ...], ...]
+    dvfs_parts: tuple[tuple[float, float, float] | None, ...]
+    core_share: tuple[float, ...]
     moves_out: tuple[tuple[Move, ...], ...]
     input_moves: tuple[Move, ...]
     n_outputs: int
@@ -184,6 +187,15 @@ def compile_plan(
         waits=tuple(waits),
         local_next=tuple(tuple(x) for x in local_next),
         local_inputs=tuple(tuple(x) for x in local_inputs),
+        dvfs_parts=tuple(
+            op_time_parts_s(op, oracle.platform.unit(uid), uid)
+            if oracle.platform.unit(uid).dvfs is not None
+            else None
+            for op, uid in zip(ops, units, strict=True)
+        ),
+        core_share=tuple(
+            oracle.platform.unit(uid).op_cores / oracle.platform.unit(uid).cores for uid in units
+        ),
         moves_out=tuple(tuple(x) for x in moves_out),
         input_moves=tuple(input_moves),
         n_outputs=n_outputs,

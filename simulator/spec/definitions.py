@@ -13,6 +13,7 @@ from typing import Any
 
 from simulator.graph.model import DTYPE_BYTES, OP_KINDS
 from simulator.graph.zoo import zoo_names, zoo_options
+from simulator.hardware.governors import GOVERNORS
 from simulator.hardware.units import NODE_ROLES, SYNC_MECHANISMS, UNIT_KINDS
 from simulator.network.radio import RADIO_MODELS
 from simulator.network.topology import SHARING
@@ -41,6 +42,30 @@ GIGA, MEGA, MILLI, MICRO = 1e9, 1e6, 1e-3, 1e-6
 _NAME = r"[A-Za-z_][A-Za-z0-9_\-]*"
 _NAME_HINT = "letters, digits, '_' and '-'; a '.' would be ambiguous in 'node.unit' ids"
 
+DVFS = Record(
+    {
+        "points": Field(
+            ListOf(
+                Record(
+                    {
+                        "mhz": Field(Number("MHz", MEGA, gt=0), to="frequency_hz"),
+                        "mv": Field(Number("mV", MILLI, gt=0), to="voltage_v"),
+                    },
+                    name="operating point",
+                ),
+                min_len=1,
+            ),
+            doc="ascending frequency; the top point runs at peak_gflops and draws active_w",
+        ),
+        "static_w": Field(Number("W", ge=0), default=0.0, doc="leakage while busy, any level"),
+        "governor": Field(
+            Tagged("name", GOVERNORS.schemas, what="governor", default="performance"),
+            default={"name": "performance"},
+        ),
+    },
+    name="dvfs",
+)
+
 UNIT = Record(
     {
         "kind": Field(Text(choices=UNIT_KINDS, what="unit kind")),
@@ -60,6 +85,9 @@ UNIT = Record(
         "memory_mb": Field(Number("MB", MEGA, gt=0), default=math.inf, to="memory_bytes"),
         "cores_per_op": Field(
             Number(integer=True, ge=1), default=None, doc="cores one op uses (default: all)"
+        ),
+        "dvfs": Field(
+            DVFS, default=None, doc="operating points and governor (docs/dvfs-thermal.md)"
         ),
         "barrier_us": Field(
             Number("µs", MICRO, ge=0),

@@ -15,6 +15,7 @@ from typing import Any
 from simulator.errors import ModelError, Problem, ScenarioError, SocsimError
 from simulator.graph.model import ModelGraph
 from simulator.graph.zoo import build_zoo_model
+from simulator.hardware.dvfs import DvfsTable, OperatingPoint
 from simulator.hardware.units import ComputeUnit, Node, SyncPair
 from simulator.network.radio import build_radio
 from simulator.network.topology import Link
@@ -316,7 +317,12 @@ def _build(checked: dict, raw: Mapping, ctx: Context, source: str) -> Scenario |
                 )
                 continue
             supports = frozenset(unit["supports"]) if unit["supports"] is not None else None
-            units.append(ComputeUnit(name=unit_name, **{**unit, "supports": supports}))
+            fields = {**unit, "supports": supports}
+            try:
+                fields.update(_dvfs_fields(unit))
+                units.append(ComputeUnit(name=unit_name, **fields))
+            except SocsimError as exc:
+                ctx.problem(loc.child(raw["nodes"][name]["units"], unit_name), str(exc))
         if units:
             pairs = tuple(
                 SyncPair(frozenset(p["units"]), p["mechanism"], p["sync_s"])
@@ -464,6 +470,17 @@ def _build(checked: dict, raw: Mapping, ctx: Context, source: str) -> Scenario |
         source_file=source,
         document=plain(raw),
     )
+
+
+def _dvfs_fields(unit: dict) -> dict:
+    """ComputeUnit fields from a validated ``dvfs:`` block (C fitted to ``active_w``)."""
+    spec = unit["dvfs"]
+    if spec is None:
+        return {"dvfs": None}
+    points = [OperatingPoint(p["frequency_hz"], p["voltage_v"]) for p in spec["points"]]
+    table = DvfsTable.fitted(points, unit["active_w"], spec["static_w"], unit["idle_w"])
+    options = dict(spec["governor"])
+    return {"dvfs": table, "governor": options.pop("name"), "governor_options": options}
 
 
 def _placement(spec: dict | None) -> PlacementSpec | None:

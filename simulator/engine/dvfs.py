@@ -1,0 +1,48 @@
+"""A unit's DVFS state during a run: the governor is asked at every op start.
+
+The utilisation a governor sees is the unit's busy fraction over the governor's window
+just before the op starts (ops already scheduled to run into the future count up to
+now), so decisions need no periodic timer. A level holds for the whole op.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+from simulator.hardware.governors import GOVERNORS, GovernorInput
+from simulator.hardware.units import ComputeUnit
+
+
+class DvfsState:
+    """Level and recent busy intervals of one DVFS unit."""
+
+    __slots__ = ("_recent", "function", "level", "options", "slots", "table", "window_s")
+
+    def __init__(self, unit: ComputeUnit):
+        self.table = unit.dvfs
+        self.function = GOVERNORS.get(unit.governor).function
+        self.options = dict(unit.governor_options)
+        self.window_s = self.options.get("window_s", 0.0)
+        self.slots = unit.slots
+        self.level = self.table.top
+        self._recent: deque[tuple[float, float]] = deque()
+
+    def decide(self, now: float) -> int:
+        """The level for an op starting now."""
+        if self.window_s > 0:
+            start = now - self.window_s
+            while self._recent and self._recent[0][1] <= start:
+                self._recent.popleft()
+            busy = sum(
+                min(b, now) - max(a, start) for a, b in self._recent if min(b, now) > max(a, start)
+            )
+            utilisation = min(busy / (self.window_s * self.slots), 1.0)
+        else:
+            utilisation = 1.0 if self._recent else 0.0
+        self.level = self.function(self.table, GovernorInput(utilisation, self.level), self.options)
+        return self.level
+
+    def record(self, start_s: float, end_s: float) -> None:
+        self._recent.append((start_s, end_s))
+        if self.window_s <= 0 and len(self._recent) > 1:
+            self._recent.popleft()
