@@ -16,6 +16,7 @@ RESULT_TABLES = (
     "apps",
     "placement",
     "radio_states",
+    "thermal",
     "summary",
 )
 

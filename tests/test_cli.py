@@ -28,6 +28,8 @@ def test_run_writes_every_table_and_a_reproducible_scenario(example, tmp_path, c
         "energy",
         "apps",
         "placement",
+        "radio_states",
+        "thermal",
         "summary",
     ):
         assert (out / f"{table}.csv").exists()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pandas as pd
+
 from simulator.engine.run import Engine
 from simulator.engine.tables import (
     add_queue_stats,
@@ -13,7 +15,7 @@ from simulator.engine.tables import (
 from simulator.placement.base import place
 from simulator.placement.plan import ExecutionPlan, compile_plan
 from simulator.platform import CostOracle
-from simulator.results.run_result import RunResult, summarize
+from simulator.results.run_result import THERMAL_COLUMNS, RunResult, summarize
 from simulator.spec.scenario import Scenario
 
 
@@ -101,6 +103,10 @@ def simulate(scenario: Scenario, replicate: int = 0) -> RunResult:
         apps=apps,
         placement=placement_table(scenario, plans, oracle),
         radio_states=ledger.radio_state_table(engine.radios, (start_s, end_s)),
+        thermal=pd.DataFrame(
+            [heat.finish(end_s) for heat in engine.thermal.values()],
+            columns=THERMAL_COLUMNS,
+        ),
         summary=summary,
         document=dict(scenario.document),
     )

@@ -16,7 +16,7 @@ from simulator.hardware.units import ComputeUnit
 class DvfsState:
     """Level and recent busy intervals of one DVFS unit."""
 
-    __slots__ = ("_recent", "function", "level", "options", "slots", "table", "window_s")
+    __slots__ = ("_recent", "cap", "function", "level", "options", "slots", "table", "window_s")
 
     def __init__(self, unit: ComputeUnit):
         self.table = unit.dvfs
@@ -25,6 +25,7 @@ class DvfsState:
         self.window_s = self.options.get("window_s", 0.0)
         self.slots = unit.slots
         self.level = self.table.top
+        self.cap: int | None = None  # thermal cap on the level (None: not throttled)
         self._recent: deque[tuple[float, float]] = deque()
 
     def decide(self, now: float) -> int:
@@ -39,7 +40,9 @@ class DvfsState:
             utilisation = min(busy / (self.window_s * self.slots), 1.0)
         else:
             utilisation = 1.0 if self._recent else 0.0
-        self.level = self.function(self.table, GovernorInput(utilisation, self.level), self.options)
+        self.level = self.function(
+            self.table, GovernorInput(utilisation, self.level, self.cap), self.options
+        )
         return self.level
 
     def record(self, start_s: float, end_s: float) -> None:

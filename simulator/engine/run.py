@@ -20,6 +20,7 @@ from simulator.engine.ledger import Ledger
 from simulator.engine.links import FluidLink
 from simulator.engine.radio import RadioState
 from simulator.engine.servers import Server, call_later
+from simulator.engine.thermal import NodeThermal
 from simulator.errors import SimulationError
 from simulator.network.topology import BITS_PER_BYTE
 from simulator.placement.plan import ExecutionPlan, Move
@@ -147,6 +148,22 @@ class Engine:
             for uid in scenario.platform.unit_ids
             if scenario.platform.unit(uid).dvfs is not None
         }
+        # thermal nodes, and each unit's (node thermal, idle power, fixed busy increment)
+        self.thermal: dict[str, NodeThermal] = {}
+        self.unit_heat: dict[str, tuple[NodeThermal, float]] = {}
+        for node in scenario.platform.nodes.values():
+            if node.thermal is None:
+                continue
+            caps = [
+                (self.dvfs[f"{node.name}.{u.name}"], u.throttled_max_hz or 0.0)
+                for u in node.units
+                if u.dvfs is not None
+            ]
+            idle_w = sum(u.idle_w for u in node.units)
+            heat = NodeThermal(self.env, node.name, node.thermal, idle_w, caps)
+            self.thermal[node.name] = heat
+            for u in node.units:
+                self.unit_heat[f"{node.name}.{u.name}"] = (heat, u.active_w - u.idle_w)
         platform = scenario.platform
         self.units = {
             uid: Server(self.env, uid, platform.unit(uid).slots) for uid in platform.unit_ids
@@ -279,7 +296,10 @@ class Engine:
         plan = request.plan
         self.ledger.alloc(plan.units[i], plan.output_bytes[i], now)
         parts = plan.dvfs_parts[i]
+        heat = self.unit_heat.get(plan.units[i])
         if parts is None:
+            if heat is not None:
+                heat[0].power_changed(heat[1] * plan.core_share[i])
             return None
         state = self.dvfs[plan.units[i]]
         level = state.decide(now)
@@ -288,10 +308,11 @@ class Engine:
         state.record(now, now + duration_s)
         if request.op_energy is None:
             request.op_energy = [None] * plan.size
-        request.op_energy[i] = (
-            state.table.active_power_w(level) * plan.core_share[i] * duration_s,
-            level,
-        )
+        busy_w = state.table.active_power_w(level)
+        request.op_energy[i] = (busy_w * plan.core_share[i] * duration_s, level, busy_w)
+        if heat is not None:
+            unit = self.scenario.platform.unit(plan.units[i])
+            heat[0].power_changed((busy_w - unit.idle_w) * plan.core_share[i])
         return duration_s
 
     def _op_done(self, payload, start_s: float, end_s: float) -> None:
@@ -299,7 +320,14 @@ class Engine:
         rep = request.rep
         plan = request.plan
         at_level = request.op_energy[i] if request.op_energy is not None else None
-        energy, level = at_level if at_level is not None else (plan.energy_j[i], -1)
+        energy, level = at_level[:2] if at_level is not None else (plan.energy_j[i], -1)
+        heat = self.unit_heat.get(plan.units[i])
+        if heat is not None:
+            if at_level is None:
+                increment = heat[1]
+            else:
+                increment = at_level[2] - self.scenario.platform.unit(plan.units[i]).idle_w
+            heat[0].power_changed(-increment * plan.core_share[i])
         request.energy_j += energy
         if rep.on_device[i]:
             request.device_energy_j += energy

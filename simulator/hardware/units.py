@@ -12,6 +12,7 @@ from simulator.frozen import FrozenMap
 from simulator.graph.model import DTYPE_BYTES, OP_KINDS
 from simulator.hardware.dvfs import DvfsTable
 from simulator.hardware.governors import GOVERNORS
+from simulator.hardware.thermal import ThermalModel
 
 UNIT_KINDS: tuple[str, ...] = ("cpu", "gpu", "dsp", "npu")
 #: How two units of one SoC synchronise; the cost of each pair is the user's figure.
@@ -62,6 +63,9 @@ class ComputeUnit:
     governor, governor_options : str, Mapping
         The DVFS governor (:data:`simulator.hardware.governors.GOVERNORS`) and its
         validated options (SI), asked for a level at every op start.
+    throttled_max_hz : float or None
+        While its node is thermally throttled, the unit runs at most at this frequency
+        (None: the lowest point).
     """
 
     name: str
@@ -80,6 +84,7 @@ class ComputeUnit:
     dvfs: DvfsTable | None = None
     governor: str = "performance"
     governor_options: Mapping[str, Any] = field(default_factory=FrozenMap)
+    throttled_max_hz: float | None = None
 
     def __post_init__(self) -> None:
         owner = f"unit '{self.name}'"
@@ -174,6 +179,7 @@ class Node:
     sync_s: float = 0.0
     shared_memory_bandwidth_bytes_per_s: float = math.inf
     sync_pairs: tuple[SyncPair, ...] = ()
+    thermal: ThermalModel | None = None
 
     def __post_init__(self) -> None:
         if self.role not in NODE_ROLES:

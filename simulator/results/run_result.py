@@ -16,7 +16,24 @@ import numpy as np
 import pandas as pd
 import yaml
 
-TABLES = ("requests", "ops", "transfers", "units", "energy", "apps", "placement", "radio_states")
+TABLES = (
+    "requests",
+    "ops",
+    "transfers",
+    "units",
+    "energy",
+    "apps",
+    "placement",
+    "radio_states",
+    "thermal",
+)
+THERMAL_COLUMNS = [
+    "node",
+    "throttled_s",
+    "first_throttle_s",
+    "max_temperature_c",
+    "final_temperature_c",
+]
 
 
 @dataclass
@@ -49,6 +66,9 @@ class RunResult:
         Every constant-power interval of every device radio in the energy window:
         ``node, link, state (idle | promotion | connected | tail), start_s, end_s,
         power_w, energy_j`` — the radio's power over time.
+    thermal : DataFrame
+        One row per node with a thermal model: ``node, throttled_s, first_throttle_s,
+        max_temperature_c, final_temperature_c``.
     summary : dict
         Headline figures (see :func:`summarize`).
     document : dict
@@ -63,6 +83,7 @@ class RunResult:
     apps: pd.DataFrame
     placement: pd.DataFrame
     radio_states: pd.DataFrame
+    thermal: pd.DataFrame
     summary: dict[str, Any] = field(default_factory=dict)
     document: dict[str, Any] = field(default_factory=dict)
 

@@ -14,6 +14,7 @@ from typing import Any
 from simulator.graph.model import DTYPE_BYTES, OP_KINDS
 from simulator.graph.zoo import zoo_names, zoo_options
 from simulator.hardware.governors import GOVERNORS
+from simulator.hardware.thermal import PHONE_THERMAL
 from simulator.hardware.units import NODE_ROLES, SYNC_MECHANISMS, UNIT_KINDS
 from simulator.network.radio import RADIO_MODELS
 from simulator.network.topology import SHARING
@@ -58,6 +59,12 @@ DVFS = Record(
             doc="ascending frequency; the top point runs at peak_gflops and draws active_w",
         ),
         "static_w": Field(Number("W", ge=0), default=0.0, doc="leakage while busy, any level"),
+        "throttled_max_mhz": Field(
+            Number("MHz", MEGA, gt=0),
+            default=None,
+            to="throttled_max_hz",
+            doc="highest frequency while the node is throttled (default: the lowest point)",
+        ),
         "governor": Field(
             Tagged("name", GOVERNORS.schemas, what="governor", default="performance"),
             default={"name": "performance"},
@@ -100,6 +107,21 @@ UNIT = Record(
     name="compute unit",
 )
 
+THERMAL = Record(
+    {
+        "resistance_k_per_w": Field(
+            Number("K/W", gt=0), default=PHONE_THERMAL.resistance_k_per_w, doc="phone preset"
+        ),
+        "capacitance_j_per_k": Field(
+            Number("J/K", gt=0), default=PHONE_THERMAL.capacitance_j_per_k, doc="phone preset"
+        ),
+        "ambient_c": Field(Number("°C"), default=PHONE_THERMAL.ambient_c),
+        "throttle_c": Field(Number("°C"), default=PHONE_THERMAL.throttle_c),
+        "release_c": Field(Number("°C"), default=PHONE_THERMAL.release_c),
+    },
+    name="thermal model",
+)
+
 SYNC_PAIR = Record(
     {
         "units": Field(ListOf(Text(), min_len=2, max_len=2), doc="two unit names of the node"),
@@ -118,6 +140,9 @@ NODE = Record(
         ),
         "units": Field(MapOf(UNIT, min_len=1, key_pattern=_NAME, key_hint=_NAME_HINT)),
         "sync_pairs": Field(ListOf(SYNC_PAIR), default=[], doc="sync cost of given unit pairs"),
+        "thermal": Field(
+            THERMAL, default=None, doc="lumped RC model; throttles the node's DVFS units"
+        ),
     },
     name="node",
 )

@@ -16,6 +16,7 @@ from simulator.errors import ModelError, Problem, ScenarioError, SocsimError
 from simulator.graph.model import ModelGraph
 from simulator.graph.zoo import build_zoo_model
 from simulator.hardware.dvfs import DvfsTable, OperatingPoint
+from simulator.hardware.thermal import ThermalModel
 from simulator.hardware.units import ComputeUnit, Node, SyncPair
 from simulator.network.radio import build_radio
 from simulator.network.topology import Link
@@ -328,9 +329,12 @@ def _build(checked: dict, raw: Mapping, ctx: Context, source: str) -> Scenario |
                 SyncPair(frozenset(p["units"]), p["mechanism"], p["sync_s"])
                 for p in spec["sync_pairs"]
             )
-            others = {k: v for k, v in spec.items() if k not in ("units", "sync_pairs")}
+            others = {k: v for k, v in spec.items() if k not in ("units", "sync_pairs", "thermal")}
             try:
-                nodes.append(Node(name=name, units=tuple(units), sync_pairs=pairs, **others))
+                thermal = ThermalModel(**spec["thermal"]) if spec["thermal"] else None
+                nodes.append(
+                    Node(name=name, units=tuple(units), sync_pairs=pairs, thermal=thermal, **others)
+                )
             except SocsimError as exc:
                 ctx.problem(Loc("nodes").child(raw["nodes"], name), str(exc))
 
@@ -480,7 +484,12 @@ def _dvfs_fields(unit: dict) -> dict:
     points = [OperatingPoint(p["frequency_hz"], p["voltage_v"]) for p in spec["points"]]
     table = DvfsTable.fitted(points, unit["active_w"], spec["static_w"], unit["idle_w"])
     options = dict(spec["governor"])
-    return {"dvfs": table, "governor": options.pop("name"), "governor_options": options}
+    return {
+        "dvfs": table,
+        "governor": options.pop("name"),
+        "governor_options": options,
+        "throttled_max_hz": spec["throttled_max_hz"],
+    }
 
 
 def _placement(spec: dict | None) -> PlacementSpec | None:

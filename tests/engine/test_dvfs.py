@@ -91,3 +91,63 @@ def test_dvfs_validation():
     ]
     with pytest.raises(ScenarioError, match="frequencies must strictly ascend"):
         parse_scenario(doc)
+
+
+def thermal_doc(minutes: float) -> dict:
+    """A phone with the preset thermal model kept busy by 1 s ops at 6 W (closed loop)."""
+    cpu = {
+        "kind": "cpu",
+        "peak_gflops": {"fp32": 1},
+        "idle_w": 0.0,
+        "active_w": 6.0,
+        "dvfs": {
+            "points": [{"mhz": 1000, "mv": 700}, {"mhz": 2000, "mv": 1000}],
+            "governor": {"name": "performance"},
+            "throttled_max_mhz": 1000,
+        },
+    }
+    return {
+        "name": "thermal",
+        "duration_s": minutes * 60,
+        "nodes": {"phone": {"thermal": {}, "units": {"cpu": cpu}}},
+        "models": {"m": {"ops": [{"name": "x", "kind": "conv", "flops": 1e9}]}},
+        "workload": [
+            {
+                "app": "a",
+                "model": "m",
+                "source": "phone",
+                "arrival": {"process": "closed_loop", "concurrency": 1},
+            }
+        ],
+        "placement": {"policy": "single", "unit": "cpu"},
+    }
+
+
+def test_sustained_load_throttles_the_phone_preset_on_time():
+    import math
+
+    from simulator.hardware.thermal import PHONE_THERMAL
+
+    phone = PHONE_THERMAL
+
+    result = simulate(parse_scenario(thermal_doc(15)))
+    row = result.thermal.set_index("node").loc["phone"]
+    # constant 6 W from 25 °C: T(t) = 25 + 6R (1 - exp(-t / RC)) reaches 45 °C at
+    # t = RC ln(6R / (6R - 20)) = 667 s x ln 2 = 462 s (7.7 min)
+    r, c = phone.resistance_k_per_w, phone.capacitance_j_per_k
+    expected = r * c * math.log(6 * r / (6 * r - (phone.throttle_c - phone.ambient_c)))
+    assert row["first_throttle_s"] == pytest.approx(expected, rel=1e-9)
+    assert 5 * 60 < row["first_throttle_s"] < 10 * 60
+    # throttled, the unit runs at 1 GHz: its ops slow down and draw less
+    after = result.ops[result.ops["start_s"] > row["first_throttle_s"] + 1]
+    assert (after["level"] == 0).any()
+    assert row["throttled_s"] > 0
+    assert row["max_temperature_c"] < phone.throttle_c + 0.5  # at most one op's overshoot
+
+
+def test_no_throttling_below_the_sustainable_power():
+    doc = thermal_doc(15)
+    doc["nodes"]["phone"]["units"]["cpu"]["active_w"] = 2.5  # below the preset's 3 W budget
+    row = simulate(parse_scenario(doc)).thermal.set_index("node").loc["phone"]
+    assert row["first_throttle_s"] is None or row["first_throttle_s"] != row["first_throttle_s"]
+    assert row["throttled_s"] == 0
