@@ -17,6 +17,7 @@ RESULT_TABLES = (
     "placement",
     "radio_states",
     "thermal",
+    "batteries",
     "summary",
 )
 

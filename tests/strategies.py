@@ -27,6 +27,7 @@ def scenarios(draw, max_ops: int = 10, requests: int | None = None) -> dict:
         }
     nodes = {
         "phone": {
+            **({"battery_wh": draw(st.floats(1e-7, 1e-4))} if draw(st.booleans()) else {}),
             "role": "device",
             "sync_us": draw(st.floats(0, 300)),
             "shared_memory_bandwidth_gb_s": draw(st.floats(0.5, 20)),

@@ -30,6 +30,7 @@ def test_run_writes_every_table_and_a_reproducible_scenario(example, tmp_path, c
         "placement",
         "radio_states",
         "thermal",
+        "batteries",
         "summary",
     ):
         assert (out / f"{table}.csv").exists()

@@ -15,7 +15,7 @@ from simulator.engine.tables import (
 from simulator.placement.base import place
 from simulator.placement.plan import ExecutionPlan, compile_plan
 from simulator.platform import CostOracle
-from simulator.results.run_result import THERMAL_COLUMNS, RunResult, summarize
+from simulator.results.run_result import BATTERY_COLUMNS, THERMAL_COLUMNS, RunResult, summarize
 from simulator.spec.scenario import Scenario
 
 
@@ -78,11 +78,14 @@ def simulate(scenario: Scenario, replicate: int = 0) -> RunResult:
     ledger = engine.ledger
     requests = request_table(engine, scenario.seed, replicate)
     start_s = float(requests["arrival_s"].min()) if len(requests) else 0.0
-    end_s = float(requests["finish_s"].max()) if len(requests) else 0.0
+    end_s = float(requests["finish_s"].max()) if requests["finish_s"].notna().any() else start_s
+    if engine.stopped_at_s is not None:  # a battery ran out: everything ends then
+        end_s = engine.stopped_at_s
     # the window runs until the last completion or until every radio is idle again
     # (a cellular tail drains the battery after the last byte)
     span_s = end_s - start_s
-    end_s = max([end_s, *(r.last_change_s for r in engine.radios)])
+    if engine.stopped_at_s is None:
+        end_s = max([end_s, *(r.last_change_s for r in engine.radios)])
     for radio in engine.radios:
         radio.close(end_s)
     window_s = end_s - start_s
@@ -103,6 +106,10 @@ def simulate(scenario: Scenario, replicate: int = 0) -> RunResult:
         apps=apps,
         placement=placement_table(scenario, plans, oracle),
         radio_states=ledger.radio_state_table(engine.radios, (start_s, end_s)),
+        batteries=pd.DataFrame(
+            [battery.row(end_s) for battery in engine.batteries.values()],
+            columns=BATTERY_COLUMNS,
+        ),
         thermal=pd.DataFrame(
             [heat.finish(end_s) for heat in engine.thermal.values()],
             columns=THERMAL_COLUMNS,

@@ -77,6 +77,7 @@ class Ledger:
         self.memory_peak = dict.fromkeys(units, 0)
         self.weights = dict.fromkeys(units, 0)
         self.active_energy = dict.fromkeys(units, 0.0)  # energy of the ops each unit ran
+        self.partial_busy = dict.fromkeys(units, 0.0)  # ops cut short when the run stopped
         self._deployed: set = set()
         self._node = {uid: platform.node_of(uid).name for uid in units}
         self._roles = {name: node.role for name, node in platform.nodes.items()}
@@ -132,6 +133,11 @@ class Ledger:
                 level,
             )
         )
+
+    def partial_op(self, uid: str, busy_share_s: float, busy_w: float) -> None:
+        """An op cut short by the end of the run: its share of busy time and energy."""
+        self.partial_busy[uid] += busy_share_s
+        self.active_energy[uid] += busy_w * busy_share_s
 
     def move(self, request, move: Move, start_s: float, end_s: float) -> None:
         """An on-chip or explicit-cost move (a delay; no link, no radio)."""
@@ -240,7 +246,7 @@ class Ledger:
             node = self.platform.node_of(uid)
             unit = self.platform.unit(uid)
             # an op holds op_cores of the unit's cores: busy time counts in whole-unit seconds
-            busy = server.busy_s * unit.op_cores / unit.cores
+            busy = server.busy_s * unit.op_cores / unit.cores + self.partial_busy[uid]
             idle_energy = unit.idle_w * max(window_s - busy, 0.0)
             active_energy = self.active_energy[uid]
             rows.append(

@@ -42,6 +42,7 @@ class RadioState:
         self._tail_version = 0
         self._since = 0.0
         self.intervals: list[tuple[str, float, float, float]] = []  # state, start, end, W
+        self.power_listener = None  # the node's NodePower, when something watches it
 
     # -- power bookkeeping -----------------------------------------------------------------
     def power_w(self) -> float:
@@ -59,7 +60,12 @@ class RadioState:
     def _change(self, update: Callable[[], None]) -> None:
         """Close the current constant-power interval, then apply ``update``."""
         self.close(self.env.now)
+        if self.power_listener is None:
+            update()
+            return
+        before = self.power_w()
         update()
+        self.power_listener.changed(self.power_w() - before)
 
     def close(self, end_s: float) -> None:
         """Record the current constant-power interval up to ``end_s``."""

@@ -18,6 +18,7 @@ import simpy
 from simulator.engine.dvfs import DvfsState
 from simulator.engine.ledger import Ledger
 from simulator.engine.links import FluidLink
+from simulator.engine.power import Battery, NodePower
 from simulator.engine.radio import RadioState
 from simulator.engine.servers import Server, call_later
 from simulator.engine.thermal import NodeThermal
@@ -148,22 +149,7 @@ class Engine:
             for uid in scenario.platform.unit_ids
             if scenario.platform.unit(uid).dvfs is not None
         }
-        # thermal nodes, and each unit's (node thermal, idle power, fixed busy increment)
-        self.thermal: dict[str, NodeThermal] = {}
-        self.unit_heat: dict[str, tuple[NodeThermal, float]] = {}
-        for node in scenario.platform.nodes.values():
-            if node.thermal is None:
-                continue
-            caps = [
-                (self.dvfs[f"{node.name}.{u.name}"], u.throttled_max_hz or 0.0)
-                for u in node.units
-                if u.dvfs is not None
-            ]
-            idle_w = sum(u.idle_w for u in node.units)
-            heat = NodeThermal(self.env, node.name, node.thermal, idle_w, caps)
-            self.thermal[node.name] = heat
-            for u in node.units:
-                self.unit_heat[f"{node.name}.{u.name}"] = (heat, u.active_w - u.idle_w)
+
         platform = scenario.platform
         self.units = {
             uid: Server(self.env, uid, platform.unit(uid).slots) for uid in platform.unit_ids
@@ -194,6 +180,7 @@ class Engine:
                     _RadioRates(radios) if radios else None,
                 )
         self.ledger = Ledger(platform, self.units)
+        self._watch_power(platform)
         self.apps = []
         for i, entry in enumerate(scenario.workload):
             mine = plans[entry.app]
@@ -224,10 +211,68 @@ class Engine:
         for app, child in zip(self.apps, seeds.spawn(len(self.apps)), strict=True):
             arrivals, dispatch = (np.random.default_rng(s) for s in child.spawn(2))
             self.env.process(self._arrivals(app, arrivals, dispatch))
-        self.env.run()
+        if self.batteries:
+            empty = simpy.events.AnyOf(self.env, [b.empty for b in self.batteries.values()])
+            try:
+                self.env.run(until=empty)
+            except RuntimeError:  # every event processed and no battery ran out
+                pass
+            else:
+                self._stop_on_empty_battery()
+                return
+        else:
+            self.env.run()
         unfinished = [r.rid for r in self.requests if r.finish_s is None]
         if unfinished:
             raise SimulationError(f"requests never completed: {unfinished[:10]}")
+
+    def _watch_power(self, platform) -> None:
+        """Node power for the nodes whose thermal model or battery listens to it."""
+        self.thermal: dict[str, NodeThermal] = {}
+        self.batteries: dict[str, Battery] = {}
+        self.unit_power: dict[str, tuple[NodePower, float]] = {}
+        self.running: dict[tuple[int, int], tuple[str, float, float]] = {}
+        self.stopped_at_s: float | None = None
+        self.stop_reason = ""
+        for node in platform.nodes.values():
+            if node.thermal is None and node.battery_j is None:
+                continue
+            radios = [r for r in self.radios if r.node == node.name]
+            power = NodePower(sum(u.idle_w for u in node.units) + sum(r.power_w() for r in radios))
+            if node.thermal is not None:
+                caps = [
+                    (self.dvfs[f"{node.name}.{u.name}"], u.throttled_max_hz or 0.0)
+                    for u in node.units
+                    if u.dvfs is not None
+                ]
+                self.thermal[node.name] = NodeThermal(
+                    self.env, node.name, node.thermal, power.power_w, caps
+                )
+                power.listeners.append(self.thermal[node.name])
+            if node.battery_j is not None:
+                self.batteries[node.name] = Battery(
+                    self.env, node.name, node.battery_j, power.power_w
+                )
+                power.listeners.append(self.batteries[node.name])
+            for u in node.units:
+                self.unit_power[f"{node.name}.{u.name}"] = (power, u.active_w - u.idle_w)
+            for radio in radios:
+                radio.power_listener = power
+
+    def _stop_on_empty_battery(self) -> None:
+        """A battery ran out: the run ends now; what was in flight is dropped."""
+        now = self.env.now
+        self.stopped_at_s = now
+        empty = sorted(n for n, b in self.batteries.items() if b.empty.triggered)
+        self.stop_reason = f"battery of {', '.join(empty)} empty at {now:.6g} s"
+        for (rid, i), (uid, start_s, _) in self.running.items():
+            request = self.requests[rid]
+            plan = request.plan
+            at_level = request.op_energy[i] if request.op_energy is not None else None
+            busy_w = (
+                at_level[2] if at_level is not None else self.scenario.platform.unit(uid).active_w
+            )
+            self.ledger.partial_op(uid, (now - start_s) * plan.core_share[i], busy_w)
 
     def _arrivals(self, app: _App, rng: np.random.Generator, dispatch_rng: np.random.Generator):
         env = self.env
@@ -296,10 +341,12 @@ class Engine:
         plan = request.plan
         self.ledger.alloc(plan.units[i], plan.output_bytes[i], now)
         parts = plan.dvfs_parts[i]
-        heat = self.unit_heat.get(plan.units[i])
+        watch = self.unit_power.get(plan.units[i])
         if parts is None:
-            if heat is not None:
-                heat[0].power_changed(heat[1] * plan.core_share[i])
+            if watch is not None:
+                increment = watch[1] * plan.core_share[i]
+                watch[0].changed(increment)
+                self.running[(request.rid, i)] = (plan.units[i], now, increment)
             return None
         state = self.dvfs[plan.units[i]]
         level = state.decide(now)
@@ -310,9 +357,11 @@ class Engine:
             request.op_energy = [None] * plan.size
         busy_w = state.table.active_power_w(level)
         request.op_energy[i] = (busy_w * plan.core_share[i] * duration_s, level, busy_w)
-        if heat is not None:
+        if watch is not None:
             unit = self.scenario.platform.unit(plan.units[i])
-            heat[0].power_changed((busy_w - unit.idle_w) * plan.core_share[i])
+            increment = (busy_w - unit.idle_w) * plan.core_share[i]
+            watch[0].changed(increment)
+            self.running[(request.rid, i)] = (plan.units[i], now, increment)
         return duration_s
 
     def _op_done(self, payload, start_s: float, end_s: float) -> None:
@@ -321,13 +370,10 @@ class Engine:
         plan = request.plan
         at_level = request.op_energy[i] if request.op_energy is not None else None
         energy, level = at_level[:2] if at_level is not None else (plan.energy_j[i], -1)
-        heat = self.unit_heat.get(plan.units[i])
-        if heat is not None:
-            if at_level is None:
-                increment = heat[1]
-            else:
-                increment = at_level[2] - self.scenario.platform.unit(plan.units[i]).idle_w
-            heat[0].power_changed(-increment * plan.core_share[i])
+        watch = self.unit_power.get(plan.units[i])
+        if watch is not None:
+            _, _, increment = self.running.pop((request.rid, i))
+            watch[0].changed(-increment)
         request.energy_j += energy
         if rep.on_device[i]:
             request.device_energy_j += energy

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 import pandas as pd
@@ -17,7 +18,8 @@ def request_table(engine: Engine, seed: int, replicate: int) -> pd.DataFrame:
     rows = []
     for r in engine.requests:
         entry = r.app.entry
-        latency = r.finish_s - r.arrival_s
+        done = r.finish_s is not None
+        latency = r.finish_s - r.arrival_s if done else math.nan
         deadline = entry.deadline_s
         rows.append(
             {
@@ -30,8 +32,9 @@ def request_table(engine: Engine, seed: int, replicate: int) -> pd.DataFrame:
                 "finish_s": r.finish_s,
                 "latency_s": latency,
                 "deadline_s": deadline,
-                "deadline_met": (latency <= deadline) if deadline is not None else None,
-                "status": "completed",
+                "deadline_met": (latency <= deadline) if deadline is not None and done else None,
+                "status": "completed" if done else "dropped",
+                "drop_reason": "" if done else engine.stop_reason,
                 "energy_j": r.energy_j,
                 "device_energy_j": r.device_energy_j,
                 "replica": r.rep.index,
@@ -52,6 +55,7 @@ def request_table(engine: Engine, seed: int, replicate: int) -> pd.DataFrame:
         "deadline_s",
         "deadline_met",
         "status",
+        "drop_reason",
         "energy_j",
         "device_energy_j",
         "replica",

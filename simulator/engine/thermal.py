@@ -17,11 +17,13 @@ from simulator.hardware.thermal import ThermalModel, cap_level_for
 class NodeThermal:
     """Temperature, power and throttling state of one node."""
 
-    def __init__(self, env: simpy.Environment, node: str, model: ThermalModel, idle_w: float, dvfs):
+    def __init__(
+        self, env: simpy.Environment, node: str, model: ThermalModel, power_w: float, dvfs
+    ):
         self.env = env
         self.node = node
         self.model = model
-        self.power_w = idle_w
+        self.power_w = power_w
         self.temperature_c = model.ambient_c
         self.max_temperature_c = model.ambient_c
         self.throttled = False

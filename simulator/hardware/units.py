@@ -180,6 +180,7 @@ class Node:
     shared_memory_bandwidth_bytes_per_s: float = math.inf
     sync_pairs: tuple[SyncPair, ...] = ()
     thermal: ThermalModel | None = None
+    battery_j: float | None = None
 
     def __post_init__(self) -> None:
         if self.role not in NODE_ROLES:
@@ -190,6 +191,8 @@ class Node:
         if len(set(names)) != len(names):
             raise SocsimError(f"node '{self.name}': duplicate unit names {names}")
         _check_nonneg(f"node '{self.name}'", sync_s=self.sync_s)
+        if self.battery_j is not None and not self.battery_j > 0:
+            raise SocsimError(f"node '{self.name}': battery capacity must be > 0")
         if not self.shared_memory_bandwidth_bytes_per_s > 0:
             raise SocsimError(f"node '{self.name}': shared memory bandwidth must be > 0")
         seen = set()

@@ -26,7 +26,9 @@ TABLES = (
     "placement",
     "radio_states",
     "thermal",
+    "batteries",
 )
+BATTERY_COLUMNS = ["node", "capacity_j", "used_j", "remaining_j", "empty_at_s"]
 THERMAL_COLUMNS = [
     "node",
     "throttled_s",
@@ -69,6 +71,9 @@ class RunResult:
     thermal : DataFrame
         One row per node with a thermal model: ``node, throttled_s, first_throttle_s,
         max_temperature_c, final_temperature_c``.
+    batteries : DataFrame
+        One row per node with a battery: ``node, capacity_j, used_j, remaining_j,
+        empty_at_s`` (empty if it lasted the run).
     summary : dict
         Headline figures (see :func:`summarize`).
     document : dict
@@ -84,6 +89,7 @@ class RunResult:
     placement: pd.DataFrame
     radio_states: pd.DataFrame
     thermal: pd.DataFrame
+    batteries: pd.DataFrame
     summary: dict[str, Any] = field(default_factory=dict)
     document: dict[str, Any] = field(default_factory=dict)
 

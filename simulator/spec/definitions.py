@@ -143,6 +143,12 @@ NODE = Record(
         "thermal": Field(
             THERMAL, default=None, doc="lumped RC model; throttles the node's DVFS units"
         ),
+        "battery_wh": Field(
+            Number("Wh", 3600.0, gt=0),
+            default=None,
+            to="battery_j",
+            doc="the run stops when the node's energy reaches it",
+        ),
     },
     name="node",
 )
