@@ -7,19 +7,9 @@ from pathlib import Path
 
 import pandas as pd
 
-RESULT_TABLES = (
-    "requests",
-    "ops",
-    "transfers",
-    "units",
-    "energy",
-    "apps",
-    "placement",
-    "radio_states",
-    "thermal",
-    "batteries",
-    "summary",
-)
+from simulator.results.run_result import TABLES
+
+RESULT_TABLES = (*TABLES, "summary")
 
 
 def load_run(run_dir: str | Path) -> dict[str, pd.DataFrame]:

@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from analysis import RESULT_TABLES
 from simulator.cli import main
 from simulator.spec import reference
 
@@ -20,19 +21,7 @@ def test_run_writes_every_table_and_a_reproducible_scenario(example, tmp_path, c
     printed = capsys.readouterr().out
     assert "latency p50" in printed and "energy window" in printed
     out = tmp_path / "out"
-    for table in (
-        "requests",
-        "ops",
-        "transfers",
-        "units",
-        "energy",
-        "apps",
-        "placement",
-        "radio_states",
-        "thermal",
-        "batteries",
-        "summary",
-    ):
+    for table in RESULT_TABLES:
         assert (out / f"{table}.csv").exists()
     summary = json.loads((out / "summary.json").read_text())
     requests = pd.read_csv(out / "requests.csv")
