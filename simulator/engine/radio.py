@@ -16,6 +16,7 @@ import simpy
 from simulator.network.radio import Radio
 
 IDLE, PROMOTION, CONNECTED, TAIL = "idle", "promotion", "connected", "tail"
+_RATE_EPS_BPS = 1e-3
 
 
 class RadioState:
@@ -109,8 +110,10 @@ class RadioState:
         """A transfer started (+) or ended (-) serialising at these rates."""
 
         def update() -> None:
-            self.up_bps = max(self.up_bps + up_bps, 0.0)
-            self.down_bps = max(self.down_bps + down_bps, 0.0)
+            # rates arrive as deltas; snap float residue (far below 1 bit/s) back to zero
+            up, down = self.up_bps + up_bps, self.down_bps + down_bps
+            self.up_bps = up if up > _RATE_EPS_BPS else 0.0
+            self.down_bps = down if down > _RATE_EPS_BPS else 0.0
 
         self._change(update)
 

@@ -124,3 +124,21 @@ def test_trace_and_outage_validation():
     both["links"]["up"]["bandwidth_trace_file"] = "x.csv"
     with pytest.raises(ScenarioError):
         parse_scenario(copy.deepcopy(both))
+
+
+def test_radio_power_returns_to_receive_only_after_an_upload_crossed_a_bandwidth_step():
+    # regression: rates reach radios as deltas; float residue of a step (1.67 -> 69.4
+    # Mbit/s) once left the radio "sending" while it only received the response
+    doc = two_node_doc(
+        {
+            "bandwidth_trace_mbps": [[0, 1.6697976958974525], [0.0078125, 69.38256758253179]],
+            "reverse_bandwidth_mbps": 1.0,
+            "radio": {"tx_w": 1.0, "rx_w": 1.0},
+        },
+        [0],
+        input_bytes=1632,
+    )
+    doc["models"]["m"]["ops"][0]["output_elems"] = 1
+    states = simulate(parse_scenario(doc)).radio_states
+    assert (states["power_w"] <= 1.0).all()  # never tx + rx: the two never overlap here
+    assert states.iloc[-1]["state"] == "connected"  # the response being received
