@@ -17,6 +17,8 @@ from typing import Any
 
 import simpy
 
+from simulator.engine.servers import Alarm
+
 #: bits left under which a flow counts as complete (absorbs float rounding)
 _EPS_BITS = 1e-6
 
@@ -64,7 +66,7 @@ class FluidLink:
         self.on_rate = on_rate
         self.flows: list[_Flow] = []
         self._last_s = 0.0
-        self._version = 0
+        self._alarm = Alarm(env)
         self._total_bps = 0.0
         self.bits_sent = 0.0
 
@@ -118,14 +120,14 @@ class FluidLink:
         if total != self._total_bps and self.on_rate is not None:
             self.on_rate(total)
         self._total_bps = total
-        self._version += 1
-        version = self._version
         next_s = self._next_step_after(now) - now
         for flow in active:
             if flow.rate_bps > 0:
                 next_s = min(next_s, flow.bits_left / flow.rate_bps)
         if self.flows and math.isfinite(next_s):
-            self.env.timeout(max(next_s, 0.0)).callbacks.append(lambda _e: self._wake(version))
+            self._alarm.set(next_s, self._wake)
+        else:
+            self._alarm.clear()
         for flow in started:
             if flow.on_start is not None:
                 flow.on_start(flow.payload, now)
@@ -134,8 +136,6 @@ class FluidLink:
                 flow.on_start(flow.payload, now)
             flow.on_finish(flow.payload, flow.start_s, now)
 
-    def _wake(self, version: int) -> None:
-        if version != self._version:
-            return  # the flows or the capacity changed since this was scheduled
+    def _wake(self) -> None:
         self._advance()
         self._update()

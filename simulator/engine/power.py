@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import simpy
 
+from simulator.engine.servers import Alarm
+
 
 class NodePower:
     """Fans a node's power changes out to its listeners (``power_changed(delta_w)``)."""
@@ -38,11 +40,11 @@ class Battery:
         self.empty = env.event()
         self.empty_at_s: float | None = None
         self._since = 0.0
-        self._version = 0
+        self._alarm = Alarm(env)
         self._schedule()
 
-    def _advance(self) -> None:
-        now = self.env.now
+    def _advance(self, until_s: float | None = None) -> None:
+        now = self.env.now if until_s is None else until_s
         self.used_j += self.power_w * (now - self._since)
         self._since = now
 
@@ -52,15 +54,14 @@ class Battery:
         self._schedule()
 
     def _schedule(self) -> None:
-        self._version += 1
         if self.empty.triggered or self.power_w <= 0:
+            self._alarm.clear()
             return
-        version = self._version
         left_s = max(self.capacity_j - self.used_j, 0.0) / self.power_w
-        self.env.timeout(left_s).callbacks.append(lambda _e: self._drained(version))
+        self._alarm.set(left_s, self._drained)
 
-    def _drained(self, version: int) -> None:
-        if version != self._version or self.empty.triggered:
+    def _drained(self) -> None:
+        if self.empty.triggered:
             return
         self._advance()
         self.used_j = self.capacity_j  # the remaining float dust is the same energy
@@ -68,9 +69,8 @@ class Battery:
         self.empty.succeed(self.node)
 
     def row(self, end_s: float) -> dict:
-        if not self.empty.triggered and end_s > self._since:
-            self.used_j += self.power_w * (end_s - self._since)
-            self._since = end_s
+        if not self.empty.triggered:
+            self._advance(end_s)
         return {
             "node": self.node,
             "capacity_j": self.capacity_j,

@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 import simpy
 
+from simulator.engine.servers import Alarm
 from simulator.network.radio import Radio
 
 IDLE, PROMOTION, CONNECTED, TAIL = "idle", "promotion", "connected", "tail"
@@ -40,7 +41,7 @@ class RadioState:
         self.up_bps = 0.0
         self.down_bps = 0.0
         self._waiting: list[Callable[[], None]] = []
-        self._tail_version = 0
+        self._tail = Alarm(env)
         self._since = 0.0
         self.intervals: list[tuple[str, float, float, float]] = []  # state, start, end, W
         self.power_listener = None  # the node's NodePower, when something watches it
@@ -89,7 +90,7 @@ class RadioState:
         self.reserved += 1
         if not self.radio.stateful or self.state in (CONNECTED, TAIL):
             if self.state == TAIL:
-                self._tail_version += 1  # the pending tail expiry is void
+                self._tail.clear()  # the pending tail expiry is void
                 self._change(lambda: setattr(self, "state", CONNECTED))
             elif self.state == IDLE:
                 self._change(lambda: setattr(self, "state", CONNECTED))
@@ -126,14 +127,10 @@ class RadioState:
             self._change(lambda: setattr(self, "state", IDLE))
             return
         self._change(lambda: setattr(self, "state", TAIL))
-        self._tail_version += 1
-        version = self._tail_version
-        self.env.timeout(self.radio.tail_s).callbacks.append(
-            lambda _event: self._tail_over(version)
-        )
+        self._tail.set(self.radio.tail_s, self._tail_over)
 
-    def _tail_over(self, version: int) -> None:
-        if version == self._tail_version and self.state == TAIL:
+    def _tail_over(self) -> None:
+        if self.state == TAIL:
             self._change(lambda: setattr(self, "state", IDLE))
 
     @property

@@ -93,3 +93,29 @@ def call_later(env: simpy.Environment, delay_s: float, callback: Callable[[], No
         callback()
         return
     env.timeout(delay_s).callbacks.append(lambda _event: callback())
+
+
+class Alarm:
+    """One pending wake-up that re-setting replaces (an older one no longer fires).
+
+    SimPy timeouts cannot be cancelled; a version number makes every wake-up but the
+    latest a no-op, which is what channels, radios, batteries and thermal nodes need
+    when what they wait for moves.
+    """
+
+    __slots__ = ("_version", "env")
+
+    def __init__(self, env: simpy.Environment):
+        self.env = env
+        self._version = 0
+
+    def set(self, delay_s: float, callback: Callable[[], None]) -> None:
+        """Call ``callback`` after ``delay_s`` unless the alarm is set or cleared again."""
+        self._version += 1
+        version = self._version
+        self.env.timeout(max(delay_s, 0.0)).callbacks.append(
+            lambda _event: callback() if version == self._version else None
+        )
+
+    def clear(self) -> None:
+        self._version += 1

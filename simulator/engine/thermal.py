@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import simpy
 
+from simulator.engine.servers import Alarm
 from simulator.hardware.thermal import ThermalModel, cap_level_for
 
 
@@ -31,12 +32,12 @@ class NodeThermal:
         self.first_throttle_s: float | None = None
         self._since = 0.0
         self._throttled_since = 0.0
-        self._version = 0
+        self._alarm = Alarm(env)
         self._dvfs = dvfs  # [(DvfsState, throttled max frequency in Hz)]
         self._schedule()
 
-    def _advance(self) -> None:
-        now = self.env.now
+    def _advance(self, until_s: float | None = None) -> None:
+        now = self.env.now if until_s is None else until_s
         if now > self._since:
             self.temperature_c = self.model.temperature_after(
                 self.temperature_c, self.power_w, now - self._since
@@ -51,15 +52,13 @@ class NodeThermal:
         self._schedule()
 
     def _schedule(self) -> None:
-        self._version += 1
-        version = self._version
         wait_s = self.model.time_to_transition_s(self.temperature_c, self.power_w, self.throttled)
         if wait_s != float("inf"):
-            self.env.timeout(wait_s).callbacks.append(lambda _e: self._flip(version))
+            self._alarm.set(wait_s, self._flip)
+        else:
+            self._alarm.clear()
 
-    def _flip(self, version: int) -> None:
-        if version != self._version:
-            return
+    def _flip(self) -> None:
         self._advance()
         now = self.env.now
         self.throttled = not self.throttled
@@ -75,12 +74,7 @@ class NodeThermal:
 
     def finish(self, end_s: float) -> dict:
         """The node's thermal row at the end of the run."""
-        if end_s > self._since:
-            self.temperature_c = self.model.temperature_after(
-                self.temperature_c, self.power_w, end_s - self._since
-            )
-            self.max_temperature_c = max(self.max_temperature_c, self.temperature_c)
-            self._since = end_s
+        self._advance(end_s)
         throttled_s = self.throttled_s + (end_s - self._throttled_since if self.throttled else 0.0)
         return {
             "node": self.node,
