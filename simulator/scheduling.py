@@ -5,17 +5,20 @@
   the request id and op position, so they are unique and the schedule deterministic.
   Ops are not preempted.
 * **Dispatchers** pick which replica (placement) of an app a new request goes to
-  (load balancing across units, replicas or nodes).
+  (load balancing across units, replicas or nodes). ``adaptive`` treats the replicas as
+  offloading candidates and picks the best predicted under the conditions observed at
+  run time (see :class:`AdaptiveOptions` and ``docs/adaptive.md``).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 
+from simulator.errors import SocsimError
 from simulator.registry import Registry
 from simulator.schema import Record
 
@@ -66,10 +69,14 @@ class ReplicaLoad:
         This app's requests dispatched to the replica and not yet complete.
     backlog_s : float
         Work (s) queued on the replica's units, from every app, not yet started.
+    predicted : float
+        For ``adaptive`` dispatch: the objective (s or J) of a request sent to this
+        replica now, predicted under the observed conditions; NaN otherwise.
     """
 
     in_flight: int
     backlog_s: float
+    predicted: float = math.nan
 
 
 #: dispatch(loads, turn, rng) -> replica index
@@ -111,6 +118,67 @@ def power_of_two(loads: Sequence[ReplicaLoad], turn: int, rng: np.random.Generat
         return 0
     a, b = (int(x) for x in rng.choice(len(loads), size=2, replace=False))
     return b if loads[b].in_flight < loads[a].in_flight else a
+
+
+@DISPATCHERS.register("adaptive", _NO_OPTIONS)
+def adaptive(loads: Sequence[ReplicaLoad], turn: int, rng: np.random.Generator) -> int:
+    """The replica with the best predicted objective (ties: the first listed)."""
+    return _argmin([load.predicted for load in loads])
+
+
+#: dispatchers that need :attr:`ReplicaLoad.predicted` (the engine predicts only for them)
+PREDICTIVE_DISPATCHERS = frozenset({"adaptive"})
+
+
+@dataclass(frozen=True)
+class AdaptiveOptions:
+    """How an ``adaptive`` app observes the network and when it gives up on a link.
+
+    Attributes
+    ----------
+    objective : str
+        ``latency``, ``device_energy``, ``total_energy`` or ``weighted`` (with
+        ``weights``), predicted per candidate with the contention-free estimate under
+        the observed conditions.
+    weights : Mapping[str, float]
+        For ``weighted``: per-second and per-joule weights.
+    ewma_alpha : float
+        Weight of the newest throughput sample of a link direction, in (0, 1].
+    stale_s : float
+        A direction without a sample for this long is assumed back at its nominal
+        bandwidth (s): the next request that prefers it probes it.
+    timeout_s : float or None
+        A network hop not finished this long after it was submitted (queueing,
+        promotion and serialisation included) abandons the request's attempt, which
+        restarts from its input on the ``fallback`` replica. None: never.
+    fallback : int or None
+        Replica index of the fallback; None picks the first replica that uses no
+        network (an error at run start if there is none and a timeout is set).
+    """
+
+    objective: str = "latency"
+    weights: Mapping[str, float] = field(default_factory=dict)
+    ewma_alpha: float = 0.5
+    stale_s: float = 10.0
+    timeout_s: float | None = None
+    fallback: int | None = None
+
+    def __post_init__(self) -> None:
+        if not 0 < self.ewma_alpha <= 1:
+            raise SocsimError(f"adaptive: ewma_alpha must be in (0, 1], got {self.ewma_alpha}")
+        if not self.stale_s > 0:
+            raise SocsimError(f"adaptive: stale_s must be > 0, got {self.stale_s}")
+        if self.timeout_s is not None and not self.timeout_s > 0:
+            raise SocsimError(f"adaptive: timeout_s must be > 0, got {self.timeout_s}")
+        if self.fallback is not None and self.fallback < 0:
+            raise SocsimError(
+                f"adaptive: fallback must be a replica index >= 0, got {self.fallback}"
+            )
+
+
+def ewma(previous: float | None, sample: float, alpha: float) -> float:
+    """Exponentially weighted moving average; the first sample stands alone."""
+    return sample if previous is None else alpha * sample + (1 - alpha) * previous
 
 
 NO_DEADLINE = math.inf

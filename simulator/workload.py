@@ -19,7 +19,7 @@ import numpy as np
 from simulator.errors import SocsimError
 from simulator.frozen import FrozenMap
 from simulator.registry import Registry
-from simulator.scheduling import DISPATCHERS
+from simulator.scheduling import DISPATCHERS, PREDICTIVE_DISPATCHERS, AdaptiveOptions
 from simulator.schema import Field, ListOf, Number, Record
 
 ArrivalProcess = Any  # (options: Mapping, rng: np.random.Generator) -> Iterator
@@ -140,6 +140,9 @@ class WorkloadEntry:
     dispatch : str
         Name of the dispatcher (:data:`simulator.scheduling.DISPATCHERS`) that picks a
         replica for each request.
+    adaptive : AdaptiveOptions or None
+        With ``dispatch='adaptive'``: how the app observes links and when it falls back
+        (defaults apply when None).
     """
 
     app: str
@@ -154,6 +157,7 @@ class WorkloadEntry:
     placement: Any = None
     replicas: tuple = ()
     dispatch: str = "round_robin"
+    adaptive: AdaptiveOptions | None = None
 
     def __post_init__(self) -> None:
         if self.arrival not in ARRIVALS:
@@ -171,6 +175,15 @@ class WorkloadEntry:
         if self.replicas and self.placement is not None:
             raise SocsimError(f"app '{self.app}': give either placement or replicas, not both")
         DISPATCHERS.get(self.dispatch)  # raises with the nearest name
+        if self.dispatch in PREDICTIVE_DISPATCHERS:
+            if len(self.replicas) < 2:
+                raise SocsimError(
+                    f"app '{self.app}': dispatch '{self.dispatch}' needs at least two replicas"
+                )
+            if self.adaptive is None:
+                object.__setattr__(self, "adaptive", AdaptiveOptions())
+        elif self.adaptive is not None:
+            raise SocsimError(f"app '{self.app}': adaptive options need dispatch 'adaptive'")
 
     def arrivals(self, rng: np.random.Generator) -> Iterator[Any]:
         """The arrival stream of this entry (see the module docstring)."""

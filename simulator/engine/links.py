@@ -24,9 +24,18 @@ _EPS_BITS = 1e-6
 
 
 class _Flow:
-    __slots__ = ("bits_left", "on_finish", "on_start", "payload", "rate_bps", "start_s")
+    __slots__ = (
+        "bits_left",
+        "bits_total",
+        "on_finish",
+        "on_start",
+        "payload",
+        "rate_bps",
+        "start_s",
+    )
 
     def __init__(self, bits, on_start, on_finish, payload):
+        self.bits_total = bits
         self.bits_left = bits
         self.on_start = on_start
         self.on_finish = on_finish
@@ -70,6 +79,11 @@ class FluidLink:
         self._total_bps = 0.0
         self.bits_sent = 0.0
 
+    @property
+    def throughput_bps(self) -> float:
+        """Bit/s the direction carries now, all flows together (0 while it is down)."""
+        return self._total_bps
+
     def capacity_at(self, t: float) -> float:
         return self._bps[max(bisect.bisect_right(self._times, t) - 1, 0)]
 
@@ -77,12 +91,25 @@ class FluidLink:
         k = bisect.bisect_right(self._times, t)
         return self._times[k] if k < len(self._times) else math.inf
 
-    def submit(self, bits: float, on_start, on_finish, payload: Any) -> None:
+    def submit(self, bits: float, on_start, on_finish, payload: Any) -> _Flow:
         """Start a flow of ``bits``; ``on_start(payload, t)`` when it first gets bandwidth,
-        ``on_finish(payload, start_s, end_s)`` when its last bit is sent."""
+        ``on_finish(payload, start_s, end_s)`` when its last bit is sent. Returns the
+        flow, a handle for :meth:`cancel`."""
         self._advance()
-        self.flows.append(_Flow(float(bits), on_start, on_finish, payload))
+        flow = _Flow(float(bits), on_start, on_finish, payload)
+        self.flows.append(flow)
         self._update()
+        return flow
+
+    def cancel(self, flow: _Flow) -> float:
+        """Withdraw an unfinished flow (its sender gave up); returns the bits it had sent.
+
+        The others share the capacity from now on; ``on_finish`` is never called.
+        """
+        self._advance()
+        self.flows.remove(flow)
+        self._update()
+        return flow.bits_total - max(flow.bits_left, 0.0)
 
     # -- the fluid model -----------------------------------------------------------------
     def _advance(self) -> None:

@@ -9,6 +9,7 @@ plan; ops are jobs on units, tensor moves are flows on links (or plain delays on
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -18,8 +19,9 @@ import simpy
 from simulator.engine.dvfs import DvfsState
 from simulator.engine.ledger import Ledger
 from simulator.engine.links import FluidLink
+from simulator.engine.offload import AdaptiveApp
 from simulator.engine.power import Battery, NodePower
-from simulator.engine.radio import RadioState
+from simulator.engine.radio import CONNECTED, TAIL, RadioState
 from simulator.engine.servers import Server, call_later
 from simulator.engine.thermal import NodeThermal
 from simulator.errors import SimulationError
@@ -33,6 +35,10 @@ from simulator.workload import AfterCompletion, WorkloadEntry
 #: A move with what the hot path needs precomputed: (move, fixed delay or None for a
 #: network move, whether it books a transfer row).
 _FastMove = tuple[Move, float | None, bool]
+
+
+#: phases of an op in a tracked request (one whose app may time out)
+_WAITING, _RUNNING, _DONE = 0, 1, 2
 
 
 def _fast(move: Move) -> _FastMove:
@@ -54,19 +60,36 @@ class _RadioRates:
             radio.flow(delta if sending else 0.0, 0.0 if sending else delta)
 
 
+class _Hop:
+    """A tracked hop of a request whose app may time out: where it is, to undo it."""
+
+    __slots__ = ("channel", "direction", "flow", "radios", "submitted_s")
+
+    def __init__(self, direction, channel: FluidLink, radios, submitted_s: float):
+        self.direction = direction  # (link, src node)
+        self.channel = channel
+        self.radios = radios
+        self.submitted_s = submitted_s
+        self.flow = None  # set once every radio is connected and the flow is on the link
+
+
 class _Request:
     __slots__ = (
+        "abandoned",
         "app",
         "arrival_s",
         "deadline_at_s",
         "device_energy_j",
         "energy_j",
+        "fell_back",
         "finish_s",
         "first_start_s",
         "holders",
+        "hops",
         "inbufs",
         "op_energy",
         "outputs_left",
+        "phase",
         "plan",
         "ready_s",
         "rep",
@@ -93,6 +116,12 @@ class _Request:
         self.finish_s = None
         self.energy_j = 0.0
         self.device_energy_j = 0.0
+        self.abandoned = False
+        self.fell_back = False
+        # only requests that may time out track their hops and op phases (to undo them)
+        tracked = app.adaptive is not None and app.adaptive.timeout_s is not None
+        self.hops: set[_Hop] | None = set() if tracked else None
+        self.phase: list[int] | None = [0] * plan.size if tracked else None
 
 
 @dataclass
@@ -115,6 +144,7 @@ class _App:
     entry: WorkloadEntry
     replicas: tuple[_Replica, ...]
     dispatcher: Dispatcher
+    adaptive: AdaptiveApp | None = None
     issued: int = 0
     unconsumed: int = 0
     waiter: simpy.Event | None = None
@@ -186,10 +216,18 @@ class Engine:
             mine = plans[entry.app]
             mine = (mine,) if isinstance(mine, ExecutionPlan) else tuple(mine)
             replicas = tuple(self._make_replica(k, plan) for k, plan in enumerate(mine))
-            self.apps.append(_App(i, entry, replicas, DISPATCHERS.get(entry.dispatch).function))
+            adaptive = (
+                AdaptiveApp(entry.app, entry.adaptive, mine, oracle)
+                if entry.adaptive is not None
+                else None
+            )
+            self.apps.append(
+                _App(i, entry, replicas, DISPATCHERS.get(entry.dispatch).function, adaptive)
+            )
             for replica in replicas:
                 self.ledger.load_weights(replica.plan)
         self.requests: list[_Request] = []
+        self.monitors = [app.adaptive.monitor for app in self.apps if app.adaptive is not None]
         self._link_seq = 0
 
     def _make_replica(self, index: int, plan: ExecutionPlan) -> _Replica:
@@ -303,8 +341,13 @@ class Engine:
         if len(replicas) == 1:
             rep = replicas[0]
         else:
+            predicted = self._predict(app, now) if app.adaptive is not None else None
             loads = [
-                ReplicaLoad(r.in_flight, sum(s.backlog_s for s in r.distinct_servers))
+                ReplicaLoad(
+                    r.in_flight,
+                    sum(s.backlog_s for s in r.distinct_servers),
+                    predicted[r.index] if predicted is not None else math.nan,
+                )
                 for r in replicas
             ]
             rep = replicas[app.dispatcher(loads, app.issued, rng)]
@@ -340,6 +383,8 @@ class Engine:
             request.first_start_s = now
         plan = request.plan
         self.ledger.alloc(plan.units[i], plan.output_bytes[i], now)
+        if request.phase is not None:
+            request.phase[i] = _RUNNING
         parts = plan.dvfs_parts[i]
         watch = self.unit_power.get(plan.units[i])
         if parts is None:
@@ -378,6 +423,14 @@ class Engine:
         if rep.on_device[i]:
             request.device_energy_j += energy
         self.ledger.op(request, i, start_s, end_s, energy, level)
+        if request.phase is not None:
+            request.phase[i] = _DONE
+            if request.abandoned:  # the op ran (and drew power) for an attempt given up
+                self.ledger.free(plan.units[i], plan.output_bytes[i], end_s)
+                current = self.requests[request.rid]
+                current.energy_j += energy
+                current.device_energy_j += energy if rep.on_device[i] else 0.0
+                return
         if request.holders[i] == 0:
             self.ledger.free(plan.units[i], plan.output_bytes[i], end_s)
         for p in plan.local_inputs[i]:
@@ -418,31 +471,55 @@ class Engine:
         self._link_seq += 1
         channel = self.links[(hop.link, hop.src)]
         radios = self.hop_radios[(hop.link, hop.src)]
-        payload = (request, move, k, now)
+        track = None
+        if request.hops is not None:
+            track = _Hop((hop.link, hop.src), channel, radios, now)
+            request.hops.add(track)
+            call_later(
+                self.env, request.app.adaptive.timeout_s, lambda: self._timeout(request, track)
+            )
+        payload = (request, move, k, now, track)
         if not radios:
-            channel.submit(move.nbytes * BITS_PER_BYTE, None, self._hop_done, payload)
+            flow = channel.submit(move.nbytes * BITS_PER_BYTE, None, self._hop_done, payload)
+            if track is not None:
+                track.flow = flow
             return
         pending = [len(radios)]
 
         def connected() -> None:  # every device radio on the hop is ready (promoted)
             pending[0] -= 1
-            if pending[0] == 0:
-                channel.submit(move.nbytes * BITS_PER_BYTE, None, self._hop_done, payload)
+            if pending[0]:
+                return
+            if request.abandoned:  # given up while the radios woke: let them go
+                for radio, _ in radios:
+                    radio.release()
+                return
+            flow = channel.submit(move.nbytes * BITS_PER_BYTE, None, self._hop_done, payload)
+            if track is not None:
+                track.flow = flow
 
         for radio, _ in radios:
             radio.connect(connected)
 
     def _hop_done(self, payload, start_s: float, end_s: float) -> None:
-        request, move, k, queued_s = payload
+        request, move, k, queued_s, track = payload
         hop = move.hops[k]
         for radio, _ in self.hop_radios[(hop.link, hop.src)]:
             radio.release()
+        if track is not None:
+            request.hops.discard(track)
+        if self.monitors and end_s > start_s:
+            bps = move.nbytes * BITS_PER_BYTE / (end_s - start_s)
+            for monitor in self.monitors:
+                monitor.sample((hop.link, hop.src), bps, end_s)
         energy, device_energy = self.ledger.hop(request, move, k, queued_s, start_s, end_s)
         request.energy_j += energy
         request.device_energy_j += device_energy
         last = k + 1 == len(move.hops)
 
         def propagated() -> None:
+            if request.abandoned:
+                return
             if last:
                 self._arrive(request, move, self.env.now)
             else:
@@ -451,6 +528,8 @@ class Engine:
         call_later(self.env, hop.latency_s, propagated)
 
     def _arrive(self, request: _Request, move: Move, now: float) -> None:
+        if request.abandoned:
+            return
         if move.src_op is not None:  # the copy has left: the producer's buffer may go
             self._release_output(request, move.src_op, now)
         if move.dst_unit is None:
@@ -480,3 +559,63 @@ class Engine:
         if waiter is not None:
             app.waiter = None
             waiter.succeed()
+
+    # -- adaptive offloading -------------------------------------------------------------------
+    def _predict(self, app: _App, now: float) -> list[float]:
+        """Every candidate's objective for a request arriving now, as the app observes it."""
+        backlog = {uid: server.backlog_s for uid, server in self.units.items()}
+        awake = [(r.link, r.node) for r in self.radios if r.state in (CONNECTED, TAIL)]
+        live = {key: c.throughput_bps for key, c in self.links.items() if c.flows}
+        return app.adaptive.predict(now, backlog, awake, live)
+
+    def _timeout(self, request: _Request, track: _Hop) -> None:
+        if request.abandoned or track not in request.hops:
+            return  # the hop made it (or the attempt was already given up)
+        now = self.env.now
+        flow = track.flow
+        self._abandon(request, now)  # cancels the flow: its bits sent are final
+        sent = flow.bits_total - max(flow.bits_left, 0.0) if flow is not None else 0.0
+        # what the link delivered to this hop since it was submitted (~0 while it is down)
+        for monitor in self.monitors:
+            monitor.sample(track.direction, sent / (now - track.submitted_s), now)
+
+    def _abandon(self, request: _Request, now: float) -> None:
+        """Give up the request's attempt and restart it from its input on the fallback.
+
+        Undoes what the attempt holds: flows on links (and their radio reservations),
+        queued ops, buffers in memory. Ops already running finish (no preemption) and
+        their energy stays booked to the request.
+        """
+        request.abandoned = True
+        for track in request.hops:
+            if track.flow is not None:
+                track.channel.cancel(track.flow)
+                for radio, _ in track.radios:
+                    radio.release()
+            # else: the radios are still waking; ``connected`` releases them
+        request.hops.clear()
+        for server in request.rep.distinct_servers:
+            server.cancel(lambda payload: payload[0] is request)
+        plan = request.plan
+        for i, phase in enumerate(request.phase):
+            if phase == _DONE and request.holders[i] > 0:
+                self.ledger.free(plan.units[i], plan.output_bytes[i], now)
+        seen = set()
+        for bufs in request.inbufs:
+            for buf in bufs or ():
+                if id(buf) not in seen and buf[0] > 0:
+                    self.ledger.free(buf[2], buf[1], now)
+                seen.add(id(buf))
+                buf[0] = 0
+        request.rep.in_flight -= 1
+        app = request.app
+        again = _Request(request.rid, app, app.replicas[app.adaptive.fallback], request.arrival_s)
+        again.hops = again.phase = None  # the fallback runs to the end, whatever it takes
+        again.fell_back = True
+        again.first_start_s = request.first_start_s
+        again.energy_j = request.energy_j
+        again.device_energy_j = request.device_energy_j
+        again.rep.in_flight += 1
+        self.requests[request.rid] = again
+        for move in again.rep.input_moves:
+            self._start_move(again, move, now)

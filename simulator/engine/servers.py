@@ -9,7 +9,7 @@ so an op costs one timeout event instead of a process with request/release event
 from __future__ import annotations
 
 from collections.abc import Callable
-from heapq import heappop, heappush
+from heapq import heapify, heappop, heappush
 from typing import Any
 
 import simpy
@@ -58,6 +58,21 @@ class Server:
         self.backlog_s += job[0]
         if self._idle:
             self._idle.pop(0).succeed()
+
+    def cancel(self, predicate: Callable[[Any], bool]) -> int:
+        """Drop the queued (not started) jobs whose payload satisfies ``predicate``.
+
+        Returns how many were dropped. Jobs in service are not preempted.
+        """
+        kept, dropped = [], []
+        for item in self._queue:
+            (dropped if predicate(item[1][3]) else kept).append(item)
+        if dropped:
+            for _, job in dropped:
+                self.backlog_s -= job[0]
+            self._queue[:] = kept  # in place: the workers hold this list
+            heapify(self._queue)
+        return len(dropped)
 
     @property
     def queue_length(self) -> int:

@@ -39,6 +39,7 @@ def request_table(engine: Engine, seed: int, replicate: int) -> pd.DataFrame:
                 "device_energy_j": r.device_energy_j,
                 "replica": r.rep.index,
                 "decision": r.plan.label,
+                "fell_back": r.fell_back,
                 "seed": seed,
                 "replicate": replicate,
             }
@@ -60,6 +61,7 @@ def request_table(engine: Engine, seed: int, replicate: int) -> pd.DataFrame:
         "device_energy_j",
         "replica",
         "decision",
+        "fell_back",
         "seed",
         "replicate",
     ]

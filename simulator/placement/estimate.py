@@ -7,10 +7,45 @@ contention the two agree bit for bit (tested).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
+from simulator.frozen import FrozenMap
+from simulator.network.topology import BITS_PER_BYTE
 from simulator.placement.plan import ExecutionPlan, Move
 from simulator.platform import CostOracle
+
+
+@dataclass(frozen=True)
+class Conditions:
+    """What a run-time decision knows that the nominal platform does not (SI units).
+
+    Attributes
+    ----------
+    bandwidth_bps : Mapping of (link, src node) -> bit/s
+        Observed bandwidth of a link direction; directions not listed use the link's
+        nominal bandwidth.
+    unit_free_s : Mapping of unit id -> s
+        Earliest time (from the request's arrival) a unit can start this request's
+        first op on it: the work already queued there.
+    awake_radios : frozenset of (link, node)
+        Radios already connected (or in their tail): no promotion is paid.
+    """
+
+    bandwidth_bps: Mapping[tuple[str, str], float] = field(default_factory=FrozenMap)
+    unit_free_s: Mapping[str, float] = field(default_factory=FrozenMap)
+    awake_radios: frozenset = frozenset()
+
+    def __post_init__(self) -> None:
+        for key, bps in self.bandwidth_bps.items():
+            if not bps >= 0:
+                raise ValueError(f"observed bandwidth of {key} must be >= 0, got {bps}")
+        object.__setattr__(self, "bandwidth_bps", FrozenMap(self.bandwidth_bps))
+        object.__setattr__(self, "unit_free_s", FrozenMap(self.unit_free_s))
+
+
+NOMINAL = Conditions()
 
 
 @dataclass(frozen=True)
@@ -50,8 +85,21 @@ def _device_radios(hop, oracle: CostOracle):
     return tuple((n, radio) for n in (hop.src, hop.dst) if platform.role_of(n) == "device")
 
 
+def _serialise_s(hop, nbytes: float, conditions: Conditions) -> float:
+    observed = conditions.bandwidth_bps.get((hop.link, hop.src))
+    if observed is None:
+        return hop.serialise_s(nbytes)
+    if observed <= 0:
+        return math.inf if nbytes else 0.0
+    return nbytes * BITS_PER_BYTE / observed
+
+
 def arrival_s(
-    move: Move, start_s: float, oracle: CostOracle | None = None, connected: dict | None = None
+    move: Move,
+    start_s: float,
+    oracle: CostOracle | None = None,
+    connected: dict | None = None,
+    conditions: Conditions = NOMINAL,
 ) -> float:
     """When a move started at ``start_s`` arrives, without contention.
 
@@ -71,38 +119,59 @@ def arrival_s(
                     if key not in connected:
                         connected[key] = t + radio.promotion_s
                     t = max(t, connected[key])
-        t += hop.serialise_s(move.nbytes)
+        t += _serialise_s(hop, move.nbytes, conditions)
         t += hop.latency_s
     return t
 
 
-def radio_energy_j(move: Move, oracle: CostOracle) -> float:
+def radio_energy_j(move: Move, oracle: CostOracle, conditions: Conditions = NOMINAL) -> float:
     """Radio energy (J) of a move's serialisation at its device ends (no promotion, no tail)."""
     total = 0.0
     for hop in move.hops:
-        seconds = hop.serialise_s(move.nbytes)
+        seconds = _serialise_s(hop, move.nbytes, conditions)
+        bps = conditions.bandwidth_bps.get((hop.link, hop.src), hop.bandwidth_bps)
+        if not seconds or not math.isfinite(seconds):
+            total += math.inf if seconds else 0.0
+            continue
         for node, radio in _device_radios(hop, oracle):
-            up, down = (hop.bandwidth_bps, 0.0) if node == hop.src else (0.0, hop.bandwidth_bps)
+            up, down = (bps, 0.0) if node == hop.src else (0.0, bps)
             total += radio.connected_power_w(up, down) * seconds
     return total
 
 
-def radio_state_energy_j(connected: dict, oracle: CostOracle) -> float:
+def radio_state_energy_j(
+    connected: dict, oracle: CostOracle, conditions: Conditions = NOMINAL
+) -> float:
     """Promotion and one full tail (J) of every RRC radio an isolated request woke."""
     total = 0.0
-    for link, _node in connected:
-        radio = oracle.platform.network.links[link].radio
+    for key in connected:
+        if key in conditions.awake_radios:
+            continue
+        radio = oracle.platform.network.links[key[0]].radio
         total += radio.promotion_w * radio.promotion_s + radio.tail_w * radio.tail_s
     return total
 
 
-def estimate(plan: ExecutionPlan, oracle: CostOracle) -> Estimate:
+def estimate(plan: ExecutionPlan, oracle: CostOracle, conditions: Conditions = NOMINAL) -> Estimate:
     """List-schedule estimate of one request on an idle platform.
 
     Assumes no contention: no other request, and no two moves of this request on the
     same link direction at once. Under those conditions it equals the engine exactly.
     Radio energy includes, for every RRC radio the request wakes, one promotion and
     one full tail (what an isolated request costs the battery).
+
+    Parameters
+    ----------
+    plan : ExecutionPlan
+    oracle : CostOracle
+    conditions : Conditions
+        Observed link bandwidths, queued work per unit and awake radios (a run-time
+        decision's view); the default is the nominal, idle platform.
+
+    Returns
+    -------
+    Estimate
+        ``latency_s`` is ``inf`` when an observed bandwidth on a used direction is 0.
     """
     n = plan.size
     ready = [0.0] * n
@@ -111,27 +180,29 @@ def estimate(plan: ExecutionPlan, oracle: CostOracle) -> Estimate:
     radio = 0.0
     sent = 0
     finish = 0.0
-    connected: dict = {}
+    connected: dict = dict.fromkeys(conditions.awake_radios, 0.0)
+    unit_free = dict(conditions.unit_free_s)
     for move in plan.input_moves:
-        arrive = arrival_s(move, 0.0, oracle, connected)
-        radio += radio_energy_j(move, oracle)
+        arrive = arrival_s(move, 0.0, oracle, connected, conditions)
+        radio += radio_energy_j(move, oracle, conditions)
         sent += move.nbytes if move.hops else 0
         for j in move.consumers:
             ready[j] = max(ready[j], arrive)
     for i in range(n):  # placement order is topological and respects unit order
-        start[i] = ready[i]
+        free = unit_free.pop(plan.units[i], None)  # only a unit's first op waits for it
+        start[i] = ready[i] if free is None else max(ready[i], free)
         end[i] = start[i] + plan.duration_s[i]
         for j in plan.local_next[i]:
             ready[j] = max(ready[j], end[i])
         for move in plan.moves_out[i]:
-            arrive = arrival_s(move, end[i], oracle, connected)
-            radio += radio_energy_j(move, oracle)
+            arrive = arrival_s(move, end[i], oracle, connected, conditions)
+            radio += radio_energy_j(move, oracle, conditions)
             sent += move.nbytes if move.hops else 0
             if move.dst_unit is None:
                 finish = max(finish, arrive)
             for j in move.consumers:
                 ready[j] = max(ready[j], arrive)
-    radio += radio_state_energy_j(connected, oracle)
+    radio += radio_state_energy_j(connected, oracle, conditions)
     platform = oracle.platform
     device_j = sum(
         e

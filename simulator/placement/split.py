@@ -32,6 +32,7 @@ from simulator.placement.objectives import (
 )
 from simulator.placement.plan import compile_plan
 from simulator.platform import CostOracle
+from simulator.schema import Field, Record, Text, nearest
 
 
 # -- split_point ---------------------------------------------------------------------------
@@ -136,3 +137,52 @@ def split_point(
         "candidates": tuple(curve),
     }
     return Placement(chosen.assignment, ops, policy, source, notes)
+
+
+# -- cut -----------------------------------------------------------------------------------
+@POLICIES.register(
+    "cut",
+    Record(
+        {
+            "after": Field(
+                Text(),
+                doc=f"the last op on the device ('{INPUT_LABEL}': every op remote); "
+                "ops up to it in the op order run on 'device', the rest on the remote unit",
+            ),
+            **LOCATION_OPTIONS,
+        },
+        name="cut placement",
+    ),
+)
+def cut(
+    graph: ModelGraph, oracle: CostOracle, source: str, options: Mapping[str, Any]
+) -> Placement:
+    """A fixed prefix cut of the op order: one of the candidates ``split_point`` weighs.
+
+    Ops up to and including ``after`` run on the device unit, the rest on the remote
+    unit (``after: <input>`` offloads everything). Used to list the candidates of an
+    adaptive app, or to pin a split found by a sweep.
+    """
+    policy = "cut"
+    device, remote = resolve_locations(graph, oracle, source, options, policy)
+    ops = graph.order
+    after = options["after"]
+    if after == INPUT_LABEL:
+        k = 0
+    elif after in ops:
+        k = ops.index(after) + 1
+    else:
+        hint = nearest(after, ops)
+        raise PlacementError(
+            f"option 'after' names unknown op '{after}'"
+            + (f" (did you mean '{hint}'?)" if hint else "")
+            + f"; give an op of the model or '{INPUT_LABEL}'",
+            policy,
+        )
+    assignment = {name: device if i < k else remote for i, name in enumerate(ops)}
+    for name, uid in assignment.items():
+        reason = oracle.unsupported_reason(graph.op(name), uid)
+        if reason is not None:
+            raise PlacementError(f"'{uid}' cannot run it: {reason}", policy, name)
+    notes = {"device": device, "remote": remote, "k": k, "cut_after": after}
+    return Placement(assignment, ops, policy, source, notes)

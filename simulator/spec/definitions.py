@@ -19,7 +19,8 @@ from simulator.hardware.units import NODE_ROLES, SYNC_MECHANISMS, UNIT_KINDS
 from simulator.network.radio import RADIO_MODELS
 from simulator.network.topology import SHARING
 from simulator.placement.base import POLICIES
-from simulator.scheduling import DISPATCHERS, SCHEDULERS
+from simulator.placement.objectives import OBJECTIVES, WEIGHT_KEYS
+from simulator.scheduling import DISPATCHERS, SCHEDULERS, AdaptiveOptions
 from simulator.schema import (
     INVALID,
     Boolean,
@@ -347,6 +348,43 @@ PRESETS = Record(
 ARRIVAL = Tagged("process", ARRIVALS.schemas, what="arrival process")
 PLACEMENT = Tagged("policy", POLICIES.schemas, what="placement policy")
 
+ADAPTIVE = Record(
+    {
+        "objective": Field(
+            Text(choices=OBJECTIVES), default="latency", doc="what the prediction minimises"
+        ),
+        "weights": Field(
+            MapOf(Number(ge=0), keys=WEIGHT_KEYS, min_len=1),
+            default={},
+            doc="for objective 'weighted': per-second and per-joule weights",
+        ),
+        "ewma_alpha": Field(
+            Number(gt=0, le=1),
+            default=AdaptiveOptions.ewma_alpha,
+            doc="weight of the newest throughput sample",
+        ),
+        "stale_ms": Field(
+            Number("ms", MILLI, gt=0),
+            default=AdaptiveOptions.stale_s / MILLI,
+            to="stale_s",
+            doc="a link direction without a sample this long is assumed nominal again",
+        ),
+        "timeout_ms": Field(
+            Number("ms", MILLI, gt=0),
+            default=None,
+            to="timeout_s",
+            doc="a network hop unfinished this long after submission restarts the request "
+            "on the fallback replica",
+        ),
+        "fallback": Field(
+            Number(integer=True, ge=0),
+            default=None,
+            doc="replica index of the fallback; default: the first replica that uses no network",
+        ),
+    },
+    name="adaptive options",
+)
+
 WORKLOAD = Record(
     {
         "app": Field(Text(pattern=_NAME)),
@@ -365,6 +403,9 @@ WORKLOAD = Record(
             Text(choices=tuple(DISPATCHERS)),
             default="round_robin",
             doc="which replica gets a request",
+        ),
+        "adaptive": Field(
+            ADAPTIVE, default=None, doc="with dispatch 'adaptive': observation and timeout"
         ),
     },
     name="workload entry",

@@ -20,6 +20,7 @@ from simulator.network.radio import build_radio
 from simulator.network.topology import Link
 from simulator.placement.base import PlacementSpec
 from simulator.platform import Platform
+from simulator.scheduling import PREDICTIVE_DISPATCHERS, AdaptiveOptions
 from simulator.schema import INVALID, Context, Loc, nearest
 from simulator.spec.definitions import LIBRARY, SCENARIO
 from simulator.spec.inline import build_inline_model
@@ -278,6 +279,9 @@ def _build(checked: dict, raw: Mapping, ctx: Context, source: str) -> Scenario |
         if replicas and placement is not None:
             ctx.problem(loc, "give either 'placement' or 'replicas', not both")
             ok = False
+        adaptive = _adaptive(ctx, loc, item, entry, len(replicas))
+        if adaptive is INVALID:
+            ok = False
         if placement is None and not replicas and default_placement is None:
             ctx.problem(loc, "no placement: give 'placement:' here or at the top level")
             ok = False
@@ -304,6 +308,7 @@ def _build(checked: dict, raw: Mapping, ctx: Context, source: str) -> Scenario |
                     placement=placement,
                     replicas=replicas,
                     dispatch=entry["dispatch"],
+                    adaptive=adaptive,
                 )
             )
     if ctx.problems:
@@ -336,6 +341,40 @@ def _dvfs_fields(unit: dict) -> dict:
         "governor_options": options,
         "throttled_max_hz": spec["throttled_max_hz"],
     }
+
+
+def _adaptive(ctx: Context, loc: Loc, item: dict, entry: dict, n_replicas: int):
+    """The AdaptiveOptions of a workload entry (None unless dispatch is 'adaptive')."""
+    spec, dispatch = entry["adaptive"], entry["dispatch"]
+    if dispatch not in PREDICTIVE_DISPATCHERS:
+        if spec is not None:
+            ctx.problem(
+                loc.child(item, "adaptive"),
+                f"'adaptive' options need 'dispatch: adaptive' (this app has '{dispatch}')",
+            )
+            return INVALID
+        return None
+    if n_replicas < 2:
+        ctx.problem(
+            loc.child(item, "dispatch"),
+            "dispatch 'adaptive' chooses among candidate placements: list at least two "
+            "under 'replicas'",
+        )
+        return INVALID
+    options = AdaptiveOptions(**spec) if spec is not None else AdaptiveOptions()
+    if options.fallback is not None and options.fallback >= n_replicas:
+        ctx.problem(
+            loc.child(item, "adaptive").child(item["adaptive"], "fallback"),
+            f"fallback {options.fallback} is not a replica index (0..{n_replicas - 1})",
+        )
+        return INVALID
+    if options.objective == "weighted" and not options.weights:
+        ctx.problem(
+            loc.child(item, "adaptive"),
+            "objective 'weighted' needs weights, e.g. {latency: 1, device_energy: 0.1}",
+        )
+        return INVALID
+    return options
 
 
 def _placement(spec: dict | None) -> PlacementSpec | None:

@@ -57,6 +57,7 @@ def render() -> str:
         ("`models.<name>.ops[i]`", d.INLINE_OP),
         ("`models.<name>.edges[i]`", d.INLINE_EDGE),
         ("`workload[i]`", d.WORKLOAD),
+        ("`workload[i].adaptive` (with `dispatch: adaptive`)", d.ADAPTIVE),
     ]
     parts = [BEGIN, ""]
     for title, record in sections:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 
+import pytest
 import yaml
 
 from simulator.engine import simulate
@@ -61,3 +62,24 @@ def test_more_cores_per_op_lower_latency_but_not_throughput_under_load():
     six = run("amdahl_cpu_cores.yaml", **{"nodes.phone.units.cpu_big.cores_per_op": 6})
     assert six.apps["predicted_latency_s"].iloc[0] < one.apps["predicted_latency_s"].iloc[0] / 3
     assert six.summary["throughput_rps"] < one.summary["throughput_rps"]
+
+
+def test_adaptive_offloading_beats_every_static_choice_on_the_swinging_uplink():
+    # docs/adaptive.md: 447.7 ms mean against 511.7 (phone), 1523.5 (split), 8138.6 (cloud)
+    adaptive = run("adaptive_offload.yaml")
+    requests = adaptive.requests
+    assert set(requests["decision"]) == {"device", "cloud"}
+    assert requests["fell_back"].sum() == 9
+    doc = yaml.safe_load((EXAMPLES / "adaptive_offload.yaml").read_text())
+    static_means = []
+    for spec in doc["workload"][0]["replicas"]:
+        static = copy.deepcopy(doc)
+        entry = static["workload"][0]
+        for key in ("replicas", "dispatch", "adaptive"):
+            del entry[key]
+        entry["placement"] = spec
+        result = simulate(parse_scenario(static, base_dir=EXAMPLES))
+        static_means.append(result.summary["latency_mean_s"])
+    assert min(static_means) == pytest.approx(0.5117, abs=1e-4)  # the phone alone
+    assert adaptive.summary["latency_mean_s"] == pytest.approx(0.4477, abs=1e-4)
+    assert adaptive.summary["latency_mean_s"] < 0.9 * min(static_means)
