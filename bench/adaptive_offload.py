@@ -24,7 +24,7 @@ from simulator.spec import parse_scenario
 EXAMPLE = Path(__file__).resolve().parents[1] / "scenarios/examples/adaptive_offload.yaml"
 
 
-#: sensitivity rows: (ewma_alpha, timeout_ms, stale_ms) replacing the shipped options
+#: sensitivity rows: (ewma_alpha, transfer_timeout_ms, stale_ms) replacing the shipped ones
 SENSITIVITY = (
     (0.3, 800, 10000),
     (0.5, 800, 10000),
@@ -42,18 +42,18 @@ def variants(document: dict) -> dict[str, dict]:
     out = {"adaptive": document}
     for alpha, timeout_ms, stale_ms in SENSITIVITY:
         other = copy.deepcopy(document)
-        options = other["workload"][0]["adaptive"]
-        options.update(ewma_alpha=alpha, stale_ms=stale_ms)
+        entry = other["workload"][0]
+        entry["adaptive"].update(ewma_alpha=alpha, stale_ms=stale_ms)
         if timeout_ms is None:
-            options.pop("timeout_ms", None)
+            entry.pop("transfer_timeout_ms", None)
         else:
-            options["timeout_ms"] = timeout_ms
+            entry["transfer_timeout_ms"] = timeout_ms
         out[f"adaptive a={alpha} t={timeout_ms} s={stale_ms}"] = other
     app = document["workload"][0]
     for k, spec in enumerate(app["replicas"]):
         static = copy.deepcopy(document)
         entry = static["workload"][0]
-        for key in ("replicas", "dispatch", "adaptive"):
+        for key in ("replicas", "dispatch", "adaptive", "transfer_timeout_ms"):
             entry.pop(key, None)
         entry["placement"] = spec
         out[f"static {k}"] = static

@@ -147,20 +147,16 @@ class AdaptiveOptions:
     stale_s : float
         A direction without a sample for this long is assumed back at its nominal
         bandwidth (s): the next request that prefers it probes it.
-    timeout_s : float or None
-        A network hop not finished this long after it was submitted (queueing,
-        promotion and serialisation included) abandons the request's attempt, which
-        restarts from its input on the ``fallback`` replica. None: never.
     fallback : int or None
-        Replica index of the fallback; None picks the first replica that uses no
-        network (an error at run start if there is none and a timeout is set).
+        Replica index a request restarts on when one of its hops times out (the
+        workload entry's ``transfer_timeout_s``); None picks the first replica that
+        uses no network (an error at run start if there is none and a timeout is set).
     """
 
     objective: str = "latency"
     weights: Mapping[str, float] = field(default_factory=dict)
     ewma_alpha: float = 0.5
     stale_s: float = 10.0
-    timeout_s: float | None = None
     fallback: int | None = None
 
     def __post_init__(self) -> None:
@@ -168,8 +164,6 @@ class AdaptiveOptions:
             raise SocsimError(f"adaptive: ewma_alpha must be in (0, 1], got {self.ewma_alpha}")
         if not self.stale_s > 0:
             raise SocsimError(f"adaptive: stale_s must be > 0, got {self.stale_s}")
-        if self.timeout_s is not None and not self.timeout_s > 0:
-            raise SocsimError(f"adaptive: timeout_s must be > 0, got {self.timeout_s}")
         if self.fallback is not None and self.fallback < 0:
             raise SocsimError(
                 f"adaptive: fallback must be a replica index >= 0, got {self.fallback}"

@@ -141,8 +141,13 @@ class WorkloadEntry:
         Name of the dispatcher (:data:`simulator.scheduling.DISPATCHERS`) that picks a
         replica for each request.
     adaptive : AdaptiveOptions or None
-        With ``dispatch='adaptive'``: how the app observes links and when it falls back
-        (defaults apply when None).
+        With ``dispatch='adaptive'``: how the app observes links and where it falls
+        back (defaults apply when None).
+    transfer_timeout_s : float or None
+        A network hop of a request not finished this long after it was submitted
+        (queueing, radio promotion and serialisation included) gives the request's
+        attempt up: an adaptive app restarts it on its fallback replica, any other
+        app drops it. None: hops wait as long as it takes.
     """
 
     app: str
@@ -158,6 +163,7 @@ class WorkloadEntry:
     replicas: tuple = ()
     dispatch: str = "round_robin"
     adaptive: AdaptiveOptions | None = None
+    transfer_timeout_s: float | None = None
 
     def __post_init__(self) -> None:
         if self.arrival not in ARRIVALS:
@@ -184,6 +190,8 @@ class WorkloadEntry:
                 object.__setattr__(self, "adaptive", AdaptiveOptions())
         elif self.adaptive is not None:
             raise SocsimError(f"app '{self.app}': adaptive options need dispatch 'adaptive'")
+        if self.transfer_timeout_s is not None and not self.transfer_timeout_s > 0:
+            raise SocsimError(f"app '{self.app}': transfer_timeout_s must be > 0")
 
     def arrivals(self, rng: np.random.Generator) -> Iterator[Any]:
         """The arrival stream of this entry (see the module docstring)."""

@@ -126,15 +126,16 @@ class FluidLink:
     def _update(self) -> None:
         """Finish what is done, share the capacity, schedule the next event."""
         now = self.env.now
+        capacity = self.capacity_at(now)
         done = [f for f in self.flows if f.bits_left <= _EPS_BITS and f.start_s is not None]
         zero = [f for f in self.flows if f.bits_left <= _EPS_BITS and f.start_s is None]
-        for flow in zero:  # an empty flow is sent the moment it may start
-            if self.sharing == "fair" or flow is self.flows[0]:
+        for flow in zero:  # an empty flow is sent the moment it may start (link up)
+            if capacity > 0 and (self.sharing == "fair" or flow is self.flows[0]):
                 flow.start_s = now
                 done.append(flow)
+        zero = [f for f in zero if f in done]
         if done:
             self.flows = [f for f in self.flows if f not in done]
-        capacity = self.capacity_at(now)
         active = self.flows if self.sharing == "fair" else self.flows[:1]
         share = capacity / len(active) if active else 0.0
         started = []

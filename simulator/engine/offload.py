@@ -66,6 +66,8 @@ class AdaptiveApp:
     plans : sequence of ExecutionPlan
         The candidates, in replica order.
     oracle : CostOracle
+    timeout_s : float or None
+        The app's transfer timeout; with one, a fallback replica must exist.
 
     Raises
     ------
@@ -80,19 +82,19 @@ class AdaptiveApp:
         options: AdaptiveOptions,
         plans: Sequence[ExecutionPlan],
         oracle: CostOracle,
+        timeout_s: float | None = None,
     ):
         self.options = options
         self.objective = Objective(options.objective, options.weights)
         self.plans = tuple(plans)
         self.oracle = oracle
         self.monitor = LinkMonitor(options.ewma_alpha, options.stale_s)
-        self.timeout_s = options.timeout_s
         self.fallback = options.fallback
-        if self.fallback is None and self.timeout_s is not None:
+        if self.fallback is None and timeout_s is not None:
             local = [i for i, plan in enumerate(self.plans) if not _uses_network(plan)]
             if not local:
                 raise PlacementError(
-                    f"app '{app}': adaptive timeout_ms is set but every replica uses the "
+                    f"app '{app}': transfer_timeout_ms is set but every replica uses the "
                     "network; name the replica to fall back to with adaptive.fallback",
                     "adaptive",
                 )

@@ -80,6 +80,7 @@ class _Request:
         "arrival_s",
         "deadline_at_s",
         "device_energy_j",
+        "drop_reason",
         "energy_j",
         "fell_back",
         "finish_s",
@@ -118,8 +119,9 @@ class _Request:
         self.device_energy_j = 0.0
         self.abandoned = False
         self.fell_back = False
+        self.drop_reason = ""
         # only requests that may time out track their hops and op phases (to undo them)
-        tracked = app.adaptive is not None and app.adaptive.timeout_s is not None
+        tracked = app.entry.transfer_timeout_s is not None
         self.hops: set[_Hop] | None = set() if tracked else None
         self.phase: list[int] | None = [0] * plan.size if tracked else None
 
@@ -217,7 +219,7 @@ class Engine:
             mine = (mine,) if isinstance(mine, ExecutionPlan) else tuple(mine)
             replicas = tuple(self._make_replica(k, plan) for k, plan in enumerate(mine))
             adaptive = (
-                AdaptiveApp(entry.app, entry.adaptive, mine, oracle)
+                AdaptiveApp(entry.app, entry.adaptive, mine, oracle, entry.transfer_timeout_s)
                 if entry.adaptive is not None
                 else None
             )
@@ -260,7 +262,7 @@ class Engine:
                 return
         else:
             self.env.run()
-        unfinished = [r.rid for r in self.requests if r.finish_s is None]
+        unfinished = [r.rid for r in self.requests if r.finish_s is None and not r.drop_reason]
         if unfinished:
             raise SimulationError(f"requests never completed: {unfinished[:10]}")
 
@@ -427,9 +429,10 @@ class Engine:
             request.phase[i] = _DONE
             if request.abandoned:  # the op ran (and drew power) for an attempt given up
                 self.ledger.free(plan.units[i], plan.output_bytes[i], end_s)
-                current = self.requests[request.rid]
-                current.energy_j += energy
-                current.device_energy_j += energy if rep.on_device[i] else 0.0
+                current = self.requests[request.rid]  # the fallback attempt, if any
+                if current is not request:
+                    current.energy_j += energy
+                    current.device_energy_j += energy if rep.on_device[i] else 0.0
                 return
         if request.holders[i] == 0:
             self.ledger.free(plan.units[i], plan.output_bytes[i], end_s)
@@ -476,7 +479,9 @@ class Engine:
             track = _Hop((hop.link, hop.src), channel, radios, now)
             request.hops.add(track)
             call_later(
-                self.env, request.app.adaptive.timeout_s, lambda: self._timeout(request, track)
+                self.env,
+                request.app.entry.transfer_timeout_s,
+                lambda: self._timeout(request, track),
             )
         payload = (request, move, k, now, track)
         if not radios:
@@ -553,7 +558,10 @@ class Engine:
         # nothing reads a finished request's counters again; dropping them keeps the
         # garbage collector's passes short on long runs
         request.waits = request.ready_s = request.holders = request.inbufs = None
-        app = request.app
+        self._free_slot(request.app)
+
+    def _free_slot(self, app: _App) -> None:
+        """A request of ``app`` is over (done or dropped): a closed loop may issue again."""
         app.unconsumed += 1
         waiter = app.waiter
         if waiter is not None:
@@ -573,18 +581,24 @@ class Engine:
             return  # the hop made it (or the attempt was already given up)
         now = self.env.now
         flow = track.flow
-        self._abandon(request, now)  # cancels the flow: its bits sent are final
+        link, src = track.direction
+        reason = (
+            f"a hop on link '{link}' from '{src}' was unfinished after "
+            f"{request.app.entry.transfer_timeout_s * 1e3:g} ms"
+        )
+        self._abandon(request, now, reason)  # cancels the flow: its bits sent are final
         sent = flow.bits_total - max(flow.bits_left, 0.0) if flow is not None else 0.0
         # what the link delivered to this hop since it was submitted (~0 while it is down)
         for monitor in self.monitors:
             monitor.sample(track.direction, sent / (now - track.submitted_s), now)
 
-    def _abandon(self, request: _Request, now: float) -> None:
-        """Give up the request's attempt and restart it from its input on the fallback.
+    def _abandon(self, request: _Request, now: float, reason: str) -> None:
+        """Give up the request's attempt: restart it on the fallback, or drop it.
 
         Undoes what the attempt holds: flows on links (and their radio reservations),
         queued ops, buffers in memory. Ops already running finish (no preemption) and
-        their energy stays booked to the request.
+        their energy stays booked to the request. An adaptive app restarts the request
+        from its input on its fallback replica; any other app drops it with ``reason``.
         """
         request.abandoned = True
         for track in request.hops:
@@ -609,6 +623,10 @@ class Engine:
                 buf[0] = 0
         request.rep.in_flight -= 1
         app = request.app
+        if app.adaptive is None:
+            request.drop_reason = reason
+            self._free_slot(app)
+            return
         again = _Request(request.rid, app, app.replicas[app.adaptive.fallback], request.arrival_s)
         again.hops = again.phase = None  # the fallback runs to the end, whatever it takes
         again.fell_back = True

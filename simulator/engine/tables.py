@@ -34,7 +34,7 @@ def request_table(engine: Engine, seed: int, replicate: int) -> pd.DataFrame:
                 "deadline_s": deadline,
                 "deadline_met": (latency <= deadline) if deadline is not None and done else None,
                 "status": "completed" if done else "dropped",
-                "drop_reason": "" if done else engine.stop_reason,
+                "drop_reason": "" if done else (r.drop_reason or engine.stop_reason),
                 "energy_j": r.energy_j,
                 "device_energy_j": r.device_energy_j,
                 "replica": r.rep.index,

@@ -369,17 +369,11 @@ ADAPTIVE = Record(
             to="stale_s",
             doc="a link direction without a sample this long is assumed nominal again",
         ),
-        "timeout_ms": Field(
-            Number("ms", MILLI, gt=0),
-            default=None,
-            to="timeout_s",
-            doc="a network hop unfinished this long after submission restarts the request "
-            "on the fallback replica",
-        ),
         "fallback": Field(
             Number(integer=True, ge=0),
             default=None,
-            doc="replica index of the fallback; default: the first replica that uses no network",
+            doc="replica index a request whose hop timed out restarts on; default: the "
+            "first replica that uses no network",
         ),
     },
     name="adaptive options",
@@ -405,7 +399,14 @@ WORKLOAD = Record(
             doc="which replica gets a request",
         ),
         "adaptive": Field(
-            ADAPTIVE, default=None, doc="with dispatch 'adaptive': observation and timeout"
+            ADAPTIVE, default=None, doc="with dispatch 'adaptive': observation and fallback"
+        ),
+        "transfer_timeout_ms": Field(
+            Number("ms", MILLI, gt=0),
+            default=None,
+            to="transfer_timeout_s",
+            doc="a network hop unfinished this long after it was submitted gives the request "
+            "up: it restarts on the fallback (dispatch 'adaptive') or is dropped",
         ),
     },
     name="workload entry",

@@ -309,6 +309,7 @@ def _build(checked: dict, raw: Mapping, ctx: Context, source: str) -> Scenario |
                     replicas=replicas,
                     dispatch=entry["dispatch"],
                     adaptive=adaptive,
+                    transfer_timeout_s=entry["transfer_timeout_s"],
                 )
             )
     if ctx.problems:

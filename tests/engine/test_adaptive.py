@@ -26,7 +26,7 @@ EXACT = 1e-9
 LOCAL_S, FAST_S, SLOW_S = 0.1, 0.0101, 1.0001
 
 
-def adaptive_doc(times_s, link=None, adaptive=None) -> dict:
+def adaptive_doc(times_s, link=None, adaptive=None, timeout_ms=None) -> dict:
     return {
         "name": "adaptive",
         "seed": 3,
@@ -74,6 +74,7 @@ def adaptive_doc(times_s, link=None, adaptive=None) -> dict:
                 ],
                 "dispatch": "adaptive",
                 "adaptive": {"ewma_alpha": 1.0, "stale_ms": 1e6, **(adaptive or {})},
+                **({"transfer_timeout_ms": timeout_ms} if timeout_ms else {}),
             }
         ],
     }
@@ -108,7 +109,8 @@ def test_a_timeout_falls_back_to_the_phone_through_an_outage():
     doc = adaptive_doc(
         [0, 1.0, 1.5, 7.0],
         {"outages_s": [[1.0, 5.0]]},
-        {"timeout_ms": 200, "stale_ms": 1000},
+        {"stale_ms": 1000},
+        timeout_ms=200,
     )
     result = simulate(parse_scenario(doc))
     chosen, latency = decisions(result)
@@ -156,7 +158,7 @@ def test_the_server_queue_counts_in_the_prediction():
 
 def test_timeouts_release_memory_and_radios():
     doc = adaptive_doc(
-        [0, 1.0, 1.1, 1.2], {"outages_s": [[1.0, 5.0]]}, {"timeout_ms": 200, "stale_ms": 50}
+        [0, 1.0, 1.1, 1.2], {"outages_s": [[1.0, 5.0]]}, {"stale_ms": 50}, timeout_ms=200
     )
     doc["links"]["up"]["radio"] = {"model": "constant", "tx_w": 1.0, "rx_w": 0.5}
     scenario = parse_scenario(doc)
@@ -182,7 +184,8 @@ def test_adaptive_runs_complete_and_respect_outages(times, outage, timeout_ms, a
     doc = adaptive_doc(
         times,
         {"outages_s": [[start, start + length]], "bandwidth_trace_mbps": [[0, 800], [2, 8]]},
-        {"timeout_ms": timeout_ms, "ewma_alpha": alpha, "stale_ms": stale_ms},
+        {"ewma_alpha": alpha, "stale_ms": stale_ms},
+        timeout_ms=timeout_ms,
     )
     result = simulate(parse_scenario(doc))
     requests = result.requests
@@ -197,6 +200,37 @@ def test_adaptive_runs_complete_and_respect_outages(times, outage, timeout_ms, a
     assert not inside.any()
     again = simulate(parse_scenario(doc))
     assert again.requests.equals(requests)  # deterministic
+
+
+def static_offload(doc: dict) -> dict:
+    entry = doc["workload"][0]
+    for key in ("replicas", "dispatch", "adaptive"):
+        del entry[key]
+    entry["placement"] = {"policy": "offload", "node": "cloud"}
+    return doc
+
+
+def test_a_static_app_drops_a_request_whose_hop_times_out():
+    doc = static_offload(adaptive_doc([0, 1.0, 6.0], {"outages_s": [[1.0, 5.0]]}, timeout_ms=200))
+    requests = simulate(parse_scenario(doc)).requests.sort_values("request_id")
+    assert list(requests["status"]) == ["completed", "dropped", "completed"]
+    assert requests["drop_reason"].iloc[1] == (
+        "a hop on link 'up' from 'phone' was unfinished after 200 ms"
+    )
+    assert requests["latency_s"].iloc[[0, 2]].tolist() == pytest.approx([FAST_S, FAST_S])
+
+
+def test_a_closed_loop_goes_on_after_a_drop():
+    doc = static_offload(adaptive_doc([0], {"outages_s": [[0.5, 0.8]]}, timeout_ms=100))
+    doc["workload"][0]["arrival"] = {"process": "closed_loop", "think_ms": 190}
+    doc["workload"][0]["count"] = 5
+    # requests at 0, 0.2001, 0.4002 complete in 10.1 ms each; the one at 0.6003 waits out
+    # the outage's first 100 ms and is dropped at 0.7003; the next comes 190 ms later
+    requests = simulate(parse_scenario(doc)).requests.sort_values("request_id")
+    assert list(requests["status"]) == ["completed"] * 3 + ["dropped", "completed"]
+    assert requests["arrival_s"].tolist() == pytest.approx(
+        [0, 0.2001, 0.4002, 0.6003, 0.8903], rel=EXACT
+    )
 
 
 # -- the pure parts ----------------------------------------------------------------------------
@@ -248,13 +282,13 @@ def test_adaptive_dispatch_needs_two_candidates():
 
 
 def test_fallback_must_name_a_replica():
-    doc = adaptive_doc([0], adaptive={"fallback": 2, "timeout_ms": 10})
+    doc = adaptive_doc([0], adaptive={"fallback": 2}, timeout_ms=10)
     (problem,) = problems(doc)
     assert problem.startswith("workload[0].adaptive.fallback:") and "0..1" in problem
 
 
 def test_a_timeout_needs_something_local_to_fall_back_to():
-    doc = copy.deepcopy(adaptive_doc([0], adaptive={"timeout_ms": 10}))
+    doc = copy.deepcopy(adaptive_doc([0], timeout_ms=10))
     doc["workload"][0]["replicas"][0] = {"policy": "offload", "node": "cloud"}
     with pytest.raises(PlacementError, match=r"adaptive\.fallback"):
         simulate(parse_scenario(doc))

@@ -142,3 +142,9 @@ def test_radio_power_returns_to_receive_only_after_an_upload_crossed_a_bandwidth
     states = simulate(parse_scenario(doc)).radio_states
     assert (states["power_w"] <= 1.0).all()  # never tx + rx: the two never overlap here
     assert states.iloc[-1]["state"] == "connected"  # the response being received
+
+
+def test_an_empty_transfer_waits_for_the_link_to_come_back():
+    # regression: a 0-byte flow used to complete at once, inside the outage
+    doc = two_node_doc({"outages_s": [[0, 0.5]]}, [0], input_bytes=0)
+    assert uploads(simulate(parse_scenario(doc))) == pytest.approx([0.5, 0.5], rel=EXACT)
