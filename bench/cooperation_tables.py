@@ -69,7 +69,7 @@ def codl_table() -> str:
     ):
         document = copy.deepcopy(base)
         document["include"] = [f"../devices/{preset}.yaml"]
-        document["nodes"] = {"phone": {"preset": preset}}
+        document["nodes"] = {"phone": {**base["nodes"]["phone"], "preset": preset}}  # top clock
         document["models"] = {"net": {"zoo": zoo, "dtype": dtype}}
         document["workload"][0]["model"] = "net"
         alone = {}

@@ -28,10 +28,13 @@ class NodeThermal:
         self.temperature_c = model.ambient_c
         self.max_temperature_c = model.ambient_c
         self.throttled = False
-        self.throttled_s = 0.0
         self.first_throttle_s: float | None = None
         self._since = 0.0
-        self._throttled_since = 0.0
+        # State when the power last changed: the run may go on past the window's end (a
+        # pending release alarm fires while the node idles), so finish() recomputes the
+        # row at the window's end from here rather than reading the later state.
+        self._changed = (0.0, self.temperature_c, self.max_temperature_c)
+        self._flips: list[float] = []
         self._alarm = Alarm(env)
         self._dvfs = dvfs  # [(DvfsState, throttled max frequency in Hz)]
         self._schedule()
@@ -49,6 +52,7 @@ class NodeThermal:
         """The node's power moved by ``delta_w`` now."""
         self._advance()
         self.power_w += delta_w
+        self._changed = (self.env.now, self.temperature_c, self.max_temperature_c)
         self._schedule()
 
     def _schedule(self) -> None:
@@ -62,24 +66,39 @@ class NodeThermal:
         self._advance()
         now = self.env.now
         self.throttled = not self.throttled
-        if self.throttled:
-            self._throttled_since = now
-            if self.first_throttle_s is None:
-                self.first_throttle_s = now
-        else:
-            self.throttled_s += now - self._throttled_since
+        self._flips.append(now)
+        if self.throttled and self.first_throttle_s is None:
+            self.first_throttle_s = now
         for state, max_hz in self._dvfs:
             state.cap = cap_level_for(state.table, self.throttled, max_hz)
         self._schedule()
 
     def finish(self, end_s: float) -> dict:
-        """The node's thermal row at the end of the run."""
-        self._advance(end_s)
-        throttled_s = self.throttled_s + (end_s - self._throttled_since if self.throttled else 0.0)
+        """The node's thermal row at the end of the run's window (``end_s``).
+
+        Power is constant after its last change, so the temperature at ``end_s`` follows
+        from that instant by the closed form, whatever alarms fired later; throttling
+        intervals are clipped to the window.
+        """
+        changed_s, temperature_c, max_c = self._changed
+        if end_s >= changed_s:
+            temperature_c = self.model.temperature_after(
+                temperature_c, self.power_w, end_s - changed_s
+            )
+            max_c = max(max_c, temperature_c)  # monotone between power changes
+        else:  # a power change after the window's end: report the state as it stands
+            self._advance(end_s)
+            temperature_c, max_c = self.temperature_c, self.max_temperature_c
+        # flips alternate on, off, on, ...: pair them and clip each interval to the window
+        starts, stops = self._flips[0::2], [*self._flips[1::2], end_s]
+        throttled_s = sum(
+            max(0.0, min(stop, end_s) - start) for start, stop in zip(starts, stops, strict=False)
+        )
+        first = self.first_throttle_s
         return {
             "node": self.node,
             "throttled_s": throttled_s,
-            "first_throttle_s": self.first_throttle_s,
-            "max_temperature_c": self.max_temperature_c,
-            "final_temperature_c": self.temperature_c,
+            "first_throttle_s": first if first is not None and first <= end_s else None,
+            "max_temperature_c": max_c,
+            "final_temperature_c": temperature_c,
         }

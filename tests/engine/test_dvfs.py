@@ -151,3 +151,17 @@ def test_no_throttling_below_the_sustainable_power():
     row = simulate(parse_scenario(doc)).thermal.set_index("node").loc["phone"]
     assert row["first_throttle_s"] is None or row["first_throttle_s"] != row["first_throttle_s"]
     assert row["throttled_s"] == 0
+
+
+def test_thermal_row_is_taken_at_the_window_end():
+    # 10 minutes: the phone throttles at 462 s and is still cooling (at 1.47 W) toward the
+    # 42 °C release when the last op ends; the release alarm fires after the window and
+    # must not leak into the row (it used to report the post-window state)
+    result = simulate(parse_scenario(thermal_doc(10)))
+    row = result.thermal.set_index("node").loc["phone"]
+    end_s = result.summary["window_end_s"]
+    assert row["throttled_s"] == pytest.approx(end_s - row["first_throttle_s"], rel=1e-12)
+    assert 42.0 < row["final_temperature_c"] < 45.0
+    # after the last op ends the phone draws nothing: the row is the closed form at end_s
+    last_end = result.ops["end_s"].max()
+    assert last_end == pytest.approx(end_s, rel=1e-12)
