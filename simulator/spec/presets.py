@@ -89,9 +89,25 @@ def collect_presets(document, base_dir: Path, source: str, ctx: Context, seen: t
     return found
 
 
+#: keys that select an implementation from a registry (``governor.name``, ``radio.model``,
+#: ``placement.policy``, ``arrival.process``, ``*.dist``): the other keys of such a block
+#: belong to the implementation, so an override that changes it replaces the whole block
+TAG_KEYS = ("name", "model", "policy", "process", "dist")
+
+
+def _retagged(base: Mapping, override: Mapping) -> bool:
+    return any(k in base and k in override and base[k] != override[k] for k in TAG_KEYS)
+
+
 def _merge(base: Any, override: Any) -> Any:
-    """Deep merge: mappings merge key by key (``null`` removes a key), the rest replaces."""
+    """Deep merge: mappings merge key by key (``null`` removes a key), the rest replaces.
+
+    A mapping whose tag key (:data:`TAG_KEYS`) the override changes is replaced, not
+    merged: the preset's options of the old implementation do not apply to the new one.
+    """
     if not (isinstance(base, Mapping) and isinstance(override, Mapping)):
+        return copy.deepcopy(override)
+    if _retagged(base, override):
         return copy.deepcopy(override)
     merged = YamlMap(mark=getattr(override, "mark", None) or getattr(base, "mark", None))
     for key, value in base.items():

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pytest
 
 from simulator.errors import ScenarioError
-from simulator.spec import load_scenario, validate_library
+from simulator.spec import load_scenario, parse_scenario, validate_library
 
 LIBRARY = """\
 # a small library of presets
@@ -422,3 +423,42 @@ def test_validate_library_follows_its_includes(spec, library):
     assert (p.path, p.file, p.line) == ("presets.links.wired.bandwidth_mbps", str(nested), 4)
     fixed = spec.write(MORE.replace("BW", "3"), "lib/more.yaml")
     assert validate_library(fixed) == 4
+
+
+def test_overriding_a_presets_implementation_drops_its_options():
+    # the lte preset's radio is an RRC model with promotion and tail keys; a constant radio
+    # has none of them, so the override replaces the block instead of merging into it
+    doc = {
+        "name": "retag",
+        "include": [str(Path("scenarios/networks/lte.yaml").resolve())],
+        "nodes": {
+            "phone": {
+                "role": "device",
+                "units": {"cpu": {"kind": "cpu", "peak_gflops": {"fp32": 1}}},
+            },
+            "cloud": {
+                "role": "cloud",
+                "units": {"gpu": {"kind": "gpu", "peak_gflops": {"fp32": 1}}},
+            },
+        },
+        "links": {
+            "up": {
+                "preset": "lte",
+                "ends": ["phone", "cloud"],
+                "radio": {"model": "constant", "tx_w": 2.0, "rx_w": 1.0},
+            }
+        },
+        "models": {"m": {"ops": [{"name": "x", "kind": "conv", "flops": 1}]}},
+        "workload": [
+            {
+                "app": "a",
+                "model": "m",
+                "source": "phone",
+                "count": 1,
+                "arrival": {"process": "periodic", "rate_hz": 1},
+            }
+        ],
+        "placement": {"policy": "single", "unit": "cpu"},
+    }
+    radio = parse_scenario(doc).platform.network.links["up"].radio
+    assert (radio.model, radio.tx_w, radio.rx_w, radio.tail_s) == ("constant", 2.0, 1.0, 0.0)
