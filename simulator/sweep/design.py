@@ -122,7 +122,9 @@ def sweep_spec(checked: Mapping[str, Any], where: str = "sweep", file: str | Non
         problems.append(Problem(f"{where}.samples", f"design '{design}' needs samples", file))
     if not sampled and checked["samples"] is not None:
         problems.append(
-            Problem(f"{where}.samples", f"design '{design}' takes no samples (random, lhs do)", file)
+            Problem(
+                f"{where}.samples", f"design '{design}' takes no samples (random, lhs do)", file
+            )
         )
     for p in params:
         if p.continuous and not sampled:

@@ -123,7 +123,7 @@ def run_task(task: Task) -> dict[str, Any]:
             summary = fast_summary(task.scenario, task.replicate)
         else:
             summary = simulate(task.scenario, replicate=task.replicate).summary
-    except Exception as exc:  # noqa: BLE001 - any failure is the point's, the others go on
+    except Exception as exc:
         row.update(status="error", error=f"{type(exc).__name__}: {exc}", decision="")
         row.update(dict.fromkeys(SUMMARY_KEYS, math.nan))
         row["scenario"] = task.scenario.name

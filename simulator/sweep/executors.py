@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from simulator.registry import Registry
-from simulator.schema import Field, Number, Record, Text
+from simulator.schema import Boolean, Field, Number, Record, Text
 
 Batch = Sequence[Any]
 Work = Callable[[Batch], list[dict]]
@@ -45,13 +45,14 @@ def serial(work: Work, batches: Sequence[Batch], **_: Any) -> Iterator[list[dict
 def processes(
     work: Work, batches: Sequence[Batch], workers: int | None = None, **_: Any
 ) -> Iterator[list[dict]]:
-    """Local worker processes (``concurrent.futures``, spawn start method), all cores by default."""
-    import multiprocessing
+    """Local worker processes (``concurrent.futures``), all cores by default."""
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
     count = min(workers or default_workers(), max(len(batches), 1))
-    # spawn: the same behaviour on every OS, and no fork of a parent holding threads
-    pool = ProcessPoolExecutor(count, mp_context=multiprocessing.get_context("spawn"))
+    # the platform's start method: fork on Linux (workers start without re-importing
+    # numpy, pandas and the simulator, seconds each on a loaded machine); spawn on macOS
+    # and Windows, which the top-level ``work`` functions are written for
+    pool = ProcessPoolExecutor(count)
     try:
         futures = [pool.submit(work, batch) for batch in batches]
         for future in as_completed(futures):
@@ -67,9 +68,14 @@ def processes(
             "scheduler": Field(
                 Text(),
                 default=None,
-                doc="address of a running scheduler, e.g. tcp://host:8786 (default: a LocalCluster)",
+                doc="a running scheduler, e.g. tcp://host:8786 (default: a LocalCluster)",
             ),
             "workers": _WORKERS,
+            "processes": Field(
+                Boolean(),
+                default=True,
+                doc="LocalCluster workers are processes (false: threads of this process)",
+            ),
         },
         name="dask executor options",
     ),
@@ -79,6 +85,7 @@ def dask(
     batches: Sequence[Batch],
     scheduler: str | None = None,
     workers: int | None = None,
+    processes: bool = True,
     **_: Any,
 ) -> Iterator[list[dict]]:
     """Dask distributed: a running scheduler's workers, or a LocalCluster of processes."""
@@ -94,7 +101,7 @@ def dask(
     if scheduler is None:
         count = min(workers or default_workers(), max(len(batches), 1))
         cluster = LocalCluster(
-            n_workers=count, threads_per_worker=1, processes=True, dashboard_address=None
+            n_workers=count, threads_per_worker=1, processes=processes, dashboard_address=None
         )
     client = Client(scheduler or cluster)
     try:

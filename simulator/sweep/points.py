@@ -89,7 +89,9 @@ def set_path(document: Mapping, path: str, value: Any, file: str | None = None) 
         where = _shown(segments[:depth]) or "the document root"
         if isinstance(key, int):
             if not isinstance(here, list):
-                raise ScenarioError([Problem(path, f"{where} is not a list; cannot take [{key}]", file)])
+                raise ScenarioError(
+                    [Problem(path, f"{where} is not a list; cannot take [{key}]", file)]
+                )
             if key >= len(here):
                 raise ScenarioError(
                     [Problem(path, f"{where} has {len(here)} item(s); no index [{key}]", file)]
@@ -165,7 +167,9 @@ def resolve_points(
         except ScenarioError as exc:
             label = ", ".join(f"{p}={v!r}" for p, v in values.items())
             for problem in exc.problems:
-                found.setdefault((problem.path, problem.message), []).append((index, label, problem))
+                found.setdefault((problem.path, problem.message), []).append(
+                    (index, label, problem)
+                )
     if found:
         problems = []
         for hits in found.values():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 import time
 from typing import TextIO
@@ -9,9 +10,9 @@ from typing import TextIO
 
 def format_duration(seconds: float) -> str:
     """``h:mm:ss`` (``--:--`` when unknown)."""
-    if not seconds == seconds or seconds == float("inf"):  # NaN or inf
+    if not math.isfinite(seconds):
         return "--:--"
-    whole = int(round(seconds))
+    whole = round(seconds)
     return f"{whole // 3600}:{whole // 60 % 60:02d}:{whole % 60:02d}"
 
 
@@ -48,9 +49,7 @@ class Progress:
         left = (self.total - self.done) / rate if rate > 0 else float("nan")
         filled = self.width * self.done // max(self.total, 1)
         bar = "#" * filled + "." * (self.width - filled)
-        return (
-            f"[{bar}] {self.done}/{self.total} runs  {rate:.3g}/s  ETA {format_duration(left)}"
-        )
+        return f"[{bar}] {self.done}/{self.total} runs  {rate:.3g}/s  ETA {format_duration(left)}"
 
     def update(self, count: int = 1) -> None:
         self.done += count

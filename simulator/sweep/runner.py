@@ -61,7 +61,8 @@ def sweep_section(
 
     ``parameters`` add to (or replace) the section's; ``overrides`` (``design``,
     ``samples``, ``replicates``, ``fast``, ``executor``, ``workers``, ``scheduler``) replace
-    its keys when not None. A different executor drops the section's executor options.
+    its keys when not None, ``executor_options`` (a mapping) adds to the executor's. A
+    different executor drops the section's executor options.
     """
     section = dict(document.get("sweep") or {})
     if parameters:
@@ -75,6 +76,7 @@ def sweep_section(
     for key in ("workers", "scheduler"):
         if overrides.get(key) is not None:
             executor[key] = overrides[key]
+    executor.update(overrides.get("executor_options") or {})
     section["executor"] = executor
     return section
 
@@ -132,7 +134,8 @@ def prepare_sweep(
         "columns": columns(spec.paths),
         "fingerprint": fingerprint(points, seeds, spec.replicates),
         "point_values": [
-            {"point": i, "seed": s, **values} for i, (values, s) in enumerate(zip(points, seeds))
+            {"point": i, "seed": s, **values}
+            for i, (values, s) in enumerate(zip(points, seeds, strict=True))
         ],
     }
     return PreparedSweep(spec, points, seeds, tasks, meta)
@@ -200,7 +203,7 @@ def run_sweep(
         Tasks per unit of work (default: four batches per worker).
     **overrides
         ``design``, ``samples``, ``replicates``, ``fast``, ``executor``, ``workers``,
-        ``scheduler`` (see :func:`sweep_section`).
+        ``scheduler``, ``executor_options`` (see :func:`sweep_section`).
 
     Returns
     -------

@@ -127,6 +127,9 @@ def rows_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> pd.
         table[name] = table[name].astype("int64")
     for name in ("status", "error", "decision"):
         table[name] = table[name].fillna("").astype(str)
+    for name in columns[columns.index("decision") + 1 :]:
+        if name != "scenario":  # JSON null -> NaN; whole-number columns stay integers
+            table[name] = pd.to_numeric(table[name])
     return table
 
 
@@ -162,9 +165,8 @@ def load_sweep_table(path: str | Path) -> pd.DataFrame:
     if path.suffix == ".parquet":
         return pd.read_parquet(path)
     if path.suffix == ".csv":
-        table = pd.read_csv(path, float_precision="round_trip", keep_default_na=False,
-                            na_values=[""])
-        for name in ("status", "error", "decision"):
-            table[name] = table[name].fillna("").astype(str)
+        table = pd.read_csv(path)
+        for name in ("status", "error", "decision"):  # an empty cell reads as NaN
+            table[name] = table[name].astype(object).where(table[name].notna(), "").astype(str)
         return table
     raise SocsimError(f"{path} is not a sweep table (.parquet or .csv) or directory")
