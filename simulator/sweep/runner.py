@@ -160,9 +160,11 @@ def run_prepared(
     pending = [t for t in prepared.tasks if (t.point, t.replicate) not in done]
     entry = EXECUTORS.get(spec.executor)
     options = dict(spec.executor_options)
-    if batch_size is None:
-        # a few batches per worker: progress and resume granularity vs shipping overhead
-        workers = 1 if spec.executor == "serial" else options.get("workers") or default_workers()
+    if batch_size is None and spec.executor == "serial":
+        batch_size = 1  # nothing to ship: journal every run
+    elif batch_size is None:
+        # four batches per worker: progress and resume granularity vs shipping overhead
+        workers = options.get("workers") or default_workers()
         batch_size = max(1, math.ceil(len(pending) / (4 * workers)))
     batches = [pending[i : i + batch_size] for i in range(0, len(pending), batch_size)]
     progress = Progress(len(prepared.tasks), len(done), enabled=False if quiet else None)
