@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -93,7 +94,14 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         f"sweep {prepared.meta['scenario']}: {len(prepared.points)} point(s) x "
         f"{spec.replicates} replicate(s), design {spec.design}, executor {spec.executor}"
     )
-    table = run_prepared(prepared, out, quiet=args.quiet)
+    try:
+        table = run_prepared(prepared, out, quiet=args.quiet)
+    except KeyboardInterrupt:
+        print(
+            f"interrupted: the finished runs are in {out}/; run the same command to resume",
+            file=sys.stderr,
+        )
+        raise
     failed = table[table["status"] != "ok"]
     print(f"wrote {len(table)} row(s) to {out}/ ({len(failed)} failed)")
     for row in failed.head(5).itertuples():
