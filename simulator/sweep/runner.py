@@ -170,9 +170,10 @@ def run_prepared(
     progress = Progress(len(prepared.tasks), len(done), enabled=False if quiet else None)
     work = functools.partial(run_batch, run=run)
     try:
-        for rows in entry.function(work, batches, **options):
-            store.append(rows)
-            progress.update(len(rows))
+        if batches:  # a finished sweep starts no workers (nor a Dask cluster)
+            for rows in entry.function(work, batches, **options):
+                store.append(rows)
+                progress.update(len(rows))
     finally:
         progress.close()
     return store.finish(prepared.columns)
