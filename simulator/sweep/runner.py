@@ -11,7 +11,7 @@ from typing import Any
 
 import pandas as pd
 
-from simulator.errors import Problem, ScenarioError
+from simulator.errors import Problem, ScenarioError, SocsimError
 from simulator.schema import INVALID, Context, Loc
 from simulator.spec.loader import parse_scenario
 from simulator.spec.sweepdefs import SWEEP
@@ -22,6 +22,17 @@ from simulator.sweep.executors import EXECUTORS, default_workers
 from simulator.sweep.points import resolve_points
 from simulator.sweep.progress import Progress
 from simulator.sweep.store import SweepStore, fingerprint
+
+_OVERRIDES = (
+    "design",
+    "samples",
+    "replicates",
+    "fast",
+    "executor",
+    "workers",
+    "scheduler",
+    "executor_options",
+)
 
 
 @dataclass(frozen=True)
@@ -64,6 +75,10 @@ def sweep_section(
     its keys when not None, ``executor_options`` (a mapping) adds to the executor's. A
     different executor drops the section's executor options.
     """
+    unknown = set(overrides) - set(_OVERRIDES)
+    if unknown:
+        names = ", ".join(sorted(unknown))
+        raise SocsimError(f"unknown sweep override(s) {names}; valid: {', '.join(_OVERRIDES)}")
     section = dict(document.get("sweep") or {})
     if parameters:
         section["parameters"] = {**(section.get("parameters") or {}), **parameters}
@@ -71,7 +86,7 @@ def sweep_section(
         if overrides.get(key) is not None:
             section[key] = overrides[key]
     executor = dict(section.get("executor") or {"name": "processes"})
-    if overrides.get("executor") is not None and overrides["executor"] != executor.get("name"):
+    if overrides.get("executor") not in (None, executor.get("name", "processes")):
         executor = {"name": overrides["executor"]}
     for key in ("workers", "scheduler"):
         if overrides.get(key) is not None:

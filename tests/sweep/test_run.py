@@ -12,6 +12,7 @@ import pytest
 from sweep.conftest import write_sweep
 
 from simulator.engine import simulate
+from simulator.errors import SocsimError
 from simulator.spec import parse_scenario
 from simulator.spec.yamlio import load_yaml_file
 from simulator.sweep import (
@@ -127,6 +128,11 @@ def test_another_sweep_in_the_same_folder_is_refused(bandwidth_sweep, tmp_path):
     run_sweep(bandwidth_sweep, tmp_path / "out", quiet=True)
     with pytest.raises(Exception, match="holds another sweep"):
         run_sweep(bandwidth_sweep, tmp_path / "out", quiet=True, replicates=3)
+
+
+def test_a_misspelt_override_is_an_error_not_ignored(bandwidth_sweep, tmp_path):
+    with pytest.raises(SocsimError, match=r"unknown sweep override\(s\) replicate; valid: design"):
+        run_sweep(bandwidth_sweep, tmp_path / "out", replicate=3)
 
 
 def test_a_failing_point_records_its_error_and_the_others_go_on(tmp_path):
