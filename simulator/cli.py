@@ -15,6 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from simulator.errors import ScenarioError, SocsimError
+from simulator.sweep.cli import add_parser as add_sweep_parser
 
 EXIT_OK, EXIT_INVALID, EXIT_ERROR = 0, 1, 2
 
@@ -221,6 +222,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     explain.add_argument("scenario")
     explain.set_defaults(handler=cmd_explain)
+    add_sweep_parser(sub)
     return parser
 
 

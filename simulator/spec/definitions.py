@@ -36,6 +36,7 @@ from simulator.schema import (
     Text,
     mark_of,
 )
+from simulator.spec.sweepdefs import SWEEP
 from simulator.workload import ARRIVALS
 
 DTYPES = tuple(DTYPE_BYTES)
@@ -427,6 +428,7 @@ SCENARIO = Record(
         "scheduler": Field(
             Text(choices=tuple(SCHEDULERS)), default="fcfs", doc="which ready op a free unit runs"
         ),
+        "sweep": Field(SWEEP, default=None, doc="for `socsim sweep`; `socsim run` ignores it"),
     },
     name="scenario",
 )

@@ -12,6 +12,8 @@ from simulator.network.radio import RADIO_MODELS
 from simulator.placement.base import POLICIES
 from simulator.schema import Field, Record
 from simulator.spec import definitions as d
+from simulator.spec.sweepdefs import RANGE, SWEEP
+from simulator.sweep.executors import EXECUTORS
 from simulator.workload import ARRIVALS
 
 BEGIN = "<!-- BEGIN GENERATED REFERENCE (python -m simulator.spec.reference) -->"
@@ -58,25 +60,24 @@ def render() -> str:
         ("`models.<name>.edges[i]`", d.INLINE_EDGE),
         ("`workload[i]`", d.WORKLOAD),
         ("`workload[i].adaptive` (with `dispatch: adaptive`)", d.ADAPTIVE),
+        ("`sweep` (read by `socsim sweep`, see sweeps.md)", SWEEP),
+        ("`sweep.parameters.<path>` as a range", RANGE),
     ]
     parts = [BEGIN, ""]
     for title, record in sections:
         parts += [f"### {title}", "", record_table(record), ""]
-    parts += ["### `arrival` processes (`workload[i].arrival.process`)", ""]
-    for name in ARRIVALS:
-        entry = ARRIVALS.get(name)
-        doc = entry.doc.strip().splitlines()[0]
-        parts += [f"#### `{name}`", "", doc, "", record_table(entry.options), ""]
-    parts += ["### Radio models (`links.<name>.radio.model`, default `constant`)", ""]
-    for name in RADIO_MODELS:
-        entry = RADIO_MODELS.get(name)
-        doc = entry.doc.strip().splitlines()[0]
-        parts += [f"#### `{name}`", "", doc, "", record_table(entry.options), ""]
-    parts += ["### Placement policies (`placement.policy`)", ""]
-    for name in POLICIES:
-        entry = POLICIES.get(name)
-        doc = entry.doc.strip().splitlines()[0]
-        parts += [f"#### `{name}`", "", doc, "", record_table(entry.options), ""]
+    families = (
+        ("`arrival` processes (`workload[i].arrival.process`)", ARRIVALS),
+        ("Radio models (`links.<name>.radio.model`, default `constant`)", RADIO_MODELS),
+        ("Sweep executors (`sweep.executor.name`, default `processes`)", EXECUTORS),
+        ("Placement policies (`placement.policy`)", POLICIES),
+    )
+    for title, registry in families:
+        parts += [f"### {title}", ""]
+        for name in registry:
+            entry = registry.get(name)
+            doc = entry.doc.strip().splitlines()[0]
+            parts += [f"#### `{name}`", "", doc, "", record_table(entry.options), ""]
     parts.append(END)
     return "\n".join(parts)
 

@@ -1,0 +1,137 @@
+"""``socsim sweep``: the command-line face of :mod:`simulator.sweep`.
+
+``simulator/cli.py`` registers it with one line (``add_parser(sub)``); errors are
+raised and turned into exit statuses there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from simulator.errors import Problem, ScenarioError
+from simulator.sweep.design import DESIGNS
+from simulator.sweep.executors import EXECUTORS
+
+_FUNCTION = re.compile(r"^(lin|log)\((.*)\)$")
+
+
+def _scalar(text: str) -> Any:
+    """A value as YAML reads it, but ``1e6`` is a number (YAML 1.1 reads it as text)."""
+    for cast in (int, float):
+        try:
+            return cast(text)
+        except ValueError:
+            pass
+    return yaml.safe_load(text) if text.strip() else text
+
+
+def parse_set(text: str) -> tuple[str, Any]:
+    """``PATH=VALUES`` of ``--set`` -> (path, the values as a ``sweep.parameters`` entry).
+
+    ``a,b,c`` lists values; ``START:STOP:STEP`` is an inclusive arithmetic range;
+    ``lin(START,STOP,N)`` and ``log(START,STOP,N)`` are N evenly or geometrically
+    spaced values; ``START:STOP`` is a continuous range (random and lhs designs).
+
+    Raises
+    ------
+    ScenarioError
+        Naming ``--set`` and what was expected.
+    """
+    path, sep, values = text.partition("=")
+    if not sep or not path or not values:
+        raise ScenarioError(
+            [Problem(text, "--set takes PATH=VALUES, e.g. links.up.latency_ms=5,50")]
+        )
+    path, values = path.strip(), values.strip()
+    function = _FUNCTION.match(values)
+    if function:
+        parts = [_scalar(p.strip()) for p in function.group(2).split(",")]
+        if len(parts) != 3:
+            raise ScenarioError(
+                [
+                    Problem(
+                        path,
+                        f"{function.group(1)}(START,STOP,N) takes three numbers, got '{values}'",
+                    )
+                ]
+            )
+        start, stop, num = parts
+        return path, {"start": start, "stop": stop, "num": num, "log": function.group(1) == "log"}
+    if ":" in values and "," not in values:
+        parts = [_scalar(p.strip()) for p in values.split(":")]
+        if len(parts) == 2:
+            return path, {"start": parts[0], "stop": parts[1]}
+        if len(parts) == 3:
+            return path, {"start": parts[0], "stop": parts[1], "step": parts[2]}
+        raise ScenarioError([Problem(path, f"a range is START:STOP[:STEP], got '{values}'")])
+    return path, [_scalar(v.strip()) for v in values.split(",")]
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from simulator.sweep.runner import prepare_sweep, run_prepared
+
+    parameters = dict(parse_set(text) for text in args.set)
+    prepared = prepare_sweep(
+        args.scenario,
+        parameters,
+        design=args.design,
+        samples=args.samples,
+        replicates=args.replicates,
+        fast=True if args.fast else None,
+        executor=args.executor,
+        workers=args.workers,
+        scheduler=args.scheduler,
+    )
+    out = Path(args.output) if args.output else Path("runs") / f"{prepared.meta['scenario']}_sweep"
+    spec = prepared.spec
+    print(
+        f"sweep {prepared.meta['scenario']}: {len(prepared.points)} point(s) x "
+        f"{spec.replicates} replicate(s), design {spec.design}, executor {spec.executor}"
+    )
+    try:
+        table = run_prepared(prepared, out, quiet=args.quiet)
+    except KeyboardInterrupt:
+        print(
+            f"interrupted: the finished runs are in {out}/; run the same command to resume",
+            file=sys.stderr,
+        )
+        raise
+    failed = table[table["status"] != "ok"]
+    print(f"wrote {len(table)} row(s) to {out}/ ({len(failed)} failed)")
+    for row in failed.head(5).itertuples():
+        print(f"  point {row.point} replicate {row.replicate}: {row.error}")
+    return 0
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    """Add the ``sweep`` subcommand to the ``socsim`` parser."""
+    sweep = sub.add_parser(
+        "sweep", help="run a parameter sweep (sweep: section and/or --set), write one table"
+    )
+    sweep.add_argument("scenario", help="scenario YAML file")
+    sweep.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="PATH=VALUES",
+        help="sweep a scenario path: a,b,c | START:STOP:STEP | lin(A,B,N) | log(A,B,N) | "
+        "START:STOP (random, lhs) (repeatable)",
+    )
+    sweep.add_argument("--design", choices=tuple(DESIGNS), help="default: the section's, or grid")
+    sweep.add_argument("--samples", type=int, help="points drawn by the random and lhs designs")
+    sweep.add_argument("--replicates", type=int, help="runs per point (default 1)")
+    sweep.add_argument("--executor", choices=tuple(EXECUTORS), help="default: processes")
+    sweep.add_argument("--workers", type=int, help="worker processes (default: every core)")
+    sweep.add_argument("--scheduler", help="dask scheduler address, e.g. tcp://host:8786")
+    sweep.add_argument("-o", "--output", help="sweep folder (default: runs/<name>_sweep)")
+    sweep.add_argument(
+        "--fast", action="store_true", help="lone-request points: analytic estimate, no engine"
+    )
+    sweep.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    sweep.set_defaults(handler=cmd_sweep)

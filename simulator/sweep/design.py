@@ -1,0 +1,217 @@
+"""Sweep specs and their expansion into points: pure functions, no I/O, no simulation.
+
+A point is a mapping ``scenario path -> value``. Designs are a registry: ``grid`` (every
+combination, the first parameter varying slowest), ``zip`` (the i-th values together),
+``random`` and ``lhs`` (``samples`` draws; Latin hypercube from ``scipy.stats.qmc``).
+Everything random is drawn from the scenario seed, so the same spec and seed give the
+same points.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+import numpy as np
+
+from simulator.errors import Problem, ScenarioError
+from simulator.registry import Registry
+from simulator.schema import Record
+
+#: spawn-key prefixes under the scenario seed: per-point seeds and the design's draws
+_POINT_STREAM, _DESIGN_STREAM = 0, 1
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """One swept scenario path: discrete ``values``, or a continuous ``[low, high]``.
+
+    Attributes
+    ----------
+    path : str
+        Where the value goes, e.g. ``links.uplink.bandwidth_mbps``.
+    values : tuple or None
+        The values in order (lists and ranges with ``step`` or ``num``).
+    low, high : float or None
+        Bounds of a continuous range (random and lhs designs only).
+    log : bool
+        Continuous range sampled uniformly in log space.
+    """
+
+    path: str
+    values: tuple[Any, ...] | None = None
+    low: float | None = None
+    high: float | None = None
+    log: bool = False
+
+    @property
+    def continuous(self) -> bool:
+        return self.values is None
+
+
+@dataclass(frozen=True)
+class SweepSpec:
+    """A validated sweep: parameters, design, replicates and how to execute it."""
+
+    parameters: tuple[Parameter, ...]
+    design: str = "grid"
+    samples: int | None = None
+    replicates: int = 1
+    executor: str = "processes"
+    executor_options: Mapping[str, Any] = field(default_factory=dict)
+    fast: bool = False
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        return tuple(p.path for p in self.parameters)
+
+
+def range_values(
+    start: float, stop: float, step: float | None = None, num: int | None = None, log: bool = False
+) -> tuple[float, ...]:
+    """The values of a range: ``start, start + step, …`` up to ``stop`` (inclusive), or
+    ``num`` values from ``start`` to ``stop`` evenly (geometrically with ``log``).
+
+    Steps add as decimals (``0.1`` steps from ``0`` give ``0.3``, not ``0.30000000000000004``).
+    """
+    if step is not None:
+        first, delta = Decimal(repr(start)), Decimal(repr(step))
+        count = int((Decimal(repr(stop)) - first) / delta) + 1
+        return tuple(float(first + i * delta) for i in range(count))
+    if num is None:
+        raise ValueError("a discrete range needs step or num")
+    if num == 1:
+        return (float(start),)
+    spaced = np.geomspace(start, stop, num) if log else np.linspace(start, stop, num)
+    values = [float(v) for v in spaced]
+    values[0], values[-1] = float(start), float(stop)  # exact ends, whatever the rounding
+    return tuple(values)
+
+
+def parameter(path: str, checked: Mapping[str, Any]) -> Parameter:
+    """A :class:`Parameter` from one validated ``parameters`` entry (see ``SweepValues``)."""
+    if "values" in checked:
+        return Parameter(path, tuple(checked["values"]))
+    spec = checked["range"]
+    if spec["step"] is None and spec["num"] is None:
+        return Parameter(path, None, spec["start"], spec["stop"], spec["log"])
+    values = range_values(spec["start"], spec["stop"], spec["step"], spec["num"], spec["log"])
+    if spec["integer"]:
+        values = tuple(int(v) for v in values)
+    return Parameter(path, values)
+
+
+def sweep_spec(checked: Mapping[str, Any], where: str = "sweep", file: str | None = None):
+    """A :class:`SweepSpec` from a validated ``sweep:`` section (the schema's output).
+
+    Raises
+    ------
+    ScenarioError
+        For what the schema cannot see: ``samples`` missing for random/lhs or given for
+        grid/zip, zip lists of different lengths, continuous ranges in grid/zip.
+    """
+    params = tuple(parameter(path, body) for path, body in checked["parameters"].items())
+    design = checked["design"]
+    problems = []
+    sampled = design in ("random", "lhs")
+    if sampled and checked["samples"] is None:
+        problems.append(Problem(f"{where}.samples", f"design '{design}' needs samples", file))
+    if not sampled and checked["samples"] is not None:
+        problems.append(
+            Problem(
+                f"{where}.samples", f"design '{design}' takes no samples (random, lhs do)", file
+            )
+        )
+    for p in params:
+        if p.continuous and not sampled:
+            problems.append(
+                Problem(
+                    f"{where}.parameters.{p.path}",
+                    f"design '{design}' needs discrete values: give step or num, or a list",
+                    file,
+                )
+            )
+    if design == "zip" and len({len(p.values or ()) for p in params}) > 1:
+        sizes = ", ".join(f"{p.path}: {len(p.values or ())}" for p in params)
+        problems.append(
+            Problem(f"{where}.parameters", f"zip needs lists of one length, got {sizes}", file)
+        )
+    if problems:
+        raise ScenarioError(problems)
+    executor = dict(checked["executor"])
+    return SweepSpec(
+        parameters=params,
+        design=design,
+        samples=checked["samples"],
+        replicates=checked["replicates"],
+        executor=executor.pop("name"),
+        executor_options=executor,
+        fast=checked["fast"],
+    )
+
+
+# -- designs ------------------------------------------------------------------------------
+Design = Callable[[Sequence[Parameter], int | None, np.random.Generator], list[tuple]]
+DESIGNS: Registry[Design] = Registry("sweep design")
+_NO_OPTIONS = Record({}, name="design options")
+
+
+@DESIGNS.register("grid", _NO_OPTIONS)
+def grid(params: Sequence[Parameter], samples: int | None, rng: np.random.Generator):
+    """Every combination of the values; the first parameter varies slowest."""
+    return list(itertools.product(*(p.values for p in params)))
+
+
+@DESIGNS.register("zip", _NO_OPTIONS)
+def zipped(params: Sequence[Parameter], samples: int | None, rng: np.random.Generator):
+    """The i-th values of every parameter together (lists of one length)."""
+    return list(zip(*(p.values for p in params), strict=True))
+
+
+def _from_unit(p: Parameter, u: float) -> Any:
+    """Map ``u`` in [0, 1) onto a parameter: an index into its values, or its range."""
+    if not p.continuous:
+        return p.values[min(int(u * len(p.values)), len(p.values) - 1)]
+    if p.log:
+        return float(math.exp(math.log(p.low) + u * (math.log(p.high) - math.log(p.low))))
+    return float(p.low + u * (p.high - p.low))
+
+
+@DESIGNS.register("random", _NO_OPTIONS)
+def random(params: Sequence[Parameter], samples: int | None, rng: np.random.Generator):
+    """``samples`` independent uniform draws (log-uniform for log ranges; lists uniformly)."""
+    units = rng.random((samples, len(params)))
+    return [tuple(_from_unit(p, u) for p, u in zip(params, row, strict=True)) for row in units]
+
+
+@DESIGNS.register("lhs", _NO_OPTIONS)
+def latin_hypercube(params: Sequence[Parameter], samples: int | None, rng: np.random.Generator):
+    """A Latin hypercube of ``samples`` points: each parameter's range cut into ``samples``
+    equal strata, each stratum sampled once (McKay et al. 1979; ``scipy.stats.qmc``)."""
+    from scipy.stats import qmc
+
+    units = qmc.LatinHypercube(d=len(params), rng=rng).random(samples)
+    return [tuple(_from_unit(p, u) for p, u in zip(params, row, strict=True)) for row in units]
+
+
+def expand(spec: SweepSpec, seed: int) -> list[dict[str, Any]]:
+    """The points of ``spec``: one ``{path: value}`` per point, in point order.
+
+    Pure and deterministic: random designs draw from a stream spawned from ``seed``.
+    """
+    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(_DESIGN_STREAM,)))
+    rows = DESIGNS.get(spec.design).function(spec.parameters, spec.samples, rng)
+    return [dict(zip(spec.paths, row, strict=True)) for row in rows]
+
+
+def point_seed(seed: int, point: int) -> int:
+    """The seed of point ``point``, spawned from the scenario ``seed`` (numpy SeedSequence).
+
+    Its replicates differ by replicate index, as in ``socsim run --replicate``.
+    """
+    state = np.random.SeedSequence(seed, spawn_key=(_POINT_STREAM, point)).generate_state(1)
+    return int(state[0])

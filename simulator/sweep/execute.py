@@ -1,0 +1,140 @@
+"""What a worker does with one task: run the point (engine or fast path), return a flat row.
+
+Everything here is a top-level function of plain data, so that spawned processes and Dask
+workers can import and call it. A failing point becomes a row with ``status = "error"``
+and the message; only interrupts (``KeyboardInterrupt``) stop a batch.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from simulator.engine import plan_replicas, simulate
+from simulator.placement.estimate import estimate
+from simulator.platform import CostOracle
+from simulator.spec.scenario import Scenario
+
+#: Keys of :func:`simulator.results.run_result.summarize` in a sweep row, after the fixed
+#: columns (``seed``, ``replicate`` and ``decision`` are among those). A test keeps this
+#: list equal to the summary's keys.
+SUMMARY_KEYS = (
+    "scenario",
+    "requests",
+    "completed",
+    "dropped",
+    "latency_mean_s",
+    "latency_p50_s",
+    "latency_p95_s",
+    "latency_p99_s",
+    "latency_max_s",
+    "window_start_s",
+    "window_end_s",
+    "throughput_rps",
+    "energy_j",
+    "device_energy_j",
+    "edge_energy_j",
+    "cloud_energy_j",
+    "energy_per_inference_j",
+    "device_energy_per_inference_j",
+    "inferences_per_j",
+    "device_inferences_per_j",
+    "deadline_met_rate",
+)
+FIXED_COLUMNS = ("point", "replicate", "seed", "status", "error", "decision")
+
+
+def columns(paths: Sequence[str]) -> list[str]:
+    """The sweep table's columns: ``point``, the swept paths, then the fixed and summary keys."""
+    return ["point", *paths, *FIXED_COLUMNS[1:], *SUMMARY_KEYS]
+
+
+@dataclass(frozen=True)
+class Task:
+    """One run of a sweep: a resolved point's scenario and its replicate."""
+
+    point: int
+    replicate: int
+    values: Mapping[str, Any]
+    scenario: Scenario
+    fast: bool = False
+
+
+def fast_path_applies(scenario: Scenario) -> bool:
+    """A lone request on an otherwise idle, constant platform: one app, ``count: 1``, one
+    placement, no DVFS, thermal model or battery, no bandwidth trace or outage — where the
+    list-schedule estimate *is* the engine's latency."""
+    if len(scenario.workload) != 1:
+        return False
+    entry = scenario.workload[0]
+    if entry.count != 1 or entry.duration_s is not None or len(scenario.placements_for(entry)) != 1:
+        return False
+    nodes = scenario.platform.nodes.values()
+    if any(n.thermal is not None or n.battery_j is not None for n in nodes):
+        return False
+    if any(u.dvfs is not None for n in nodes for u in n.units):
+        return False
+    links = scenario.platform.network.links.values()
+    return not any(
+        link.bandwidth_trace or link.reverse_bandwidth_trace or link.outages for link in links
+    )
+
+
+def fast_summary(scenario: Scenario, replicate: int) -> dict[str, Any]:
+    """The summary of a lone-request run from the analytic estimate, without the engine.
+
+    Latency, throughput, deadline and decision equal the engine's; the energy figures and
+    the window are NaN (the estimate counts no idle power, and the window's end depends on
+    radio tails the engine follows).
+    """
+    oracle = CostOracle(scenario.platform)
+    entry = scenario.workload[0]
+    plan = plan_replicas(scenario, oracle)[entry.app][0]
+    latency_s = estimate(plan, oracle).latency_s
+    summary: dict[str, Any] = dict.fromkeys(SUMMARY_KEYS, math.nan)
+    met = math.nan if entry.deadline_s is None else float(latency_s <= entry.deadline_s)
+    summary.update(
+        scenario=scenario.name,
+        seed=scenario.seed,
+        replicate=replicate,
+        requests=1,
+        completed=1,
+        dropped=0,
+        latency_mean_s=latency_s,
+        latency_p50_s=latency_s,
+        latency_p95_s=latency_s,
+        latency_p99_s=latency_s,
+        latency_max_s=latency_s,
+        throughput_rps=1.0 / latency_s if latency_s > 0 else math.nan,
+        deadline_met_rate=met,
+        decision=plan.label,
+    )
+    return summary
+
+
+def run_task(task: Task) -> dict[str, Any]:
+    """The sweep row of one task: its point, values, seed, status and summary."""
+    row: dict[str, Any] = {"point": task.point, **task.values}
+    row.update(replicate=task.replicate, seed=task.scenario.seed, status="ok", error="")
+    try:
+        if task.fast and fast_path_applies(task.scenario):
+            summary = fast_summary(task.scenario, task.replicate)
+        else:
+            summary = simulate(task.scenario, replicate=task.replicate).summary
+    except Exception as exc:
+        row.update(status="error", error=f"{type(exc).__name__}: {exc}", decision="")
+        row.update(dict.fromkeys(SUMMARY_KEYS, math.nan))
+        row["scenario"] = task.scenario.name
+        return row
+    row["decision"] = summary["decision"]
+    row.update({key: summary[key] for key in SUMMARY_KEYS})
+    return row
+
+
+def run_batch(
+    tasks: Sequence[Task], run: Callable[[Task], dict[str, Any]] = run_task
+) -> list[dict[str, Any]]:
+    """Rows of a batch of tasks, in order (the unit of work an executor ships)."""
+    return [run(task) for task in tasks]

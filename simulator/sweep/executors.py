@@ -1,0 +1,115 @@
+"""Sweep executors: who runs the batches of a sweep (a registry, like the placement policies).
+
+An executor is ``execute(work, batches, **options) -> iterator of row lists``: it calls the
+picklable top-level ``work(batch)`` on every batch and yields each result as it arrives, in
+any order (the store sorts the table). Whatever the executor, the rows are the same: each
+task carries its own seed, so results do not depend on which process ran it, or when.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+from simulator.registry import Registry
+from simulator.schema import Boolean, Field, Number, Record, Text
+
+Batch = Sequence[Any]
+Work = Callable[[Batch], list[dict]]
+Executor = Callable[..., Iterator[list[dict]]]
+
+EXECUTORS: Registry[Executor] = Registry("sweep executor")
+
+_WORKERS = Field(
+    Number(integer=True, ge=1), default=None, doc="worker processes (default: every core)"
+)
+
+
+def default_workers() -> int:
+    """Cores this process may use (the affinity mask where the OS has one)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS, Windows
+        return os.cpu_count() or 1
+
+
+@EXECUTORS.register("serial", Record({}, name="serial executor options"))
+def serial(work: Work, batches: Sequence[Batch], **_: Any) -> Iterator[list[dict]]:
+    """One batch after the other in this process (debugging, profiling, tiny sweeps)."""
+    for batch in batches:
+        yield work(batch)
+
+
+@EXECUTORS.register("processes", Record({"workers": _WORKERS}, name="processes executor options"))
+def processes(
+    work: Work, batches: Sequence[Batch], workers: int | None = None, **_: Any
+) -> Iterator[list[dict]]:
+    """Local worker processes (``concurrent.futures``), all cores by default."""
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    count = min(workers or default_workers(), max(len(batches), 1))
+    # the platform's start method: fork on Linux (workers start without re-importing
+    # numpy, pandas and the simulator, seconds each on a loaded machine); spawn on macOS
+    # and Windows, which the top-level ``work`` functions are written for
+    pool = ProcessPoolExecutor(count)
+    try:
+        futures = [pool.submit(work, batch) for batch in batches]
+        for future in as_completed(futures):
+            yield future.result()
+    finally:  # also on KeyboardInterrupt or a consumer that stops early
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+@EXECUTORS.register(
+    "dask",
+    Record(
+        {
+            "scheduler": Field(
+                Text(),
+                default=None,
+                doc="a running scheduler, e.g. tcp://host:8786 (default: a LocalCluster)",
+            ),
+            "workers": _WORKERS,
+            "processes": Field(
+                Boolean(),
+                default=True,
+                doc="LocalCluster workers are processes (false: threads of this process)",
+            ),
+        },
+        name="dask executor options",
+    ),
+)
+def dask(
+    work: Work,
+    batches: Sequence[Batch],
+    scheduler: str | None = None,
+    workers: int | None = None,
+    processes: bool = True,
+    **_: Any,
+) -> Iterator[list[dict]]:
+    """Dask distributed: a running scheduler's workers, or a LocalCluster of processes."""
+    try:
+        from distributed import Client, LocalCluster, as_completed
+    except ImportError:
+        from simulator.errors import SocsimError
+
+        raise SocsimError(
+            "the dask executor needs dask.distributed: pip install 'socsim[distributed]'"
+        ) from None
+    cluster = None
+    if scheduler is None:
+        count = min(workers or default_workers(), max(len(batches), 1))
+        cluster = LocalCluster(
+            n_workers=count, threads_per_worker=1, processes=processes, dashboard_address=None
+        )
+    client = Client(scheduler or cluster)
+    try:
+        # pure=False: two batches never share a key, whatever their contents
+        futures = client.map(work, list(batches), pure=False)
+        for future in as_completed(futures):
+            yield future.result()
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
