@@ -9,6 +9,8 @@ governors respect from the next op start on.
 
 from __future__ import annotations
 
+import itertools
+
 import simpy
 
 from simulator.engine.servers import Alarm
@@ -26,29 +28,37 @@ class NodeThermal:
         self.model = model
         self.power_w = power_w
         self.temperature_c = model.ambient_c
-        self.max_temperature_c = model.ambient_c
         self.throttled = False
-        self.throttled_s = 0.0
-        self.first_throttle_s: float | None = None
         self._since = 0.0
-        self._throttled_since = 0.0
         self._alarm = Alarm(env)
         self._dvfs = dvfs  # [(DvfsState, throttled max frequency in Hz)]
+        # (time, temperature, power from then on, throttled, event) at t = 0, at every
+        # power change (one per instant) and at every throttle/release: between two points
+        # the power is constant, so the RC closed form gives the temperature anywhere
+        self.points: list[tuple[float, float, float, bool, str]] = [
+            (0.0, self.temperature_c, power_w, False, "start")
+        ]
         self._schedule()
 
-    def _advance(self, until_s: float | None = None) -> None:
-        now = self.env.now if until_s is None else until_s
+    def _advance(self) -> None:
+        now = self.env.now
         if now > self._since:
             self.temperature_c = self.model.temperature_after(
                 self.temperature_c, self.power_w, now - self._since
             )
-            self.max_temperature_c = max(self.max_temperature_c, self.temperature_c)
             self._since = now
 
     def power_changed(self, delta_w: float) -> None:
         """The node's power moved by ``delta_w`` now."""
         self._advance()
         self.power_w += delta_w
+        now = self.env.now
+        points = self.points
+        event = "power"
+        if points[-1][0] == now and points[-1][4] in ("power", "start"):
+            # several changes at one instant: one point, with the power after the last
+            event = points.pop()[4]
+        points.append((now, self.temperature_c, self.power_w, self.throttled, event))
         self._schedule()
 
     def _schedule(self) -> None:
@@ -62,24 +72,47 @@ class NodeThermal:
         self._advance()
         now = self.env.now
         self.throttled = not self.throttled
-        if self.throttled:
-            self._throttled_since = now
-            if self.first_throttle_s is None:
-                self.first_throttle_s = now
-        else:
-            self.throttled_s += now - self._throttled_since
+        self.points.append(
+            (
+                now,
+                self.temperature_c,
+                self.power_w,
+                self.throttled,
+                "throttle" if self.throttled else "release",
+            )
+        )
         for state, max_hz in self._dvfs:
             state.cap = cap_level_for(state.table, self.throttled, max_hz)
         self._schedule()
 
+    def series(self, end_s: float) -> list[tuple[float, float, float, bool, str]]:
+        """The recorded points up to ``end_s``, closed by an ``end`` point at ``end_s``.
+
+        Alarms may move the node past the end of the energy window (a release while it
+        cools after the last op); those points are left out, and the temperature at
+        ``end_s`` follows from the last point before it by the RC closed form.
+        """
+        kept = [p for p in self.points if p[0] <= end_s]
+        time_s, temperature_c, power_w, throttled, _ = kept[-1]
+        final_c = self.model.temperature_after(temperature_c, power_w, end_s - time_s)
+        return [*kept, (end_s, final_c, power_w, throttled, "end")]
+
     def finish(self, end_s: float) -> dict:
-        """The node's thermal row at the end of the run."""
-        self._advance(end_s)
-        throttled_s = self.throttled_s + (end_s - self._throttled_since if self.throttled else 0.0)
+        """The node's thermal row at the end of the run (the energy window's end)."""
+        points = self.series(end_s)
+        throttled_s = 0.0
+        first_throttle_s = None
+        for (a, _, _, throttled, event), (b, *_) in itertools.pairwise(points):
+            if throttled:
+                throttled_s += b - a
+            if event == "throttle" and first_throttle_s is None:
+                first_throttle_s = a
+        # between points the temperature moves monotonically towards a steady state, so
+        # its maximum is at a point
         return {
             "node": self.node,
             "throttled_s": throttled_s,
-            "first_throttle_s": self.first_throttle_s,
-            "max_temperature_c": self.max_temperature_c,
-            "final_temperature_c": self.temperature_c,
+            "first_throttle_s": first_throttle_s,
+            "max_temperature_c": max(p[1] for p in points),
+            "final_temperature_c": points[-1][1],
         }
