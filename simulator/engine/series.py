@@ -126,7 +126,9 @@ def power_table(
     """
     pieces: list[tuple[str, str, str, str, tuple[np.ndarray, np.ndarray, np.ndarray]]] = []
     by_unit = ops.groupby("unit", sort=False).indices if len(ops) else {}
-    starts, ends, levels = (ops[c].to_numpy() for c in ("start_s", "end_s", "level"))
+    starts = ops["start_s"].to_numpy(dtype=float)
+    ends = ops["end_s"].to_numpy(dtype=float)
+    levels = ops["level"].to_numpy(dtype=np.int64)  # an empty trace has object columns
     for uid in platform.unit_ids:
         unit = platform.unit(uid)
         node = platform.node_of(uid)
