@@ -70,11 +70,10 @@ def step_intervals(
     power = np.full(len(times) - 1, float(base_w))
     values, which = np.unique(inc, return_inverse=True)
     first, last = np.searchsorted(times, s), np.searchsorted(times, e)
+    n = len(times)
     for k, value in enumerate(values):
         mine = which == k
-        delta = np.zeros(len(times), dtype=np.int64)
-        np.add.at(delta, first[mine], 1)
-        np.add.at(delta, last[mine], -1)
+        delta = np.bincount(first[mine], minlength=n) - np.bincount(last[mine], minlength=n)
         power = power + value * np.cumsum(delta)[:-1]
     return merge_equal(times[:-1], times[1:], power)
 
