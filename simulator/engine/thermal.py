@@ -10,11 +10,16 @@ governors respect from the next op start on.
 from __future__ import annotations
 
 import itertools
+from array import array
 
 import simpy
 
 from simulator.engine.servers import Alarm
 from simulator.hardware.thermal import ThermalModel, cap_level_for
+
+#: What a recorded point marks (stored as its index).
+EVENTS = ("start", "power", "throttle", "release")
+_START, _POWER, _THROTTLE, _RELEASE = range(len(EVENTS))
 
 
 class NodeThermal:
@@ -32,12 +37,11 @@ class NodeThermal:
         self._since = 0.0
         self._alarm = Alarm(env)
         self._dvfs = dvfs  # [(DvfsState, throttled max frequency in Hz)]
-        # (time, temperature, power from then on, throttled, event) at t = 0, at every
-        # power change (one per instant) and at every throttle/release: between two points
-        # the power is constant, so the RC closed form gives the temperature anywhere
-        self.points: list[tuple[float, float, float, bool, str]] = [
-            (0.0, self.temperature_c, power_w, False, "start")
-        ]
+        # (time, temperature, power from then on, event) at t = 0, at every power change
+        # (one per instant) and at every throttle/release: between two points the power is
+        # constant, so the RC closed form gives the temperature anywhere. Flat doubles, four
+        # per point: a busy node records one point per op boundary.
+        self._points = array("d", (0.0, self.temperature_c, power_w, _START))
         self._schedule()
 
     def _advance(self) -> None:
@@ -53,12 +57,11 @@ class NodeThermal:
         self._advance()
         self.power_w += delta_w
         now = self.env.now
-        points = self.points
-        event = "power"
-        if points[-1][0] == now and points[-1][4] in ("power", "start"):
-            # several changes at one instant: one point, with the power after the last
-            event = points.pop()[4]
-        points.append((now, self.temperature_c, self.power_w, self.throttled, event))
+        points = self._points
+        if points[-4] == now and points[-1] <= _POWER:
+            points[-2] = self.power_w  # several changes at one instant: the last one holds
+        else:
+            points.extend((now, self.temperature_c, self.power_w, _POWER))
         self._schedule()
 
     def _schedule(self) -> None:
@@ -72,15 +75,8 @@ class NodeThermal:
         self._advance()
         now = self.env.now
         self.throttled = not self.throttled
-        self.points.append(
-            (
-                now,
-                self.temperature_c,
-                self.power_w,
-                self.throttled,
-                "throttle" if self.throttled else "release",
-            )
-        )
+        event = _THROTTLE if self.throttled else _RELEASE
+        self._points.extend((now, self.temperature_c, self.power_w, event))
         for state, max_hz in self._dvfs:
             state.cap = cap_level_for(state.table, self.throttled, max_hz)
         self._schedule()
@@ -92,7 +88,16 @@ class NodeThermal:
         cools after the last op); those points are left out, and the temperature at
         ``end_s`` follows from the last point before it by the RC closed form.
         """
-        kept = [p for p in self.points if p[0] <= end_s]
+        points = self._points
+        kept = []
+        throttled = False
+        for k in range(0, len(points), 4):
+            time_s, temperature_c, power_w, event = points[k : k + 4]
+            if time_s > end_s:
+                break  # times never decrease
+            if event >= _THROTTLE:
+                throttled = event == _THROTTLE
+            kept.append((time_s, temperature_c, power_w, throttled, EVENTS[int(event)]))
         time_s, temperature_c, power_w, throttled, _ = kept[-1]
         final_c = self.model.temperature_after(temperature_c, power_w, end_s - time_s)
         return [*kept, (end_s, final_c, power_w, throttled, "end")]
