@@ -7,6 +7,7 @@ import math
 import pandas as pd
 import pytest
 
+from analysis import energy_breakdown, load_run
 from simulator.engine import simulate
 from simulator.hardware.thermal import PHONE_THERMAL
 from simulator.spec import load_scenario, parse_scenario
@@ -160,8 +161,12 @@ def test_levels_follow_throttling(throttled):
     assert first == (0.0, changes[1][0], 6.0)
 
 
-def test_energy_breakdown_splits_states_and_roles():
+def test_energy_breakdown_splits_states_and_roles(tmp_path):
     result = simulate(load_scenario("scenarios/examples/alexnet_phone_cloud.yaml"))
+    result.write(tmp_path, parquet=False)
+    tables = load_run(tmp_path)  # the same table from what a run wrote, radios included
+    again = energy_breakdown(tables["energy"], tables["radio_states"])
+    pd.testing.assert_frame_equal(again, result.energy_breakdown)
     table = result.energy_breakdown
     assert table["energy_j"].sum() == pytest.approx(result.summary["energy_j"], rel=EXACT)
     by_role = table.groupby("role")["energy_j"].sum()
