@@ -5,5 +5,6 @@ tables (``docs/results.md``).
 """
 
 from analysis.tables import RESULT_TABLES, load_run
+from simulator.results.breakdown import energy_breakdown
 
-__all__ = ["RESULT_TABLES", "load_run"]
+__all__ = ["RESULT_TABLES", "energy_breakdown", "load_run"]

@@ -8,8 +8,14 @@ UNIT_KINDS = ("cpu", "gpu", "dsp", "npu")
 
 
 @st.composite
-def scenarios(draw, max_ops: int = 10, requests: int | None = None) -> dict:
-    """A random valid scenario document: a phone (2-3 units), maybe a cloud, a DAG."""
+def scenarios(
+    draw, max_ops: int = 10, requests: int | None = None, power_management: bool = False
+) -> dict:
+    """A random valid scenario document: a phone (2-3 units), maybe a cloud, a DAG.
+
+    With ``power_management``, phone units may have DVFS (a random governor) and the
+    phone a fast thermal model (throttling within milliseconds).
+    """
     n_units = draw(st.integers(2, 3))
     units = {}
     for k in range(n_units):
@@ -25,6 +31,8 @@ def scenarios(draw, max_ops: int = 10, requests: int | None = None) -> dict:
             "idle_w": draw(st.floats(0, 0.5)),
             "active_w": draw(st.floats(0.5, 4)),
         }
+        if power_management and draw(st.booleans()):
+            units[f"u{k}"].update(_dvfs(draw, units[f"u{k}"]))
     nodes = {
         "phone": {
             **({"battery_wh": draw(st.floats(1e-7, 1e-4))} if draw(st.booleans()) else {}),
@@ -34,6 +42,15 @@ def scenarios(draw, max_ops: int = 10, requests: int | None = None) -> dict:
             "units": units,
         }
     }
+    if power_management and draw(st.booleans()):
+        ambient = draw(st.floats(20, 30))
+        nodes["phone"]["thermal"] = {
+            "resistance_k_per_w": draw(st.floats(1, 20)),
+            "capacitance_j_per_k": draw(st.floats(1e-4, 1e-1)),
+            "ambient_c": ambient,
+            "release_c": ambient + draw(st.floats(0.5, 3)),
+            "throttle_c": ambient + draw(st.floats(3.5, 10)),
+        }
     links = {}
     if draw(st.booleans()):
         nodes["cloud"] = {
@@ -103,4 +120,29 @@ def scenarios(draw, max_ops: int = 10, requests: int | None = None) -> dict:
         ],
         "placement": {"policy": "manual", "rules": rules, "default": unit_ids[0]},
         "scheduler": draw(st.sampled_from(("fcfs", "ready_order", "priority", "edf"))),
+    }
+
+
+#: Two operating points: the low one draws 0.49 / 2 = 0.245 of the top's dynamic power.
+DVFS_POINTS = [{"mhz": 1000, "mv": 700}, {"mhz": 2000, "mv": 1000}]
+
+
+def _dvfs(draw, unit: dict) -> dict:
+    """A ``dvfs:`` block for ``unit``, and an ``idle_w`` the low point can afford."""
+    static_w = draw(st.floats(0, 0.4))
+    governor = draw(
+        st.sampled_from(
+            (
+                {"name": "performance"},
+                {"name": "powersave"},
+                {"name": "fixed", "level": draw(st.integers(0, 1))},
+                {"name": "ondemand", "window_ms": draw(st.floats(0.1, 20))},
+                {"name": "schedutil", "window_ms": draw(st.floats(0.1, 20))},
+            )
+        )
+    )
+    low_w = static_w + (unit["active_w"] - static_w) * 0.245
+    return {
+        "idle_w": min(unit["idle_w"], low_w * 0.99),  # margin for float rounding
+        "dvfs": {"points": DVFS_POINTS, "static_w": static_w, "governor": governor},
     }

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from simulator.engine.run import Engine
+from simulator.engine.series import dvfs_level_table, power_table, temperature_table
 from simulator.engine.tables import (
     add_queue_stats,
     app_table,
@@ -15,6 +16,7 @@ from simulator.engine.tables import (
 from simulator.placement.base import place
 from simulator.placement.plan import ExecutionPlan, compile_plan
 from simulator.platform import CostOracle
+from simulator.results.breakdown import energy_breakdown
 from simulator.results.run_result import BATTERY_COLUMNS, THERMAL_COLUMNS, RunResult, summarize
 from simulator.spec.scenario import Scenario
 
@@ -93,6 +95,7 @@ def simulate(scenario: Scenario, replicate: int = 0) -> RunResult:
     units = add_queue_stats(ledger.unit_table(window_s, span_s), ops)
     radios = ledger.radio_table(engine.radios, (start_s, end_s))
     energy = energy_table(units, radios, scenario, start_s, end_s)
+    radio_states = ledger.radio_state_table(engine.radios, (start_s, end_s))
     apps = app_table(scenario, plans, oracle)
     summary = summarize(
         requests, energy, apps, (start_s, end_s), scenario.name, scenario.seed, replicate
@@ -105,7 +108,13 @@ def simulate(scenario: Scenario, replicate: int = 0) -> RunResult:
         energy=energy,
         apps=apps,
         placement=placement_table(scenario, plans, oracle),
-        radio_states=ledger.radio_state_table(engine.radios, (start_s, end_s)),
+        radio_states=radio_states,
+        power=power_table(
+            ops, ledger.partial_rows, engine.radios, scenario.platform, (start_s, end_s)
+        ),
+        energy_breakdown=energy_breakdown(energy, radio_states),
+        dvfs_levels=dvfs_level_table(engine.dvfs, scenario.platform),
+        temperature=temperature_table(engine.thermal, end_s),
         batteries=pd.DataFrame(
             [battery.row(end_s) for battery in engine.batteries.values()],
             columns=BATTERY_COLUMNS,

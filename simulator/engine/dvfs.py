@@ -16,7 +16,17 @@ from simulator.hardware.units import ComputeUnit
 class DvfsState:
     """Level and recent busy intervals of one DVFS unit."""
 
-    __slots__ = ("_recent", "cap", "function", "level", "options", "slots", "table", "window_s")
+    __slots__ = (
+        "_recent",
+        "cap",
+        "changes",
+        "function",
+        "level",
+        "options",
+        "slots",
+        "table",
+        "window_s",
+    )
 
     def __init__(self, unit: ComputeUnit):
         self.table = unit.dvfs
@@ -27,6 +37,9 @@ class DvfsState:
         self.level = self.table.top
         self.cap: int | None = None  # thermal cap on the level (None: not throttled)
         self._recent: deque[tuple[float, float]] = deque()
+        # (time, level) at t = 0 and at every op start that moved the level: levels only
+        # change there, so this is the unit's level over time (the ``dvfs_levels`` table)
+        self.changes: list[tuple[float, int]] = [(0.0, self.level)]
 
     def decide(self, now: float) -> int:
         """The level for an op starting now."""
@@ -40,10 +53,17 @@ class DvfsState:
             utilisation = min(busy / (self.window_s * self.slots), 1.0)
         else:
             utilisation = 1.0 if self._recent else 0.0
-        self.level = self.function(
+        level = self.function(
             self.table, GovernorInput(utilisation, self.level, self.cap), self.options
         )
-        return self.level
+        if level != self.level:
+            changes = self.changes
+            if changes[-1][0] == now:  # two ops started at this instant: the last one holds
+                changes.pop()
+            if not changes or changes[-1][1] != level:
+                changes.append((now, level))
+            self.level = level
+        return level
 
     def record(self, start_s: float, end_s: float) -> None:
         self._recent.append((start_s, end_s))

@@ -78,6 +78,7 @@ class Ledger:
         self.weights = dict.fromkeys(units, 0)
         self.active_energy = dict.fromkeys(units, 0.0)  # energy of the ops each unit ran
         self.partial_busy = dict.fromkeys(units, 0.0)  # ops cut short when the run stopped
+        self.partial_rows: list[tuple[str, float, float, float, float]] = []
         self._deployed: set = set()
         self._node = {uid: platform.node_of(uid).name for uid in units}
         self._roles = {name: node.role for name, node in platform.nodes.items()}
@@ -134,10 +135,18 @@ class Ledger:
             )
         )
 
-    def partial_op(self, uid: str, busy_share_s: float, busy_w: float) -> None:
-        """An op cut short by the end of the run: its share of busy time and energy."""
+    def partial_op(
+        self, uid: str, start_s: float, end_s: float, core_share: float, busy_w: float
+    ) -> None:
+        """An op cut short at ``end_s`` by the end of the run: its busy time and energy.
+
+        The interval is kept (``partial_rows``) for the ``power`` table: the op is not in
+        the trace but drew power until the run stopped.
+        """
+        busy_share_s = (end_s - start_s) * core_share
         self.partial_busy[uid] += busy_share_s
         self.active_energy[uid] += busy_w * busy_share_s
+        self.partial_rows.append((uid, start_s, end_s, core_share, busy_w))
 
     def move(self, request, move: Move, start_s: float, end_s: float) -> None:
         """An on-chip or explicit-cost move (a delay; no link, no radio)."""

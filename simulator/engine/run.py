@@ -312,7 +312,7 @@ class Engine:
             busy_w = (
                 at_level[2] if at_level is not None else self.scenario.platform.unit(uid).active_w
             )
-            self.ledger.partial_op(uid, (now - start_s) * plan.core_share[i], busy_w)
+            self.ledger.partial_op(uid, start_s, now, plan.core_share[i], busy_w)
 
     def _arrivals(self, app: _App, rng: np.random.Generator, dispatch_rng: np.random.Generator):
         env = self.env

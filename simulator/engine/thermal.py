@@ -9,10 +9,17 @@ governors respect from the next op start on.
 
 from __future__ import annotations
 
+import itertools
+from array import array
+
 import simpy
 
 from simulator.engine.servers import Alarm
 from simulator.hardware.thermal import ThermalModel, cap_level_for
+
+#: What a recorded point marks (stored as its index).
+EVENTS = ("start", "power", "throttle", "release")
+_START, _POWER, _THROTTLE, _RELEASE = range(len(EVENTS))
 
 
 class NodeThermal:
@@ -26,33 +33,35 @@ class NodeThermal:
         self.model = model
         self.power_w = power_w
         self.temperature_c = model.ambient_c
-        self.max_temperature_c = model.ambient_c
         self.throttled = False
-        self.first_throttle_s: float | None = None
         self._since = 0.0
-        # State when the power last changed: the run may go on past the window's end (a
-        # pending release alarm fires while the node idles), so finish() recomputes the
-        # row at the window's end from here rather than reading the later state.
-        self._changed = (0.0, self.temperature_c, self.max_temperature_c)
-        self._flips: list[float] = []
         self._alarm = Alarm(env)
         self._dvfs = dvfs  # [(DvfsState, throttled max frequency in Hz)]
+        # (time, temperature, power from then on, event) at t = 0, at every power change
+        # (one per instant) and at every throttle/release: between two points the power is
+        # constant, so the RC closed form gives the temperature anywhere. Flat doubles, four
+        # per point: a busy node records one point per op boundary.
+        self._points = array("d", (0.0, self.temperature_c, power_w, _START))
         self._schedule()
 
-    def _advance(self, until_s: float | None = None) -> None:
-        now = self.env.now if until_s is None else until_s
+    def _advance(self) -> None:
+        now = self.env.now
         if now > self._since:
             self.temperature_c = self.model.temperature_after(
                 self.temperature_c, self.power_w, now - self._since
             )
-            self.max_temperature_c = max(self.max_temperature_c, self.temperature_c)
             self._since = now
 
     def power_changed(self, delta_w: float) -> None:
         """The node's power moved by ``delta_w`` now."""
         self._advance()
         self.power_w += delta_w
-        self._changed = (self.env.now, self.temperature_c, self.max_temperature_c)
+        now = self.env.now
+        points = self._points
+        if points[-4] == now and points[-1] <= _POWER:
+            points[-2] = self.power_w  # several changes at one instant: the last one holds
+        else:
+            points.extend((now, self.temperature_c, self.power_w, _POWER))
         self._schedule()
 
     def _schedule(self) -> None:
@@ -66,39 +75,49 @@ class NodeThermal:
         self._advance()
         now = self.env.now
         self.throttled = not self.throttled
-        self._flips.append(now)
-        if self.throttled and self.first_throttle_s is None:
-            self.first_throttle_s = now
+        event = _THROTTLE if self.throttled else _RELEASE
+        self._points.extend((now, self.temperature_c, self.power_w, event))
         for state, max_hz in self._dvfs:
             state.cap = cap_level_for(state.table, self.throttled, max_hz)
         self._schedule()
 
-    def finish(self, end_s: float) -> dict:
-        """The node's thermal row at the end of the run's window (``end_s``).
+    def series(self, end_s: float) -> list[tuple[float, float, float, bool, str]]:
+        """The recorded points up to ``end_s``, closed by an ``end`` point at ``end_s``.
 
-        Power is constant after its last change, so the temperature at ``end_s`` follows
-        from that instant by the closed form, whatever alarms fired later; throttling
-        intervals are clipped to the window.
+        Alarms may move the node past the end of the energy window (a release while it
+        cools after the last op); those points are left out, and the temperature at
+        ``end_s`` follows from the last point before it by the RC closed form.
         """
-        changed_s, temperature_c, max_c = self._changed
-        if end_s >= changed_s:
-            temperature_c = self.model.temperature_after(
-                temperature_c, self.power_w, end_s - changed_s
-            )
-            max_c = max(max_c, temperature_c)  # monotone between power changes
-        else:  # a power change after the window's end: report the state as it stands
-            self._advance(end_s)
-            temperature_c, max_c = self.temperature_c, self.max_temperature_c
-        # flips alternate on, off, on, ...: pair them and clip each interval to the window
-        starts, stops = self._flips[0::2], [*self._flips[1::2], end_s]
-        throttled_s = sum(
-            max(0.0, min(stop, end_s) - start) for start, stop in zip(starts, stops, strict=False)
-        )
-        first = self.first_throttle_s
+        points = self._points
+        kept = []
+        throttled = False
+        for k in range(0, len(points), 4):
+            time_s, temperature_c, power_w, event = points[k : k + 4]
+            if time_s > end_s:
+                break  # times never decrease
+            if event >= _THROTTLE:
+                throttled = event == _THROTTLE
+            kept.append((time_s, temperature_c, power_w, throttled, EVENTS[int(event)]))
+        time_s, temperature_c, power_w, throttled, _ = kept[-1]
+        final_c = self.model.temperature_after(temperature_c, power_w, end_s - time_s)
+        return [*kept, (end_s, final_c, power_w, throttled, "end")]
+
+    def finish(self, end_s: float) -> dict:
+        """The node's thermal row at the end of the run (the energy window's end)."""
+        points = self.series(end_s)
+        throttled_s = 0.0
+        first_throttle_s = None
+        for (a, _, _, throttled, event), (b, *_) in itertools.pairwise(points):
+            if throttled:
+                throttled_s += b - a
+            if event == "throttle" and first_throttle_s is None:
+                first_throttle_s = a
+        # between points the temperature moves monotonically towards a steady state, so
+        # its maximum is at a point
         return {
             "node": self.node,
             "throttled_s": throttled_s,
-            "first_throttle_s": first if first is not None and first <= end_s else None,
-            "max_temperature_c": max_c,
-            "final_temperature_c": temperature_c,
+            "first_throttle_s": first_throttle_s,
+            "max_temperature_c": max(p[1] for p in points),
+            "final_temperature_c": points[-1][1],
         }

@@ -25,6 +25,10 @@ TABLES = (
     "apps",
     "placement",
     "radio_states",
+    "power",
+    "energy_breakdown",
+    "dvfs_levels",
+    "temperature",
     "thermal",
     "batteries",
 )
@@ -68,6 +72,21 @@ class RunResult:
         Every constant-power interval of every device radio in the energy window:
         ``node, link, state (idle | promotion | connected | tail), start_s, end_s,
         power_w, energy_j`` — the radio's power over time.
+    power : DataFrame
+        Every constant-power interval of every unit and device radio in the energy
+        window: ``node, component, kind, role, start_s, end_s, power_w, energy_j``;
+        per component the rows tile the window and sum to its ``energy`` row.
+    energy_breakdown : DataFrame
+        Energy per ``role, node, component, kind, state`` (compute: ``idle``,
+        ``active``; radio: ``idle``, ``promotion``, ``connected``, ``tail``) with
+        ``energy_j`` and ``share`` of the total (:func:`energy_breakdown`).
+    dvfs_levels : DataFrame
+        The level of every DVFS unit at t = 0 and at each change: ``node, unit,
+        time_s, level, frequency_hz, busy_w``.
+    temperature : DataFrame
+        Every thermal node's temperature at t = 0, at each power change, throttle and
+        release, and at the window's end: ``node, time_s, temperature_c, power_w,
+        throttled, event``.
     thermal : DataFrame
         One row per node with a thermal model: ``node, throttled_s, first_throttle_s,
         max_temperature_c, final_temperature_c``.
@@ -88,6 +107,10 @@ class RunResult:
     apps: pd.DataFrame
     placement: pd.DataFrame
     radio_states: pd.DataFrame
+    power: pd.DataFrame
+    energy_breakdown: pd.DataFrame
+    dvfs_levels: pd.DataFrame
+    temperature: pd.DataFrame
     thermal: pd.DataFrame
     batteries: pd.DataFrame
     summary: dict[str, Any] = field(default_factory=dict)

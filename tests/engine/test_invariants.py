@@ -118,6 +118,7 @@ def check_invariants(doc: dict, result) -> None:
         for start, end in link.outages:  # nothing completes while the link is down
             assert not ((group["end_s"] > start) & (group["end_s"] < end)).any()
     assert (hops["start_s"] >= hops["queued_s"]).all()
+    check_power_series(scenario, result)
     if stopped:
         return  # ops cut short by the battery are not in the trace (tests/engine/test_battery.py)
     # energy = ∫ power dt, and never below idle power x window
@@ -156,6 +157,62 @@ def check_invariants(doc: dict, result) -> None:
         )
         assert rows["energy_j"].sum() == pytest.approx(expected, rel=1e-9, abs=1e-12)
     assert result.summary["energy_j"] == pytest.approx(result.energy["energy_j"].sum(), rel=1e-12)
+
+
+def check_power_series(scenario, result) -> None:
+    """The ``power`` rows tile the window per component and integrate to its ``energy``;
+    ``temperature`` follows the RC closed form from point to point at the node's power
+    (the sum of its components' ``power`` rows); ``dvfs_levels`` is each op's level."""
+    w0, w1 = result.summary["window_start_s"], result.summary["window_end_s"]
+    power = result.power
+    for row in result.energy.itertuples():
+        mine = power[power["component"] == row.component]
+        assert mine["energy_j"].sum() == pytest.approx(row.energy_j, rel=1e-9, abs=1e-12)
+        if w1 == w0:
+            assert mine.empty
+            continue
+        start, end, watts = (mine[c].to_numpy() for c in ("start_s", "end_s", "power_w"))
+        assert start[0] == w0 and end[-1] == w1
+        assert np.array_equal(start[1:], end[:-1]) and (end > start).all()
+        assert (watts[1:] != watts[:-1]).all()  # adjacent equal powers are merged
+        if row.kind == "compute":
+            assert watts.min() >= scenario.platform.unit(row.component).idle_w - 1e-12
+    assert (power["energy_j"] >= 0).all()
+    # a unit's rows change only at an op start or end (ops an empty battery cut short,
+    # at most one per slot, are not in the trace); a radio's at most at its states' rows
+    slots = sum(scenario.platform.unit(uid).slots for uid in scenario.platform.unit_ids)
+    bound = 2 * (len(result.ops) + slots) + len(result.radio_states) + len(result.energy)
+    assert len(power) <= bound
+    for node, points in result.temperature.groupby("node"):
+        model = scenario.platform.nodes[node].thermal
+        t, temp, watts = (points[c].to_numpy() for c in ("time_s", "temperature_c", "power_w"))
+        assert t[0] == 0 and t[-1] == w1 and (np.diff(t) >= 0).all()
+        for k in range(len(t) - 1):
+            after = model.temperature_after(temp[k], watts[k], t[k + 1] - t[k])
+            assert temp[k + 1] == pytest.approx(after, rel=1e-9, abs=1e-9)
+        mine = power[power["node"] == node]
+        last_at_instant = points.drop_duplicates("time_s", keep="last")
+        for p in last_at_instant.itertuples():
+            if w0 <= p.time_s < w1:
+                now = mine[(mine["start_s"] <= p.time_s) & (p.time_s < mine["end_s"])]
+                assert now["power_w"].sum() == pytest.approx(p.power_w, rel=1e-9, abs=1e-9)
+        row = result.thermal.set_index("node").loc[node]
+        throttled = points["throttled"].to_numpy()[:-1]
+        assert row["throttled_s"] == pytest.approx(np.diff(t)[throttled].sum(), abs=1e-12)
+        assert row["final_temperature_c"] == temp[-1]
+        assert row["max_temperature_c"] == temp.max()
+    for uid, changes in result.dvfs_levels.groupby("unit"):
+        ops = result.ops[result.ops["unit"] == uid]
+        at = np.searchsorted(changes["time_s"].to_numpy(), ops["start_s"].to_numpy(), "right")
+        stepped = changes["level"].to_numpy()[at - 1]
+        tied = ops["start_s"].duplicated(keep=False).to_numpy()  # the last of a tie holds
+        assert ((stepped == ops["level"].to_numpy()) | tied).all()
+
+
+@SETTINGS
+@given(scenarios(power_management=True))
+def test_power_temperature_and_levels_on_random_scenarios(doc):
+    check_power_series(parse_scenario(doc), simulate(parse_scenario(doc)))
 
 
 @SETTINGS
