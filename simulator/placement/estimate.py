@@ -7,8 +7,10 @@ contention the two agree bit for bit (tested).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
+from simulator.network.radio import Radio
 from simulator.placement.plan import ExecutionPlan, Move
 from simulator.platform import CostOracle
 
@@ -50,28 +52,73 @@ def _device_radios(hop, oracle: CostOracle):
     return tuple((n, radio) for n in (hop.src, hop.dst) if platform.role_of(n) == "device")
 
 
+class RadioUse:
+    """What the estimate knows of one stateful radio during one request.
+
+    It follows the radio's state machine in closed form: when its last transfer ended,
+    hence which tail stage (or idle) a new transfer finds and which promotion it pays,
+    and the promotion and tail energy drawn so far. Exact when the request's transfers
+    on the radio are met in time order (a chain of moves, as offloading plans are).
+    """
+
+    __slots__ = ("energy_j", "radio", "released_s")
+
+    def __init__(self, radio: Radio):
+        self.radio = radio
+        self.released_s: float | None = None  # when its last transfer ended; None: idle
+        self.energy_j = 0.0  # promotion and tail energy (J) so far
+
+    def connect(self, t: float) -> float:
+        """A transfer asks for the radio at ``t``: when it is connected (after a promotion)."""
+        radio, released_s = self.radio, self.released_s
+        if released_s is not None and t < released_s:
+            return t  # still carrying an earlier transfer: connected
+        if released_s is not None:
+            self.energy_j += radio.tail_energy_j(t - released_s)  # the tail it sat in
+        delay_s, power_w = radio.promotion(radio.stage_at(released_s, t))
+        self.energy_j += power_w * delay_s
+        return t + delay_s
+
+    def hold(self, connected_s: float, start_s: float, end_s: float) -> None:
+        """Connected from ``connected_s``, serialising ``start_s`` -> ``end_s``."""
+        # waiting connected for the hop's other radio: base power, no throughput
+        self.energy_j += self.radio.connected_power_w(0.0, 0.0) * (start_s - connected_s)
+        self.released_s = end_s if self.released_s is None else max(self.released_s, end_s)
+
+    def finish_j(self) -> float:
+        """Everything it cost, with one full tail after the last transfer (J)."""
+        return self.energy_j + self.radio.tail_energy_j(math.inf)
+
+
 def arrival_s(
-    move: Move, start_s: float, oracle: CostOracle | None = None, connected: dict | None = None
+    move: Move, start_s: float, oracle: CostOracle | None = None, radios: dict | None = None
 ) -> float:
     """When a move started at ``start_s`` arrives, without contention.
 
     Adds hop by hop (serialise, then propagate) in the engine's order, so that the
-    estimate equals the engine bit for bit. With ``oracle`` and ``connected`` (radio
-    (link, node) -> time it is connected), the first hop through an idle RRC radio waits
-    for its promotion; the radio then stays connected (no tail ends within a request).
+    estimate equals the engine bit for bit. With ``oracle`` and ``radios`` ((link, node)
+    -> :class:`RadioUse`, filled as hops meet radios), a hop through a stateful radio
+    waits for the promotion the radio's state calls for (from idle, or from a tail stage
+    such as UMTS FACH) and the radio's tail starts when the hop has serialised.
     """
     if not move.hops:
         return start_s + move.fixed_delay_s
     t = start_s
     for hop in move.hops:
-        if connected is not None:
-            for node, radio in _device_radios(hop, oracle):
-                if radio.stateful:
-                    key = (hop.link, node)
-                    if key not in connected:
-                        connected[key] = t + radio.promotion_s
-                    t = max(t, connected[key])
-        t += hop.serialise_s(move.nbytes)
+        if radios is None:
+            t += hop.serialise_s(move.nbytes)
+            t += hop.latency_s
+            continue
+        held = []
+        for node, radio in _device_radios(hop, oracle):
+            if radio.stateful:
+                use = radios.setdefault((hop.link, node), RadioUse(radio))
+                held.append((use, use.connect(t)))
+        t = max([t, *(connected for _, connected in held)])
+        end = t + hop.serialise_s(move.nbytes)
+        for use, connected in held:
+            use.hold(connected, t, end)
+        t = end
         t += hop.latency_s
     return t
 
@@ -87,22 +134,14 @@ def radio_energy_j(move: Move, oracle: CostOracle) -> float:
     return total
 
 
-def radio_state_energy_j(connected: dict, oracle: CostOracle) -> float:
-    """Promotion and one full tail (J) of every RRC radio an isolated request woke."""
-    total = 0.0
-    for link, _node in connected:
-        radio = oracle.platform.network.links[link].radio
-        total += radio.promotion_w * radio.promotion_s + radio.tail_w * radio.tail_s
-    return total
-
-
 def estimate(plan: ExecutionPlan, oracle: CostOracle) -> Estimate:
     """List-schedule estimate of one request on an idle platform.
 
     Assumes no contention: no other request, and no two moves of this request on the
     same link direction at once. Under those conditions it equals the engine exactly.
-    Radio energy includes, for every RRC radio the request wakes, one promotion and
-    one full tail (what an isolated request costs the battery).
+    Radio energy includes, for every stateful radio the request wakes, each promotion
+    its transfers pay, the tail between them and one full tail after the last (what an
+    isolated request costs the battery).
     """
     n = plan.size
     ready = [0.0] * n
@@ -111,9 +150,9 @@ def estimate(plan: ExecutionPlan, oracle: CostOracle) -> Estimate:
     radio = 0.0
     sent = 0
     finish = 0.0
-    connected: dict = {}
+    radios: dict[tuple[str, str], RadioUse] = {}
     for move in plan.input_moves:
-        arrive = arrival_s(move, 0.0, oracle, connected)
+        arrive = arrival_s(move, 0.0, oracle, radios)
         radio += radio_energy_j(move, oracle)
         sent += move.nbytes if move.hops else 0
         for j in move.consumers:
@@ -124,14 +163,14 @@ def estimate(plan: ExecutionPlan, oracle: CostOracle) -> Estimate:
         for j in plan.local_next[i]:
             ready[j] = max(ready[j], end[i])
         for move in plan.moves_out[i]:
-            arrive = arrival_s(move, end[i], oracle, connected)
+            arrive = arrival_s(move, end[i], oracle, radios)
             radio += radio_energy_j(move, oracle)
             sent += move.nbytes if move.hops else 0
             if move.dst_unit is None:
                 finish = max(finish, arrive)
             for j in move.consumers:
                 ready[j] = max(ready[j], arrive)
-    radio += radio_state_energy_j(connected, oracle)
+    radio += sum(use.finish_j() for use in radios.values())
     platform = oracle.platform
     device_j = sum(
         e
