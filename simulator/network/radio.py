@@ -196,9 +196,7 @@ _RRC_FIELDS = {
     "promotion_w": Field(Number("W", ge=0), doc="power during the promotion from idle"),
     "base_w": Field(Number("W", ge=0), doc="connected power at zero throughput"),
     "alpha_up_mw_per_mbps": Field(Number("mW per Mbit/s", 1e-9, ge=0), to="alpha_up_w_per_bps"),
-    "alpha_down_mw_per_mbps": Field(
-        Number("mW per Mbit/s", 1e-9, ge=0), to="alpha_down_w_per_bps"
-    ),
+    "alpha_down_mw_per_mbps": Field(Number("mW per Mbit/s", 1e-9, ge=0), to="alpha_down_w_per_bps"),
 }
 
 TAIL_STAGE = Record(
