@@ -7,6 +7,7 @@ et al. MobiSys 2012 for the connected power); every expected value is written ou
 from __future__ import annotations
 
 import copy
+import signal
 from pathlib import Path
 
 import pytest
@@ -321,3 +322,19 @@ def test_a_lone_request_through_a_staged_radio_matches_the_estimate(
     assert result.requests["latency_s"].iloc[0] == predicted.latency_s
     row = result.energy.set_index("component").loc["radio:air"]
     assert row["active_energy_j"] == pytest.approx(predicted.radio_energy_j, rel=1e-9, abs=1e-12)
+
+
+def test_fast_transfers_late_in_a_run_finish_despite_the_clock_resolution():
+    """200 Mbit/s leaves a sub-ulp remainder after a minute of simulated time; it used to
+    re-wake the link at the same instant forever (found running the 5G preset)."""
+    doc = preset_doc("5g", [k * 20_000 for k in range(6)])
+    doc["models"]["m"]["ops"][0]["output_elems"] = 1000  # 4 kB back at 200 Mbit/s
+    signal.signal(signal.SIGALRM, lambda *_: pytest.fail("the link never finished"))
+    signal.alarm(30)
+    try:
+        result = simulate(parse_scenario(doc, base_dir=HERE))
+    finally:
+        signal.alarm(0)
+    assert (result.requests["status"] == "completed").all() and len(result.requests) == 6
+    down = result.transfers[result.transfers["dst_node"] == "phone"]
+    assert list(down["end_s"] - down["start_s"]) == pytest.approx([4000 * 8 / 200e6] * 6, rel=1e-9)
