@@ -284,7 +284,8 @@ class Ledger:
         for state in radios:
             link = self.platform.network.links[state.link]
             by_state = state.energy_by_state(*window)
-            active = by_state["promotion"] + by_state["connected"] + by_state["tail"]
+            tail = sum(by_state[stage.state] for stage in state.radio.tail)
+            active = by_state["promotion"] + by_state["connected"] + tail
             rows.append(
                 {
                     "node": state.node,
@@ -295,7 +296,7 @@ class Ledger:
                     "rx_s": self.radio_busy[(state.link, state.node, "rx")],
                     "promotion_energy_j": by_state["promotion"],
                     "connected_energy_j": by_state["connected"],
-                    "tail_energy_j": by_state["tail"],
+                    "tail_energy_j": tail,
                     "idle_energy_j": by_state["idle"],
                     "active_energy_j": active,
                     "energy_j": active + by_state["idle"],

@@ -121,6 +121,13 @@ class FluidLink:
                     sent = flow.rate_bps * dt
                     flow.bits_left -= sent
                     self.bits_sent += sent
+        # a remainder the clock cannot resolve (now + bits / rate == now late in a run at
+        # high rates) is sent now: waiting for it would wake at this instant forever
+        tick_s = math.ulp(now)
+        for flow in self.flows:
+            if 0 < flow.bits_left <= flow.rate_bps * tick_s:
+                self.bits_sent += flow.bits_left
+                flow.bits_left = 0.0
         self._last_s = now
 
     def _update(self) -> None:

@@ -13,7 +13,7 @@ No SimPy here: the engine feeds observations in and reads predictions out.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from simulator.errors import PlacementError
 from simulator.placement.estimate import Conditions, estimate
@@ -106,7 +106,7 @@ class AdaptiveApp:
         self,
         now_s: float,
         backlog_s: Mapping[str, float],
-        awake_radios: Iterable[tuple[str, str]],
+        radio_tail_s: Mapping[tuple[str, str], float],
         live_bps: Mapping[tuple[str, str], float] | None = None,
     ) -> list[float]:
         """Each candidate's objective for a request arriving now (s or J; inf: unreachable).
@@ -116,8 +116,8 @@ class AdaptiveApp:
         now_s : float
         backlog_s : Mapping of unit id -> s
             Work queued on each unit, not started.
-        awake_radios : iterable of (link, node)
-            Radios connected or in their tail (no promotion to pay).
+        radio_tail_s : Mapping of (link, node) -> s
+            Radios not idle: how long ago each one's tail began (``-inf``: busy).
         live_bps : Mapping of (link, src node) -> bit/s, optional
             Throughput of the directions that carry transfers right now (what the
             sockets in progress show); it overrides the EWMA of finished transfers.
@@ -127,7 +127,7 @@ class AdaptiveApp:
         conditions = Conditions(
             bandwidth_bps=observed,
             unit_free_s={uid: backlog_s[uid] for uid in self._units if backlog_s[uid] > 0},
-            awake_radios=frozenset(awake_radios),
+            radio_tail_s=radio_tail_s,
         )
         self.predictions += 1
         values = []

@@ -1,14 +1,18 @@
 """The state of one radio (a device end of a link) during a run, with exact energy.
 
 States: ``idle`` → (first transfer) ``promotion`` → ``connected`` → (last transfer done)
-``tail`` → (``tail_s`` later, unless a transfer came) ``idle``. A ``constant`` radio has
-no promotion and no tail. Power is piecewise constant between state changes and
-throughput changes, so energy is integrated exactly at every change and the intervals
-are kept for the ``radio_states`` table.
+the tail stages in turn (``tail`` for ``rrc``; e.g. ``tail_dch`` then ``fach`` for
+``rrc_stages``) → ``idle``. A transfer that starts in a tail stage stops the tail and
+pays that stage's promotion (none for LTE's tail, FACH -> DCH for UMTS); one that starts
+in idle pays the radio's promotion. A ``constant`` radio has no promotion and no tail.
+Power is piecewise constant between state changes and throughput changes, so energy is
+integrated exactly at every change and the intervals are kept for the ``radio_states``
+table.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import simpy
@@ -16,7 +20,7 @@ import simpy
 from simulator.engine.servers import Alarm
 from simulator.network.radio import Radio
 
-IDLE, PROMOTION, CONNECTED, TAIL = "idle", "promotion", "connected", "tail"
+IDLE, PROMOTION, CONNECTED = "idle", "promotion", "connected"
 _RATE_EPS_BPS = 1e-3
 
 
@@ -40,6 +44,9 @@ class RadioState:
         self.reserved = 0  # transfers connected (queued or serialising) on this radio
         self.up_bps = 0.0
         self.down_bps = 0.0
+        self._stage: int | None = None  # index of the tail stage the radio is in
+        self.released_s: float | None = None  # when the tail began (while in a tail stage)
+        self._promotion_w = 0.0  # power of the promotion under way (it depends on whence)
         self._waiting: list[Callable[[], None]] = []
         self._tail = Alarm(env)
         self._since = 0.0
@@ -49,12 +56,12 @@ class RadioState:
     # -- power bookkeeping -----------------------------------------------------------------
     def power_w(self) -> float:
         radio = self.radio
+        if self._stage is not None:
+            return radio.tail[self._stage].power_w
         if self.state == IDLE:
             return radio.idle_w
         if self.state == PROMOTION:
-            return radio.promotion_w
-        if self.state == TAIL:
-            return radio.tail_w
+            return self._promotion_w
         if not radio.stateful and self.up_bps == 0 and self.down_bps == 0:
             return radio.idle_w
         return radio.connected_power_w(self.up_bps, self.down_bps)
@@ -69,6 +76,12 @@ class RadioState:
         update()
         self.power_listener.changed(self.power_w() - before)
 
+    def _enter(self, state: str, stage: int | None = None, promotion_w: float = 0.0) -> None:
+        def update() -> None:
+            self.state, self._stage, self._promotion_w = state, stage, promotion_w
+
+        self._change(update)
+
     def close(self, end_s: float) -> None:
         """Record the current constant-power interval up to ``end_s``."""
         if end_s > self._since:
@@ -76,8 +89,12 @@ class RadioState:
             self._since = end_s
 
     def energy_by_state(self, start_s: float, end_s: float) -> dict[str, float]:
-        """Energy (J) per state within the window [start_s, end_s] (after :meth:`close`)."""
-        energy = dict.fromkeys((IDLE, PROMOTION, CONNECTED, TAIL), 0.0)
+        """Energy (J) per state within the window [start_s, end_s] (after :meth:`close`).
+
+        Keys: ``idle``, ``promotion``, ``connected`` and every tail stage's name.
+        """
+        states = (IDLE, PROMOTION, CONNECTED, *(s.state for s in self.radio.tail))
+        energy = dict.fromkeys(states, 0.0)
         for state, a, b, power in self.intervals:
             overlap = min(b, end_s) - max(a, start_s)
             if overlap > 0:
@@ -86,23 +103,30 @@ class RadioState:
 
     # -- transfers ---------------------------------------------------------------------------
     def connect(self, then: Callable[[], None]) -> None:
-        """Call ``then`` once the radio can carry a transfer (after a promotion if idle)."""
+        """Call ``then`` once the radio can carry a transfer (after a promotion if needed)."""
         self.reserved += 1
-        if not self.radio.stateful or self.state in (CONNECTED, TAIL):
-            if self.state == TAIL:
-                self._tail.clear()  # the pending tail expiry is void
-                self._change(lambda: setattr(self, "state", CONNECTED))
-            elif self.state == IDLE:
-                self._change(lambda: setattr(self, "state", CONNECTED))
+        if self.state == PROMOTION:
+            self._waiting.append(then)
+            return
+        if self.state == CONNECTED:
             then()
             return
-        self._waiting.append(then)
-        if self.state == IDLE:
-            self._change(lambda: setattr(self, "state", PROMOTION))
-            self.env.timeout(self.radio.promotion_s).callbacks.append(self._promoted)
+        if not self.radio.stateful:  # constant: idle -> connected at once
+            self._enter(CONNECTED)
+            then()
+            return
+        delay_s, power_w = self.radio.promotion(self._stage)
+        self._tail.clear()  # a pending move to the next tail stage (or idle) is void
+        if delay_s > 0:
+            self._waiting.append(then)
+            self._enter(PROMOTION, promotion_w=power_w)
+            self.env.timeout(delay_s).callbacks.append(self._promoted)
+            return
+        self._enter(CONNECTED)
+        then()
 
     def _promoted(self, _event) -> None:
-        self._change(lambda: setattr(self, "state", CONNECTED))
+        self._enter(CONNECTED)
         waiting, self._waiting = self._waiting, []
         for then in waiting:
             then()
@@ -124,14 +148,29 @@ class RadioState:
         if self.reserved:
             return
         if not self.radio.stateful:
-            self._change(lambda: setattr(self, "state", IDLE))
+            self._enter(IDLE)
             return
-        self._change(lambda: setattr(self, "state", TAIL))
-        self._tail.set(self.radio.tail_s, self._tail_over)
+        self.released_s = self.env.now
+        self._enter_stage(0)
 
-    def _tail_over(self) -> None:
-        if self.state == TAIL:
-            self._change(lambda: setattr(self, "state", IDLE))
+    def _enter_stage(self, k: int) -> None:
+        """Tail stage ``k`` starts now (idle after the last); the next follows unless a
+        transfer comes first."""
+        tail = self.radio.tail
+        if k == len(tail):
+            self._enter(IDLE)
+            return
+        self._enter(tail[k].state, stage=k)
+        self._tail.set(tail[k].duration_s, lambda: self._enter_stage(k + 1))
+
+    def released_ago_s(self, now_s: float) -> float | None:
+        """For a decision at ``now_s``: how long ago its tail began (``-inf``: it carries
+        transfers, or is being promoted; ``None``: idle, or a radio without states)."""
+        if not self.radio.stateful or self.state == IDLE:
+            return None
+        if self._stage is None:
+            return -math.inf
+        return now_s - self.released_s
 
     @property
     def last_change_s(self) -> float:

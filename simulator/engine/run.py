@@ -21,7 +21,7 @@ from simulator.engine.ledger import Ledger
 from simulator.engine.links import FluidLink
 from simulator.engine.offload import AdaptiveApp
 from simulator.engine.power import Battery, NodePower
-from simulator.engine.radio import CONNECTED, TAIL, RadioState
+from simulator.engine.radio import RadioState
 from simulator.engine.servers import Server, call_later
 from simulator.engine.thermal import NodeThermal
 from simulator.errors import SimulationError
@@ -572,7 +572,8 @@ class Engine:
     def _predict(self, app: _App, now: float) -> list[float]:
         """Every candidate's objective for a request arriving now, as the app observes it."""
         backlog = {uid: server.backlog_s for uid, server in self.units.items()}
-        awake = [(r.link, r.node) for r in self.radios if r.state in (CONNECTED, TAIL)]
+        tails = {(r.link, r.node): r.released_ago_s(now) for r in self.radios}
+        awake = {key: ago for key, ago in tails.items() if ago is not None}
         live = {key: c.throughput_bps for key, c in self.links.items() if c.flows}
         return app.adaptive.predict(now, backlog, awake, live)
 

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from simulator.frozen import FrozenMap
+from simulator.network.radio import Radio
 from simulator.network.topology import BITS_PER_BYTE
 from simulator.placement.plan import ExecutionPlan, Move
 from simulator.platform import CostOracle
@@ -29,13 +30,16 @@ class Conditions:
     unit_free_s : Mapping of unit id -> s
         Earliest time (from the request's arrival) a unit can start this request's
         first op on it: the work already queued there.
-    awake_radios : frozenset of (link, node)
-        Radios already connected (or in their tail): no promotion is paid.
+    radio_tail_s : Mapping of (link, node) -> s
+        Stateful radios that are not idle: how long ago each one's tail began
+        (``-inf`` for a radio that is carrying transfers). The estimate follows the
+        state machine from there: a radio still connected pays no promotion, one in a
+        tail stage pays that stage's promotion; idle radios are not listed.
     """
 
     bandwidth_bps: Mapping[tuple[str, str], float] = field(default_factory=FrozenMap)
     unit_free_s: Mapping[str, float] = field(default_factory=FrozenMap)
-    awake_radios: frozenset = frozenset()
+    radio_tail_s: Mapping[tuple[str, str], float] = field(default_factory=FrozenMap)
 
     def __post_init__(self) -> None:
         for key, bps in self.bandwidth_bps.items():
@@ -43,6 +47,7 @@ class Conditions:
                 raise ValueError(f"observed bandwidth of {key} must be >= 0, got {bps}")
         object.__setattr__(self, "bandwidth_bps", FrozenMap(self.bandwidth_bps))
         object.__setattr__(self, "unit_free_s", FrozenMap(self.unit_free_s))
+        object.__setattr__(self, "radio_tail_s", FrozenMap(self.radio_tail_s))
 
 
 NOMINAL = Conditions()
@@ -85,6 +90,53 @@ def _device_radios(hop, oracle: CostOracle):
     return tuple((n, radio) for n in (hop.src, hop.dst) if platform.role_of(n) == "device")
 
 
+class RadioUse:
+    """What the estimate knows of one stateful radio during one request.
+
+    It follows the radio's state machine in closed form: when its last transfer ended,
+    hence which tail stage (or idle) a new transfer finds and which promotion it pays,
+    and the promotion and tail energy drawn so far. Exact when the request's transfers
+    on the radio are met in time order (a chain of moves, as offloading plans are).
+    """
+
+    __slots__ = ("busy", "energy_j", "radio", "released_s")
+
+    def __init__(self, radio: Radio, tail_began_s: float | None = None):
+        """``tail_began_s``: when the radio's current tail began (before the request:
+        negative), ``inf`` for a radio busy with other transfers, None for idle."""
+        self.radio = radio
+        # a radio met busy (carrying other transfers) stays connected throughout, and
+        # the tail after them is theirs; one met in its tail has paid that tail so far
+        self.busy = tail_began_s == math.inf
+        self.released_s: float | None = math.inf if self.busy else tail_began_s
+        self.energy_j = 0.0  # promotion and tail energy (J) so far
+        if tail_began_s is not None and not self.busy:
+            self.energy_j = -radio.tail_energy_j(-tail_began_s)  # sunk before t = 0
+
+    def connect(self, t: float) -> float:
+        """A transfer asks for the radio at ``t``: when it is connected (after a promotion)."""
+        radio, released_s = self.radio, self.released_s
+        if released_s is not None and t < released_s:
+            return t  # still carrying an earlier transfer: connected
+        if released_s is not None:
+            self.energy_j += radio.tail_energy_j(t - released_s)  # the tail it sat in
+        delay_s, power_w = radio.promotion(radio.stage_at(released_s, t))
+        self.energy_j += power_w * delay_s
+        return t + delay_s
+
+    def hold(self, connected_s: float, start_s: float, end_s: float) -> None:
+        """Connected from ``connected_s``, serialising ``start_s`` -> ``end_s``."""
+        # waiting connected for the hop's other radio: base power, no throughput
+        self.energy_j += self.radio.connected_power_w(0.0, 0.0) * (start_s - connected_s)
+        self.released_s = end_s if self.released_s is None else max(self.released_s, end_s)
+
+    def finish_j(self) -> float:
+        """Everything it cost, with one full tail after the last transfer (J)."""
+        if self.busy:
+            return self.energy_j
+        return self.energy_j + self.radio.tail_energy_j(math.inf)
+
+
 def _serialise_s(hop, nbytes: float, conditions: Conditions) -> float:
     observed = conditions.bandwidth_bps.get((hop.link, hop.src))
     if observed is None:
@@ -98,28 +150,35 @@ def arrival_s(
     move: Move,
     start_s: float,
     oracle: CostOracle | None = None,
-    connected: dict | None = None,
+    radios: dict | None = None,
     conditions: Conditions = NOMINAL,
 ) -> float:
     """When a move started at ``start_s`` arrives, without contention.
 
     Adds hop by hop (serialise, then propagate) in the engine's order, so that the
-    estimate equals the engine bit for bit. With ``oracle`` and ``connected`` (radio
-    (link, node) -> time it is connected), the first hop through an idle RRC radio waits
-    for its promotion; the radio then stays connected (no tail ends within a request).
+    estimate equals the engine bit for bit. With ``oracle`` and ``radios`` ((link, node)
+    -> :class:`RadioUse`, filled as hops meet radios), a hop through a stateful radio
+    waits for the promotion the radio's state calls for (from idle, or from a tail stage
+    such as UMTS FACH) and the radio's tail starts when the hop has serialised.
     """
     if not move.hops:
         return start_s + move.fixed_delay_s
     t = start_s
     for hop in move.hops:
-        if connected is not None:
-            for node, radio in _device_radios(hop, oracle):
-                if radio.stateful:
-                    key = (hop.link, node)
-                    if key not in connected:
-                        connected[key] = t + radio.promotion_s
-                    t = max(t, connected[key])
-        t += _serialise_s(hop, move.nbytes, conditions)
+        if radios is None:
+            t += _serialise_s(hop, move.nbytes, conditions)
+            t += hop.latency_s
+            continue
+        held = []
+        for node, radio in _device_radios(hop, oracle):
+            if radio.stateful:
+                use = radios.setdefault((hop.link, node), RadioUse(radio))
+                held.append((use, use.connect(t)))
+        t = max([t, *(connected for _, connected in held)])
+        end = t + _serialise_s(hop, move.nbytes, conditions)
+        for use, connected in held:
+            use.hold(connected, t, end)
+        t = end
         t += hop.latency_s
     return t
 
@@ -139,26 +198,14 @@ def radio_energy_j(move: Move, oracle: CostOracle, conditions: Conditions = NOMI
     return total
 
 
-def radio_state_energy_j(
-    connected: dict, oracle: CostOracle, conditions: Conditions = NOMINAL
-) -> float:
-    """Promotion and one full tail (J) of every RRC radio an isolated request woke."""
-    total = 0.0
-    for key in connected:
-        if key in conditions.awake_radios:
-            continue
-        radio = oracle.platform.network.links[key[0]].radio
-        total += radio.promotion_w * radio.promotion_s + radio.tail_w * radio.tail_s
-    return total
-
-
 def estimate(plan: ExecutionPlan, oracle: CostOracle, conditions: Conditions = NOMINAL) -> Estimate:
     """List-schedule estimate of one request on an idle platform.
 
     Assumes no contention: no other request, and no two moves of this request on the
     same link direction at once. Under those conditions it equals the engine exactly.
-    Radio energy includes, for every RRC radio the request wakes, one promotion and
-    one full tail (what an isolated request costs the battery).
+    Radio energy includes, for every stateful radio the request wakes, each promotion
+    its transfers pay, the tail between them and one full tail after the last (what an
+    isolated request costs the battery).
 
     Parameters
     ----------
@@ -180,10 +227,13 @@ def estimate(plan: ExecutionPlan, oracle: CostOracle, conditions: Conditions = N
     radio = 0.0
     sent = 0
     finish = 0.0
-    connected: dict = dict.fromkeys(conditions.awake_radios, 0.0)
+    radios: dict[tuple[str, str], RadioUse] = {}
+    for (link, node), ago_s in conditions.radio_tail_s.items():
+        link_radio = oracle.platform.network.links[link].radio
+        radios[(link, node)] = RadioUse(link_radio, -ago_s)
     unit_free = dict(conditions.unit_free_s)
     for move in plan.input_moves:
-        arrive = arrival_s(move, 0.0, oracle, connected, conditions)
+        arrive = arrival_s(move, 0.0, oracle, radios, conditions)
         radio += radio_energy_j(move, oracle, conditions)
         sent += move.nbytes if move.hops else 0
         for j in move.consumers:
@@ -195,14 +245,14 @@ def estimate(plan: ExecutionPlan, oracle: CostOracle, conditions: Conditions = N
         for j in plan.local_next[i]:
             ready[j] = max(ready[j], end[i])
         for move in plan.moves_out[i]:
-            arrive = arrival_s(move, end[i], oracle, connected, conditions)
+            arrive = arrival_s(move, end[i], oracle, radios, conditions)
             radio += radio_energy_j(move, oracle, conditions)
             sent += move.nbytes if move.hops else 0
             if move.dst_unit is None:
                 finish = max(finish, arrive)
             for j in move.consumers:
                 ready[j] = max(ready[j], arrive)
-    radio += radio_state_energy_j(connected, oracle, conditions)
+    radio += sum(use.finish_j() for use in radios.values())
     platform = oracle.platform
     device_j = sum(
         e

@@ -10,7 +10,7 @@ import math
 
 from simulator.network.radio import RADIO_MODELS
 from simulator.placement.base import POLICIES
-from simulator.schema import Field, Record
+from simulator.schema import Field, ListOf, Record
 from simulator.spec import definitions as d
 from simulator.spec.sweepdefs import RANGE, SWEEP
 from simulator.sweep.executors import EXECUTORS
@@ -78,6 +78,9 @@ def render() -> str:
             entry = registry.get(name)
             doc = entry.doc.strip().splitlines()[0]
             parts += [f"#### `{name}`", "", doc, "", record_table(entry.options), ""]
+            for key, field in entry.options.fields.items():  # lists of records: their keys
+                if isinstance(field.schema, ListOf) and isinstance(field.schema.item, Record):
+                    parts += [f"Each item of `{key}`:", "", record_table(field.schema.item), ""]
     parts.append(END)
     return "\n".join(parts)
 

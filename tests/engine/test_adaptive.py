@@ -9,6 +9,8 @@ link and 1.0001 s on the slow one, against 100 ms on the phone.
 from __future__ import annotations
 
 import copy
+import math
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -258,6 +260,21 @@ def test_estimate_under_observed_conditions_by_hand():
     assert estimate(cloud, oracle, queued).latency_s == pytest.approx(2.0001, rel=EXACT)
     down = Conditions(bandwidth_bps={("up", "phone"): 0.0})
     assert estimate(cloud, oracle, down).latency_s == float("inf")
+
+
+def test_estimate_follows_a_radio_met_in_its_tail():
+    # the 3g preset: 2 s promotion from idle; 4 s DCH tail then FACH, whose promotion is 1.5 s
+    doc = adaptive_doc([0], {"preset": "3g", "latency_ms": 0, "bandwidth_mbps": 800})
+    doc["include"] = [str(Path("scenarios/networks/3g.yaml").resolve())]
+    scenario = parse_scenario(doc)
+    oracle = CostOracle(scenario.platform)
+    cloud = plan_replicas(scenario, oracle)["cam"][1]
+    key = ("up", "phone")
+    idle = estimate(cloud, oracle).latency_s
+    in_dch = estimate(cloud, oracle, Conditions(radio_tail_s={key: 1.0})).latency_s
+    in_fach = estimate(cloud, oracle, Conditions(radio_tail_s={key: 5.0})).latency_s
+    busy = estimate(cloud, oracle, Conditions(radio_tail_s={key: -math.inf})).latency_s
+    assert (idle - busy, in_fach - busy, in_dch - busy) == pytest.approx((2.0, 1.5, 0.0))
 
 
 # -- bad input ---------------------------------------------------------------------------------

@@ -134,10 +134,13 @@ def test_estimate_includes_promotion_delay_and_isolated_tail():
     assert predicted.latency_s == result.requests["latency_s"].iloc[0]
     up_s = 8e6 / UP_BPS
     transfer_w = 1.28804 + 438.39e-9 * UP_BPS
-    # one promotion, the upload, one tail (the isolated request's cost to the battery)
+    # one promotion, the upload, the tail until the response resets it (the cloud's
+    # 1 ms after the upload has propagated), then one full tail: the lone request's battery cost
+    gap_s = LATENCY_S + 1e-3
     assert predicted.radio_energy_j == pytest.approx(
-        0.26 * 1.21 + transfer_w * up_s + 11.576 * 1.06, rel=EXACT
+        0.26 * 1.21 + transfer_w * up_s + (gap_s + 11.576) * 1.06, rel=EXACT
     )
+    assert predicted.radio_energy_j == pytest.approx(radio_row(result)["energy_j"], rel=EXACT)
 
 
 def test_the_lte_preset_is_the_rrc_model():
