@@ -52,6 +52,7 @@ class RadioState:
         self._since = 0.0
         self.intervals: list[tuple[str, float, float, float]] = []  # state, start, end, W
         self.power_listener = None  # the node's NodePower, when something watches it
+        self.on_idle: Callable[[], None] | None = None  # told when the radio goes idle
 
     # -- power bookkeeping -----------------------------------------------------------------
     def power_w(self) -> float:
@@ -81,6 +82,13 @@ class RadioState:
             self.state, self._stage, self._promotion_w = state, stage, promotion_w
 
         self._change(update)
+        if state == IDLE and self.on_idle is not None:
+            self.on_idle()
+
+    @property
+    def busy(self) -> bool:
+        """True unless the radio is idle (connected, promoting or in a tail)."""
+        return self.state != IDLE
 
     def close(self, end_s: float) -> None:
         """Record the current constant-power interval up to ``end_s``."""

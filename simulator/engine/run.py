@@ -230,6 +230,7 @@ class Engine:
                 self.ledger.load_weights(replica.plan)
         self.requests: list[_Request] = []
         self.monitors = [app.adaptive.monitor for app in self.apps if app.adaptive is not None]
+        self._over: simpy.Event | None = None  # battery runs: the work is over
         self._link_seq = 0
 
     def _make_replica(self, index: int, plan: ExecutionPlan) -> _Replica:
@@ -248,18 +249,27 @@ class Engine:
     # -- running ---------------------------------------------------------------------------
     def run(self) -> None:
         seeds = np.random.SeedSequence(self.scenario.seed, spawn_key=(self.replicate,))
+        self._sources = []
         for app, child in zip(self.apps, seeds.spawn(len(self.apps)), strict=True):
             arrivals, dispatch = (np.random.default_rng(s) for s in child.spawn(2))
-            self.env.process(self._arrivals(app, arrivals, dispatch))
+            self._sources.append(self.env.process(self._arrivals(app, arrivals, dispatch)))
         if self.batteries:
+            # a battery drains at idle forever: stop when it is empty or the work is over
+            # (no more arrivals, nothing in flight, every radio back to idle)
+            self._over = self.env.event()
+            for source in self._sources:
+                source.callbacks.append(lambda _event: self._check_over())
+            for radio in self.radios:
+                radio.on_idle = self._check_over
             empty = simpy.events.AnyOf(self.env, [b.empty for b in self.batteries.values()])
             try:
-                self.env.run(until=empty)
+                self.env.run(until=simpy.events.AnyOf(self.env, [empty, self._over]))
             except RuntimeError:  # every event processed and no battery ran out
                 pass
             else:
-                self._stop_on_empty_battery()
-                return
+                if empty.triggered:
+                    self._stop_on_empty_battery()
+                    return
         else:
             self.env.run()
         unfinished = [r.rid for r in self.requests if r.finish_s is None and not r.drop_reason]
@@ -567,6 +577,18 @@ class Engine:
         if waiter is not None:
             app.waiter = None
             waiter.succeed()
+        if self._over is not None:
+            self._check_over()
+
+    def _check_over(self) -> None:
+        """Trigger :attr:`_over` once nothing more can happen but idling."""
+        if self._over.triggered or any(source.is_alive for source in self._sources):
+            return
+        if any(rep.in_flight for app in self.apps for rep in app.replicas):
+            return
+        if any(radio.busy for radio in self.radios):
+            return
+        self._over.succeed()
 
     # -- adaptive offloading -------------------------------------------------------------------
     def _predict(self, app: _App, now: float) -> list[float]:

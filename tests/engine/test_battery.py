@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from simulator.engine import simulate
@@ -62,3 +64,34 @@ def test_a_large_battery_lasts_the_run():
     assert battery["used_j"] == pytest.approx(3.6 * 1.2, rel=EXACT)  # 4 ops of 0.3 s
     assert battery["remaining_j"] == pytest.approx(3600 - 4.32, rel=EXACT)
     assert battery["empty_at_s"] is None or battery["empty_at_s"] != battery["empty_at_s"]
+
+
+def test_a_battery_run_ends_when_the_work_is_over():
+    # regression: with idle power the battery drains forever, and the run went on until
+    # it was empty (a 10-hour window for 1.2 s of work)
+    doc = battery_doc(1.0, count=4)
+    doc["nodes"]["phone"]["units"]["cpu"]["idle_w"] = 0.1
+    result = simulate(parse_scenario(doc))
+    assert (result.requests["status"] == "completed").all()
+    assert result.summary["window_end_s"] == pytest.approx(1.2, rel=EXACT)
+    battery = result.batteries.set_index("node").loc["phone"]
+    assert battery["used_j"] == pytest.approx(3.6 * 1.2, rel=EXACT)  # busy at 3.6 W throughout
+
+
+def test_a_battery_run_waits_for_the_radio_tail():
+    # the LTE tail after the last upload keeps draining the battery; the run ends with it
+    doc = battery_doc(1.0, count=1)
+    doc["include"] = [str(Path("scenarios/networks/lte.yaml").resolve())]
+    doc["nodes"]["cloud"] = {
+        "role": "cloud",
+        "units": {"gpu": {"kind": "gpu", "peak_gflops": {"fp32": 1000}}},
+    }
+    doc["links"] = {"up": {"preset": "lte", "ends": ["phone", "cloud"]}}
+    doc["placement"] = {"policy": "offload", "node": "cloud"}
+    result = simulate(parse_scenario(doc))
+    radio = result.radio_states
+    assert radio["state"].iloc[-1] == "tail"
+    assert result.summary["window_end_s"] == pytest.approx(radio["end_s"].max(), rel=EXACT)
+    assert radio["end_s"].max() - radio[radio["state"] == "tail"]["start_s"].max() == pytest.approx(
+        11.576, rel=1e-9
+    )
