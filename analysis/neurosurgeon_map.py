@@ -55,7 +55,7 @@ def set_path(document: dict, path: str, value: Any) -> None:
 
 
 def run_grid(
-    scenario: str | Path,
+    scenario: str | Path | Mapping[str, Any],
     grid: Mapping[str, Sequence[Any]],
     tied: Mapping[str, str] | None = None,
     replicates: int = 1,
@@ -64,8 +64,9 @@ def run_grid(
 
     Parameters
     ----------
-    scenario : str or Path
-        The base scenario file.
+    scenario : str, Path or mapping
+        The base scenario file, or an already parsed document (includes relative to
+        the working directory).
     grid : mapping of path to values
         The swept scenario paths and their values (the cartesian product is run).
     tied : mapping of path to path, optional
@@ -84,8 +85,11 @@ def run_grid(
     from simulator import parse_scenario, simulate
     from simulator.spec.yamlio import load_yaml_file
 
-    scenario = Path(scenario)
-    base = load_yaml_file(scenario)
+    if isinstance(scenario, Mapping):
+        base, source, base_dir = dict(scenario), "<scenario>", Path(".")
+    else:
+        source, base_dir = str(scenario), Path(scenario).parent
+        base = load_yaml_file(Path(scenario))
     tied = dict(tied or {})
     rows = []
     for point, values in enumerate(product(*grid.values())):
@@ -98,7 +102,7 @@ def run_grid(
             row: dict[str, Any] = {"point": point, **setting, "replicate": replicate}
             try:
                 summary = simulate(
-                    parse_scenario(document, base_dir=scenario.parent, source=str(scenario)),
+                    parse_scenario(document, base_dir=base_dir, source=source),
                     replicate=replicate,
                 ).summary
             except SocsimError as exc:

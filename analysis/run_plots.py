@@ -135,7 +135,9 @@ def energy_breakdown(energy: pd.DataFrame, title: str | None = None) -> Figure:
     if {"window_start_s", "window_end_s"} <= set(energy.columns):
         start_s, end_s = energy["window_start_s"].min(), energy["window_end_s"].max()
         window = f" over {start_s * 1e3:.4g}–{end_s * 1e3:.4g} ms"
-    figure.suptitle(title or f"energy by component{window} (dark: active, light: idle)")
+    figure.suptitle(
+        title or f"energy by component in the window{window} (dark: active, light: idle)"
+    )
     figure.legend(
         handles=[
             Patch(facecolor="#555555", label="active"),

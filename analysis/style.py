@@ -135,6 +135,13 @@ def format_value(value: object) -> str:
     return str(value)
 
 
+def short(value: float) -> str:
+    """A figure for an annotation: 3 significant digits, no exponent below 10^6."""
+    if value != value:
+        return "n/a"
+    return f"{value:.0f}" if 100 <= abs(value) < 1e6 else f"{value:.3g}"
+
+
 def scaled(values: Sequence[float] | object, column: str):
     """``values`` converted to the display unit of ``column``."""
     return values * unit_of(column)[1]

@@ -16,7 +16,15 @@ from matplotlib.patches import Patch
 
 from analysis.pareto import pareto_front
 from analysis.sources import require_columns, require_rows
-from analysis.style import colours, format_value, label_of, new_figure, scaled, unit_of
+from analysis.style import (
+    colours,
+    format_value,
+    label_of,
+    new_figure,
+    scaled,
+    short,
+    unit_of,
+)
 
 # metrics where more is better; every other metric (latency, energy) is minimised
 HIGHER_IS_BETTER = ("throughput_rps", "inferences_per_j", "device_inferences_per_j")
@@ -54,7 +62,8 @@ def _winners(
         out = cells[[latency, energy]].mean()
         out["winner"] = cells["decision"].agg(_mode)
         return out.reset_index()
-    means = rows.groupby([x, y, by], sort=True)[[metric, latency, energy]].mean().reset_index()
+    columns = list(dict.fromkeys([metric, latency, energy]))  # the metric may be one of them
+    means = rows.groupby([x, y, by], sort=True)[columns].mean().reset_index()
     means = means.dropna(subset=[metric])
     require_rows(means, f"decision map: the rows with a value of {metric!r}")
     cells = means.groupby([x, y], sort=True)[metric]
@@ -126,8 +135,7 @@ def decision_map(
 
     figure = new_figure(max(6.5, 0.75 * len(xs) + 3.0), max(4.0, 0.6 * len(ys) + 2.0))
     axes = figure.add_subplot()
-    cmap = ListedColormap([palette[name] for name in order])
-    cmap.set_bad("#dddddd")
+    cmap = ListedColormap([palette[name] for name in order]).with_extremes(bad="#dddddd")
     axes.imshow(
         np.ma.masked_invalid(grid),
         cmap=cmap,
@@ -143,8 +151,8 @@ def decision_map(
     for row in cells.itertuples(index=False):
         values = dict(zip(cells.columns, row, strict=True))
         text = (
-            f"{values[latency] * lat_scale:.3g} {lat_unit}\n"
-            f"{values[energy] * en_scale:.3g} {en_unit}"
+            f"{short(values[latency] * lat_scale)} {lat_unit}\n"
+            f"{short(values[energy] * en_scale)} {en_unit}"
         )
         axes.text(
             xs.index(values[x]),
