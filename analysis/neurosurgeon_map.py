@@ -125,29 +125,57 @@ def write_sweep(table: pd.DataFrame, out_dir: str | Path, parameters: Sequence[s
     return out
 
 
+def design_grid() -> pd.DataFrame:
+    """Design choices at one link (160 Mbit/s, 1 ms): device unit × objective × dtype."""
+    grid = {
+        "placement.device": ("cpu_big", "cpu_little", "gpu", "npu"),
+        "placement.objective": ("latency", "device_energy"),
+        "models.alexnet.dtype": ("fp32", "fp16"),
+        BANDWIDTH: (160,),
+    }
+    return run_grid(SCENARIO, grid, tied={REVERSE: BANDWIDTH})
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Build the grid, write the sweep folder and (with ``--img``) the doc pictures."""
+    """Build the grids, write the sweep folders and (with ``--img``) the doc pictures."""
+    from analysis.run_plots import energy_breakdown, gantt, utilisation
     from analysis.style import save_figure
     from analysis.sweep_plots import decision_map, pareto_plot, sweep_curves
+    from simulator import load_scenario, simulate
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-o", "--output", default="runs/neurosurgeon_map")
     parser.add_argument("--img", help="also write the figures of docs/plots.md here")
     args = parser.parse_args(argv)
-    grid = {BANDWIDTH: BANDWIDTHS_MBPS, LATENCY: LATENCIES_MS}
-    table = run_grid(SCENARIO, grid, tied={REVERSE: BANDWIDTH})
-    out = write_sweep(table, args.output, [BANDWIDTH, LATENCY, REVERSE])
-    print(f"wrote {len(table)} rows to {out}/")
-    if args.img:
-        img = Path(args.img)
-        title = "AlexNet, split_point (latency): winning cut per uplink bandwidth × one-way latency"
-        figures = {
-            "decision_map.png": decision_map(table, BANDWIDTH, LATENCY, title=title),
-            "curves.png": sweep_curves(table, BANDWIDTH, group=LATENCY),
-            "pareto.png": pareto_plot(table),
-        }
-        for name, figure in figures.items():
-            print(f"wrote {save_figure(figure, img / name, dpi=80)}")
+    out = Path(args.output)
+    table = run_grid(
+        SCENARIO, {BANDWIDTH: BANDWIDTHS_MBPS, LATENCY: LATENCIES_MS}, {REVERSE: BANDWIDTH}
+    )
+    write_sweep(table, out / "map", [BANDWIDTH, LATENCY, REVERSE])
+    design = design_grid()
+    write_sweep(
+        design, out / "design", list(design.columns[1 : design.columns.get_loc("replicate")])
+    )
+    run = simulate(load_scenario(SCENARIO))
+    run.write(out / "run")
+    print(f"wrote {len(table)} + {len(design)} sweep rows and one run to {out}/")
+    if not args.img:
+        return 0
+    title = "AlexNet, split_point by latency: winning cut per link bandwidth × one-way latency"
+    figures = {
+        "decision_map.png": decision_map(table, BANDWIDTH, LATENCY, title=title),
+        "curves.png": sweep_curves(table, BANDWIDTH, group=LATENCY),
+        "pareto.png": pareto_plot(
+            design,
+            colour="placement.device",
+            title="AlexNet at 160 Mbit/s, 1 ms: device unit × objective × dtype (16 points)",
+        ),
+        "gantt.png": gantt(run.ops, run.transfers, requests=3),
+        "energy.png": energy_breakdown(run.energy),
+        "utilisation.png": utilisation(run.units),
+    }
+    for name, figure in figures.items():
+        print(f"wrote {save_figure(figure, Path(args.img) / name, dpi=80)}")
     return 0
 
 

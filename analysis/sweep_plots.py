@@ -133,7 +133,7 @@ def decision_map(
         values = dict(zip(cells.columns, row, strict=True))
         grid[ys.index(values[y]), xs.index(values[x])] = code[values["winner"]]
 
-    figure = new_figure(max(6.5, 0.75 * len(xs) + 3.0), max(4.0, 0.6 * len(ys) + 2.0))
+    figure = new_figure(max(6.5, 0.85 * len(xs) + 3.0), max(4.0, 0.65 * len(ys) + 2.0))
     axes = figure.add_subplot()
     cmap = ListedColormap([palette[name] for name in order]).with_extremes(bad="#dddddd")
     axes.imshow(
@@ -147,7 +147,7 @@ def decision_map(
     )
     lat_unit, lat_scale = unit_of(latency)
     en_unit, en_scale = unit_of(energy)
-    size = 8 if len(xs) <= 10 else 7 if len(xs) <= 14 else 6
+    size = 9 if len(xs) <= 10 else 8 if len(xs) <= 14 else 7
     for row in cells.itertuples(index=False):
         values = dict(zip(cells.columns, row, strict=True))
         text = (
