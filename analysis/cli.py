@@ -31,11 +31,21 @@ def cmd_plot(args: argparse.Namespace) -> int:
 
     source = load_source(args.source)
     options = {dest: getattr(args, dest) for _, dest, _, _ in _OPTION_FLAGS}
+    options["where"] = dict(_parse_where(text) for text in args.where)
     figure = make_plot(args.kind, source, **options)
     default = (source.path if source.path.is_dir() else source.path.parent) / f"{args.kind}.png"
     written = save_figure(figure, Path(args.output) if args.output else default)
     print(f"wrote {written}")
     return 0
+
+
+def _parse_where(text: str) -> tuple[str, str]:
+    from simulator.errors import SocsimError
+
+    column, sep, value = text.partition("=")
+    if not sep or not column:
+        raise SocsimError(f"--where takes PATH=VALUE, got '{text}'")
+    return column, value
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -61,6 +71,13 @@ def add_plot_parser(sub: argparse._SubParsersAction) -> None:
     plot.add_argument("-o", "--output", help="FILE.png|svg|pdf (default: SOURCE/KIND.png)")
     for flag, dest, kind, text in _OPTION_FLAGS:
         plot.add_argument(flag, dest=dest, type=kind, default=None, help=text)
+    plot.add_argument(
+        "--where",
+        action="append",
+        default=[],
+        metavar="PATH=VALUE",
+        help="keep the sweep rows where a column has this value (repeatable)",
+    )
     plot.set_defaults(handler=cmd_plot)
 
 

@@ -154,6 +154,9 @@ def plot_utilisation(source: Source, **options: Any) -> Figure:
 def make_plot(kind: str, source: Source, **options: Any) -> Figure:
     """The figure of plot ``kind`` over ``source``, with the options that are not None.
 
+    ``where`` (a mapping of column to value, as text) first keeps the sweep rows that
+    match it.
+
     Raises
     ------
     SocsimError
@@ -162,6 +165,11 @@ def make_plot(kind: str, source: Source, **options: Any) -> Figure:
     """
     entry = PLOTS.get(kind)
     given = {k: v for k, v in options.items() if v is not None}
+    where = given.pop("where", None)
+    if where:
+        if source.sweep is None:
+            raise SocsimError(f"--where selects sweep rows, but {source.path} is a run folder")
+        source = Source(source.path, sweep=source.sweep.where(where))
     unknown = sorted(set(given) - set(entry.options.fields))
     if unknown:
         raise SocsimError(
@@ -177,6 +185,8 @@ def kinds_for(source: Source) -> list[str]:
     if source.kind == "run":
         return list(run_kinds)
     names = [k for k in PLOTS if k not in run_kinds]
-    if len(source.sweep.parameters) < 2:
+    parameters = list(source.sweep.parameters[:2])
+    # a map needs two parameters that, together, pick one point per cell
+    if len(parameters) < 2 or source.sweep.ok.groupby(parameters)["point"].nunique().max() > 1:
         names.remove("decision_map")
     return names

@@ -10,7 +10,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
-from analysis.sources import require_columns, require_rows
+from analysis.sources import require_columns, require_rows, require_table
 from analysis.style import ROLE_COLOURS, colours, new_figure
 
 OPS_COLUMNS = ("request_id", "unit", "op", "start_s", "end_s")
@@ -110,8 +110,7 @@ def energy_breakdown(energy: pd.DataFrame, title: str | None = None) -> Figure:
     SocsimError
         A column is missing (the message lists the available ones) or the table is empty.
     """
-    require_columns(energy, ENERGY_COLUMNS, "energy breakdown: the energy table")
-    require_rows(energy, "energy breakdown: the energy table")
+    require_table(energy, ENERGY_COLUMNS, "energy breakdown: the energy table")
     roles = [r for r in (*ROLE_COLOURS, *sorted(set(energy["role"]))) if r in set(energy["role"])]
     roles = list(dict.fromkeys(roles))
     widths = [max(2, (energy["role"] == r).sum()) for r in roles]
@@ -158,8 +157,7 @@ def utilisation(units: pd.DataFrame, title: str | None = None) -> Figure:
     SocsimError
         A column is missing (the message lists the available ones) or the table is empty.
     """
-    require_columns(units, UNITS_COLUMNS, "utilisation: the units table")
-    require_rows(units, "utilisation: the units table")
+    require_table(units, UNITS_COLUMNS, "utilisation: the units table")
     figure = new_figure(7.0, max(2.5, 0.35 * len(units) + 1.5))
     axes = figure.add_subplot()
     where = np.arange(len(units))

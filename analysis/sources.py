@@ -51,6 +51,35 @@ class Sweep:
             return self.table
         return self.table[self.table["status"] == "ok"]
 
+    def where(self, conditions: Mapping[str, str]) -> Sweep:
+        """The rows where each column equals its value (given as text, as on a command line).
+
+        A value matches a numeric column by number (``1`` matches ``1.0``), any other
+        column by its text.
+
+        Raises
+        ------
+        SocsimError
+            An unknown column (listing the available ones), or a value no row has
+            (listing the values there are).
+        """
+        table = self.table
+        for column, text in conditions.items():
+            require_columns(table, [column], "--where: the sweep table")
+            values = table[column]
+            if pd.api.types.is_numeric_dtype(values):
+                try:
+                    keep = values == float(text)
+                except ValueError:
+                    keep = values.astype(str) == text
+            else:
+                keep = values.astype(str) == text
+            if not keep.any():
+                present = ", ".join(map(str, sorted(values.dropna().unique(), key=str)))
+                raise SocsimError(f"--where {column}={text}: no row has it; values: {present}")
+            table = table[keep]
+        return Sweep(table, self.parameters, self.metadata)
+
 
 @dataclass(frozen=True)
 class Source:
@@ -151,3 +180,9 @@ def require_rows(table: pd.DataFrame, what: str) -> None:
     """Raise when ``table`` is empty: a figure of nothing is a mistake, not a picture."""
     if table.empty:
         raise SocsimError(f"{what} is empty: nothing to plot")
+
+
+def require_table(table: pd.DataFrame, columns: Iterable[str], what: str) -> None:
+    """:func:`require_columns` then :func:`require_rows`."""
+    require_columns(table, columns, what)
+    require_rows(table, what)

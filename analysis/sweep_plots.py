@@ -25,6 +25,7 @@ from analysis.style import (
     short,
     unit_of,
 )
+from simulator.errors import SocsimError
 
 # metrics where more is better; every other metric (latency, energy) is minimised
 HIGHER_IS_BETTER = ("throughput_rps", "inferences_per_j", "device_inferences_per_j")
@@ -35,6 +36,25 @@ def _ok_rows(table: pd.DataFrame, columns: Sequence[str], what: str) -> pd.DataF
     rows = table[table["status"] == "ok"] if "status" in table else table
     require_rows(rows, f"{what} (rows with status 'ok')")
     return rows
+
+
+def _one_point_per_cell(rows: pd.DataFrame, keys: Sequence[str]) -> None:
+    """Refuse cells that mix sweep points: a third parameter varies inside them."""
+    if "point" not in rows:
+        return
+    counts = rows.groupby(list(keys), sort=True)["point"].nunique()
+    if counts.max() <= 1:
+        return
+    cell = rows.set_index(list(keys)).loc[[counts.idxmax()]]
+    # the contract puts the swept parameters between `point` and `replicate`
+    columns = list(rows.columns)
+    span = columns[columns.index("point") + 1 : columns.index("replicate")]
+    varying = [c for c in span if c not in keys and cell[c].nunique() > 1] if span else []
+    raise SocsimError(
+        f"decision map: a cell of {' × '.join(keys)} holds {counts.max()} sweep points; "
+        f"{', '.join(varying) or 'another parameter'} also varies: keep one value "
+        "(socsim plot --where PATH=VALUE) or compare over it (by=PATH)"
+    )
 
 
 def _better_is_higher(metric: str) -> bool:
@@ -123,6 +143,7 @@ def decision_map(
     """
     needed = [x, y, latency, energy, *([by, metric] if by else ["decision"])]
     rows = _ok_rows(table, needed, "decision map: the sweep table")
+    _one_point_per_cell(rows, [x, y, by] if by else [x, y])
     cells = _winners(rows, x, y, by, metric, latency, energy)
     xs, ys = sorted(cells[x].unique()), sorted(cells[y].unique())
     order = list(dict.fromkeys(cells.sort_values([x, y])["winner"]))

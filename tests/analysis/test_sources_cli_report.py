@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 import matplotlib.image
+import pandas as pd
 import pytest
 from plot_data import BANDWIDTH, LATENCY, split_document
 
@@ -139,3 +140,31 @@ def test_report_lists_failed_runs_and_embeds_svg(sweep_table, tmp_path):
     page = build_report(tmp_path / "sweep.csv", fmt="svg")
     assert "failed runs (1)" in page and "boom: bad bandwidth" in page
     assert page.count('src="data:image/svg+xml;base64,') == 3
+
+
+def test_where_selects_rows_and_a_mixed_cell_is_refused(sweep_table, run_dir, tmp_path, capsys):
+    # a third parameter that varies inside the cells of bandwidth × latency
+    table = pd.concat(
+        [sweep_table.assign(**{"models.m.dtype": d}) for d in ("fp32", "fp16")], ignore_index=True
+    )
+    table["point"] = table["point"] + 6 * (table["models.m.dtype"] == "fp16")
+    table = table[["point", BANDWIDTH, LATENCY, "models.m.dtype", *sweep_table.columns[3:]]]
+    table.to_csv(tmp_path / "sweep.csv", index=False)
+    assert main(["plot", "decision_map", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "holds 2 sweep points; models.m.dtype also varies" in err
+    assert kinds_for(load_source(tmp_path)) == ["pareto", "curves"]  # the report skips the map
+    out = tmp_path / "map.png"
+    assert main(["plot", "decision_map", str(tmp_path), "--where", "models.m.dtype=fp16"]) == 0
+    assert (
+        main(["plot", "decision_map", str(tmp_path), "-o", str(out), "--by", "models.m.dtype"]) == 0
+    )
+    sweep = load_sweep(tmp_path).where({BANDWIDTH: "10", "models.m.dtype": "fp32"})
+    assert sorted(sweep.table["point"].unique()) == [2, 3]
+    with pytest.raises(SocsimError, match=r"no row has it; values: 10, 100, 2"):
+        load_sweep(tmp_path).where({BANDWIDTH: "3"})
+    capsys.readouterr()
+    assert main(["plot", "gantt", str(run_dir), "--where", "a=b"]) == 2
+    assert f"--where selects sweep rows, but {run_dir} is a run folder" in capsys.readouterr().err
+    assert main(["plot", "pareto", str(tmp_path), "--where", "a"]) == 2
+    assert "--where takes PATH=VALUE, got 'a'" in capsys.readouterr().err
