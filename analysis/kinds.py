@@ -108,9 +108,13 @@ def plot_curves(source: Source, **options: Any) -> Figure:
     sweep = _sweep(source, "curves")
     x = _parameter(sweep, options.pop("x", None), 0, "x")
     group = options.pop("group", None)
-    groups = [group] if group else [p for p in sweep.parameters if p != x]
-    # a parameter tied to x (zipped, e.g. the reverse bandwidth) would split no line
-    groups = [g for g in groups if sweep.ok.groupby(x)[g].nunique().max() > 1]
+    if group:
+        groups = [group]
+    else:
+        # every other swept parameter, but one tied to x (zipped, e.g. the reverse
+        # bandwidth) would split no line
+        others = [p for p in sweep.parameters if p != x]
+        groups = [g for g in others if sweep.ok.groupby(x)[g].nunique().max() > 1]
     return sweep_curves(sweep.table, x, group=groups or None, **options)
 
 
@@ -118,7 +122,9 @@ def plot_curves(source: Source, **options: Any) -> Figure:
     "gantt",
     Record(
         {
-            "requests": Field(Number("", ge=1), default=None, doc="first N requests only"),
+            "requests": Field(
+                Number(ge=1, integer=True), default=None, doc="first N requests only"
+            ),
             **_TITLE,
         },
         name="gantt options",

@@ -77,7 +77,7 @@ def _sweep_tables(source: Source) -> list[tuple[str, pd.DataFrame]]:
         **{m: (m, "mean") for m in metrics},
     )
     tables = [("points (means over replicates)", per_point.reset_index())]
-    failed = sweep.table[sweep.table.get("status", "ok") != "ok"]
+    failed = sweep.table.drop(index=ok.index)
     if len(failed):
         columns = [c for c in (*keys, "replicate", "error") if c in failed]
         tables.append((f"failed runs ({len(failed)})", failed[columns]))

@@ -12,6 +12,7 @@ from matplotlib.patches import Patch
 
 from analysis.sources import require_columns, require_rows, require_table
 from analysis.style import ROLE_COLOURS, colours, new_figure
+from simulator.errors import SocsimError
 
 OPS_COLUMNS = ("request_id", "unit", "op", "start_s", "end_s")
 TRANSFER_COLUMNS = ("request_id", "kind", "link", "src_node", "dst_node", "src_unit", "start_s")
@@ -53,6 +54,8 @@ def gantt(
     SocsimError
         A column is missing (the message lists the available ones) or no op ran.
     """
+    if requests is not None and requests < 1:
+        raise SocsimError(f"gantt: requests must be a whole number >= 1, got {requests}")
     require_columns(ops, OPS_COLUMNS, "gantt: the ops table")
     require_columns(transfers, TRANSFER_COLUMNS, "gantt: the transfers table")
     shown = sorted(ops["request_id"].unique())[:requests] if requests else None

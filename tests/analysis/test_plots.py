@@ -175,6 +175,8 @@ def test_bad_input_names_what_was_expected(sweep_table, run_result, tmp_path):
         pareto_plot(sweep_table.assign(status="error"))
     with pytest.raises(SocsimError, match=r"no column 'utilisation'; available: node, unit"):
         utilisation(run_result.units.drop(columns="utilisation"))
+    with pytest.raises(SocsimError, match=r"requests must be a whole number >= 1, got 0"):
+        gantt(run_result.ops, run_result.transfers, requests=0)
     with pytest.raises(SocsimError, match=r"expected one of \.png, \.svg, \.pdf"):
         save_figure(pareto_plot(sweep_table), tmp_path / "p.jpg")
 
