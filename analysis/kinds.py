@@ -39,16 +39,17 @@ def _run(source: Source, kind: str) -> dict:
     return dict(source.run)
 
 
-def _parameter(sweep: Sweep, given: str | None, index: int, what: str) -> str:
-    """The swept parameter the user named, else the ``index``-th swept one."""
+def _parameter(sweep: Sweep, given: str | None, index: int, what: str, skip: tuple = ()) -> str:
+    """The swept parameter the user named, else the ``index``-th swept one not in ``skip``."""
     if given:
         return given
-    if len(sweep.parameters) <= index:
+    candidates = [p for p in sweep.parameters if p not in skip]
+    if len(candidates) <= index:
         raise SocsimError(
             f"{what}: the sweep has {len(sweep.parameters)} swept parameter(s) "
             f"({', '.join(sweep.parameters) or 'none'}); name the column with --{what}"
         )
-    return sweep.parameters[index]
+    return candidates[index]
 
 
 @PLOTS.register(
@@ -69,8 +70,9 @@ def _parameter(sweep: Sweep, given: str | None, index: int, what: str) -> str:
 )
 def plot_decision_map(source: Source, **options: Any) -> Figure:
     sweep = _sweep(source, "decision_map")
-    x = _parameter(sweep, options.pop("x", None), 0, "x")
-    y = _parameter(sweep, options.pop("y", None), 1, "y")
+    by = options.get("by")
+    x = _parameter(sweep, options.pop("x", None), 0, "x", skip=(by,))
+    y = _parameter(sweep, options.pop("y", None), 0, "y", skip=(by, x))
     return decision_map(sweep.table, x, y, **options)
 
 

@@ -17,6 +17,7 @@ from analysis.kinds import PLOTS, kinds_for, make_plot
 from analysis.neurosurgeon_map import run_grid, set_path
 from analysis.report import build_report
 from analysis.sources import Source, Sweep, load_source, load_sweep
+from analysis.style import label_of
 from simulator.cli import main
 from simulator.errors import SocsimError
 
@@ -159,6 +160,9 @@ def test_where_selects_rows_and_a_mixed_cell_is_refused(sweep_table, run_dir, tm
     assert (
         main(["plot", "decision_map", str(tmp_path), "-o", str(out), "--by", "models.m.dtype"]) == 0
     )
+    # the default axes skip the `by` column: bandwidth across, dtype up
+    axes = make_plot("decision_map", load_source(tmp_path), by=LATENCY).axes[0]
+    assert (axes.get_xlabel(), axes.get_ylabel()) == (label_of(BANDWIDTH), "models.m.dtype")
     sweep = load_sweep(tmp_path).where({BANDWIDTH: "10", "models.m.dtype": "fp32"})
     assert sorted(sweep.table["point"].unique()) == [2, 3]
     with pytest.raises(SocsimError, match=r"no row has it; values: 10, 100, 2"):
