@@ -48,8 +48,12 @@ def _one_point_per_cell(rows: pd.DataFrame, keys: Sequence[str]) -> None:
     cell = rows.set_index(list(keys)).loc[[counts.idxmax()]]
     # the contract puts the swept parameters between `point` and `replicate`
     columns = list(rows.columns)
-    span = columns[columns.index("point") + 1 : columns.index("replicate")]
-    varying = [c for c in span if c not in keys and cell[c].nunique() > 1] if span else []
+    span = (
+        columns[columns.index("point") + 1 : columns.index("replicate")]
+        if "replicate" in columns
+        else []
+    )
+    varying = [c for c in span if c not in keys and cell[c].nunique() > 1]
     raise SocsimError(
         f"decision map: a cell of {' × '.join(keys)} holds {counts.max()} sweep points; "
         f"{', '.join(varying) or 'another parameter'} also varies: keep one value "
