@@ -85,8 +85,10 @@ def gantt(
             list(zip(start_ms, width_ms, strict=True)),
             (index - 0.4, 0.8),
             facecolors=[palette[i] for i in mine["request_id"]],
-            edgecolor="white",
-            linewidth=0.3,
+            # an edge in the bar's own colour keeps a sub-pixel op (0.2 ms of a 200 ms
+            # run) visible
+            edgecolors=[palette[i] for i in mine["request_id"]],
+            linewidth=0.8,
         )
     axes.set_yticks(range(len(lanes)), lanes)
     axes.invert_yaxis()
