@@ -1,8 +1,8 @@
 """The ``socsim`` command line: the composition root of the library.
 
-Subcommands: ``run``, ``validate``, ``zoo``, ``explain``. Library errors are raised
-as :class:`~simulator.errors.SocsimError`; only here are they printed and turned into
-an exit status (2 for bad input, 1 for a failed validation).
+Subcommands: ``run``, ``validate``, ``zoo``, ``explain``, ``plot``, ``report``. Library
+errors are raised as :class:`~simulator.errors.SocsimError`; only here are they printed
+and turned into an exit status (2 for bad input, 1 for a failed validation).
 """
 
 from __future__ import annotations
@@ -223,6 +223,11 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("scenario")
     explain.set_defaults(handler=cmd_explain)
     add_sweep_parser(sub)
+
+    from analysis.cli import add_plot_parser, add_report_parser  # the composition root
+
+    add_plot_parser(sub)
+    add_report_parser(sub)
     return parser
 
 

@@ -1,0 +1,128 @@
+"""``socsim report``: one self-contained HTML page of a run folder or a sweep.
+
+Figures are embedded as base64 PNG (or inline SVG data), tables as HTML; the page
+needs no other file.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+from pathlib import Path
+
+import pandas as pd
+
+from analysis.kinds import PLOTS, kinds_for, make_plot
+from analysis.sources import Source, load_source
+from analysis.style import figure_bytes
+
+_STYLE = """
+body { font-family: sans-serif; margin: 2em auto; max-width: 1100px; color: #222; }
+h1 { font-size: 1.5em; } h2 { font-size: 1.2em; margin-top: 2em; }
+table { border-collapse: collapse; font-size: 0.85em; margin: 0.5em 0; }
+th, td { border: 1px solid #ccc; padding: 2px 8px; text-align: right; }
+th { background: #f0f0f0; } img { max-width: 100%; }
+.note { color: #666; font-size: 0.85em; }
+"""
+IMAGE_FORMATS = {"png": "image/png", "svg": "image/svg+xml"}
+# summary columns a sweep report tabulates per point (when the table has them)
+SWEEP_METRICS = (
+    "latency_mean_s",
+    "latency_p95_s",
+    "throughput_rps",
+    "energy_per_inference_j",
+    "device_energy_per_inference_j",
+    "deadline_met_rate",
+)
+
+
+def _figure_html(kind: str, source: Source, fmt: str) -> str:
+    figure = make_plot(kind, source)
+    data = base64.b64encode(figure_bytes(figure, fmt)).decode("ascii")
+    caption = html.escape(PLOTS.get(kind).doc)
+    return (
+        f'<figure id="plot-{kind}"><img alt="{kind}" src="data:{IMAGE_FORMATS[fmt]};base64,'
+        f'{data}"><figcaption>{kind}: {caption}</figcaption></figure>'
+    )
+
+
+def _table_html(frame: pd.DataFrame, max_rows: int = 200) -> str:
+    shown = frame.head(max_rows)
+    text = shown.to_html(index=False, float_format=lambda v: f"{v:.6g}", na_rep="", border=0)
+    if len(frame) > max_rows:
+        text += f'<p class="note">first {max_rows} of {len(frame)} rows</p>'
+    return text
+
+
+def _run_tables(source: Source) -> list[tuple[str, pd.DataFrame]]:
+    run = source.run
+    summary = run["summary"].T.reset_index()
+    summary.columns = ["key", "value"]
+    return [
+        ("summary", summary),
+        ("apps", run["apps"]),
+        ("units", run["units"]),
+        ("energy", run["energy"]),
+    ]
+
+
+def _sweep_tables(source: Source) -> list[tuple[str, pd.DataFrame]]:
+    sweep = source.sweep
+    ok = sweep.ok
+    metrics = [m for m in SWEEP_METRICS if m in ok]
+    keys = ["point", *sweep.parameters]
+    per_point = ok.groupby(keys, sort=True, dropna=False).agg(
+        replicates=("replicate", "count"),
+        decision=("decision", lambda s: ", ".join(sorted(set(map(str, s))))),
+        **{m: (m, "mean") for m in metrics},
+    )
+    tables = [("points (means over replicates)", per_point.reset_index())]
+    failed = sweep.table.drop(index=ok.index)
+    if len(failed):
+        columns = [c for c in (*keys, "replicate", "error") if c in failed]
+        tables.append((f"failed runs ({len(failed)})", failed[columns]))
+    return tables
+
+
+def build_report(path: str | Path, fmt: str = "png") -> str:
+    """The HTML page of a run folder or a sweep: every applicable figure and the tables.
+
+    Parameters
+    ----------
+    path : str or Path
+        A folder ``socsim run`` wrote, or a sweep folder / table.
+    fmt : {"png", "svg"}
+        How figures are embedded.
+
+    Raises
+    ------
+    SocsimError
+        When ``path`` is neither a run nor a sweep, or a figure cannot be drawn.
+    """
+    source = load_source(path)
+    title = f"socsim {source.kind} report: {html.escape(str(source.path))}"
+    parts = [
+        f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{title}</title>",
+        f"<style>{_STYLE}</style></head><body><h1>{title}</h1>",
+    ]
+    if source.kind == "sweep":
+        sweep = source.sweep
+        parts.append(
+            f"<p>{sweep.table['point'].nunique()} points, {len(sweep.table)} runs, "
+            f"{len(sweep.ok)} ok; swept: {html.escape(', '.join(sweep.parameters))}</p>"
+        )
+    parts.append("<h2>figures</h2>")
+    parts += [_figure_html(kind, source, fmt) for kind in kinds_for(source)]
+    tables = _run_tables(source) if source.kind == "run" else _sweep_tables(source)
+    for name, frame in tables:
+        parts.append(f"<h2>{html.escape(name)}</h2>{_table_html(frame)}")
+    parts.append("</body></html>")
+    return "\n".join(parts)
+
+
+def write_report(path: str | Path, out: str | Path, fmt: str = "png") -> Path:
+    """Write :func:`build_report` of ``path`` to ``out``; returns ``out``."""
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(build_report(path, fmt), encoding="utf-8")
+    return out

@@ -1,0 +1,147 @@
+"""Shared figure plumbing: labels with units, colours, and saving without pyplot.
+
+Figures are built on :class:`matplotlib.figure.Figure` with an Agg canvas attached,
+never through pyplot: no plot registers with pyplot's figure manager or changes the
+caller's backend, and nothing needs closing.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from simulator.errors import SocsimError
+
+# (name suffix, unit shown on the axis, factor from the column's unit to the shown one,
+# text the label drops); longest suffix first so `_per_inference_j` wins over `_j`.
+# Seconds and joules are shown as ms and mJ: inference latencies and energies read best
+# at that scale.
+_UNITS: tuple[tuple[str, str, float, str], ...] = (
+    ("inferences_per_j", "1/J", 1.0, "_per_j"),
+    ("_gb_s", "GB/s", 1.0, "_gb_s"),
+    ("_mbps", "Mbit/s", 1.0, "_mbps"),
+    ("_gflops", "GFLOP/s", 1.0, "_gflops"),
+    ("_rps", "req/s", 1.0, "_rps"),
+    ("_rate", "%", 100.0, ""),
+    ("_ms", "ms", 1.0, "_ms"),
+    ("_us", "µs", 1.0, "_us"),
+    ("_hz", "Hz", 1.0, "_hz"),
+    ("_mb", "MB", 1.0, "_mb"),
+    ("_bytes", "MB", 1e-6, "_bytes"),
+    ("_w", "W", 1.0, "_w"),
+    ("_j", "mJ", 1e3, "_j"),
+    ("_s", "ms", 1e3, "_s"),
+)
+SAVE_FORMATS = ("png", "svg", "pdf")
+# colour-blind-safe categorical palette (Okabe & Ito), then tab20 for long category lists
+PALETTE = (
+    "#0072B2",
+    "#E69F00",
+    "#009E73",
+    "#CC79A7",
+    "#56B4E9",
+    "#D55E00",
+    "#F0E442",
+    "#000000",
+)
+ROLE_COLOURS = {"device": "#0072B2", "edge": "#E69F00", "cloud": "#009E73"}
+
+
+def _match(column: str) -> tuple[str, str, float, str]:
+    name = column.rsplit(".", 1)[-1]
+    for suffix, unit, scale, strip in _UNITS:
+        if name.endswith(suffix):
+            return name, unit, scale, strip
+    return name, "", 1.0, ""
+
+
+def unit_of(column: str) -> tuple[str, float]:
+    """The display unit of a column named with its unit suffix, and the scale to it.
+
+    ``latency_mean_s`` -> ``("ms", 1e3)``; ``links.uplink.bandwidth_mbps`` ->
+    ``("Mbit/s", 1.0)``; a name without a known suffix -> ``("", 1.0)``.
+    """
+    _, unit, scale, _ = _match(column)
+    return unit, scale
+
+
+def label_of(column: str) -> str:
+    """Axis label for a column: its words without the unit suffix, then the display unit.
+
+    ``links.uplink.bandwidth_mbps`` -> ``links.uplink.bandwidth (Mbit/s)``;
+    ``device_energy_per_inference_j`` -> ``device energy per inference (mJ)``.
+    """
+    name, unit, _, strip = _match(column)
+    head = column.rpartition(".")[0]
+    words = (name[: -len(strip)] if strip else name).replace("_", " ")
+    text = f"{head}.{words}" if head else words
+    return f"{text} ({unit})" if unit else text
+
+
+def colours(categories: Iterable[object]) -> dict[object, str]:
+    """A stable colour per category, in the order given."""
+    import matplotlib as mpl
+
+    names = list(dict.fromkeys(categories))
+    extra = mpl.colormaps["tab20"]
+    return {
+        name: PALETTE[i] if i < len(PALETTE) else mpl.colors.to_hex(extra(i - len(PALETTE)))
+        for i, name in enumerate(names)
+    }
+
+
+def new_figure(width_in: float = 7.0, height_in: float = 4.5) -> Figure:
+    """A Figure with an Agg canvas attached (no pyplot)."""
+    figure = Figure(figsize=(width_in, height_in), dpi=100, layout="constrained")
+    FigureCanvasAgg(figure)
+    return figure
+
+
+def save_figure(figure: Figure, path: str | Path, dpi: int = 120) -> Path:
+    """Write ``figure`` to ``path``; the format is the extension (png, svg or pdf).
+
+    Raises
+    ------
+    SocsimError
+        For any other extension, naming the valid ones.
+    """
+    path = Path(path)
+    fmt = path.suffix.lower().lstrip(".")
+    if fmt not in SAVE_FORMATS:
+        raise SocsimError(
+            f"cannot write a figure as '{path.name}': expected one of "
+            f"{', '.join('.' + f for f in SAVE_FORMATS)}"
+        )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, format=fmt, dpi=dpi)
+    return path
+
+
+def figure_bytes(figure: Figure, fmt: str = "png", dpi: int = 100) -> bytes:
+    """The figure encoded as ``fmt`` (for embedding in a report)."""
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format=fmt, dpi=dpi)
+    return buffer.getvalue()
+
+
+def format_value(value: object) -> str:
+    """A swept value as a short tick label (``130``, ``0.5``, ``split_point``)."""
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+def short(value: float) -> str:
+    """A figure for an annotation: 3 significant digits, no exponent below 10^6."""
+    if value != value:
+        return "n/a"
+    return f"{value:.0f}" if 100 <= abs(value) < 1e6 else f"{value:.3g}"
+
+
+def scaled(values: Sequence[float] | object, column: str):
+    """``values`` converted to the display unit of ``column``."""
+    return values * unit_of(column)[1]
