@@ -129,9 +129,13 @@ def figure_bytes(figure: Figure, fmt: str = "png", dpi: int = 100) -> bytes:
 
 
 def format_value(value: object) -> str:
-    """A swept value as a short tick label (``130``, ``0.5``, ``split_point``)."""
+    """A swept value as a short tick label (``130``, ``0.5``, ``14.68``, ``split_point``).
+
+    Floats keep 4 significant digits (log-spaced ranges give 14.678..., 4641.59...),
+    whole thousands and above print in full (``10000``, not ``1e+04``).
+    """
     if isinstance(value, float):
-        return f"{value:g}"
+        return f"{value:.0f}" if abs(value) >= 1e4 else f"{value:.4g}"
     return str(value)
 
 
