@@ -243,8 +243,8 @@ def test_lone_request_matches_the_list_schedule_estimate(doc):
         assert latency == predicted.latency_s
         ops = result.ops.set_index("op").loc[list(plan.ops)]
         assert tuple(ops["start_s"]) == predicted.start_s
-    else:
-        assert latency >= predicted.latency_s
+    else:  # waiting adds; the sums run in another order, so allow rounding (1e-12)
+        assert latency >= predicted.latency_s * (1 - 1e-12)
 
 
 @settings(max_examples=20, deadline=None)
