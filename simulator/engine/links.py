@@ -6,11 +6,16 @@ single queue serialises) or ``fair`` (processor sharing: ``n`` flows get ``capac
 each). Between events every rate is constant, so the bits sent are integrated exactly;
 the channel reschedules its next event (a flow's completion or a capacity step) whenever
 flows or capacity change, invalidating the stale one by a version counter.
+
+A stochastic link's direction also has a
+:class:`~simulator.network.impairments.DirectionImpairments`: its capacity may be drawn
+from a distribution (generated lazily as time advances), a flow's bits are inflated at
+submit by the retransmissions its lost packets need, and its delay after the last bit is
+drawn when it finishes (latency + jitter + a round trip per retransmission round).
 """
 
 from __future__ import annotations
 
-import bisect
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -18,21 +23,24 @@ from typing import Any
 import simpy
 
 from simulator.engine.servers import Alarm
+from simulator.network.capacity import StepCapacity
+from simulator.network.impairments import DirectionImpairments
 
 #: bits left under which a flow counts as complete (absorbs float rounding)
 _EPS_BITS = 1e-6
 
 
 class _Flow:
-    __slots__ = ("bits_left", "on_finish", "on_start", "payload", "rate_bps", "start_s")
+    __slots__ = ("bits_left", "on_finish", "on_start", "payload", "rate_bps", "rounds", "start_s")
 
-    def __init__(self, bits, on_start, on_finish, payload):
+    def __init__(self, bits, on_start, on_finish, payload, rounds=1):
         self.bits_left = bits
         self.on_start = on_start
         self.on_finish = on_finish
         self.payload = payload
         self.rate_bps = 0.0
         self.start_s = None
+        self.rounds = rounds  # transmission rounds its packets need (1: nothing lost)
 
 
 class FluidLink:
@@ -48,6 +56,10 @@ class FluidLink:
         ``fifo`` or ``fair``.
     on_rate : callable(total_bps) or None
         Told the total throughput in use after every change (radios draw power by it).
+    latency_s : float
+        Propagation delay after a flow's last bit (the link's one-way latency).
+    impairments : DirectionImpairments or None
+        Random capacity, jitter and loss of a stochastic link's direction.
     """
 
     def __init__(
@@ -57,11 +69,14 @@ class FluidLink:
         steps: Sequence[tuple[float, float]],
         sharing: str = "fifo",
         on_rate: Callable[[float], None] | None = None,
+        latency_s: float = 0.0,
+        impairments: DirectionImpairments | None = None,
     ):
         self.env = env
         self.name = name
-        self._times = [t for t, _ in steps]
-        self._bps = [b for _, b in steps]
+        self.latency_s = latency_s
+        self.impairments = impairments
+        self.capacity = StepCapacity(steps) if impairments is None else impairments.capacity(steps)
         self.sharing = sharing
         self.on_rate = on_rate
         self.flows: list[_Flow] = []
@@ -71,17 +86,17 @@ class FluidLink:
         self.bits_sent = 0.0
 
     def capacity_at(self, t: float) -> float:
-        return self._bps[max(bisect.bisect_right(self._times, t) - 1, 0)]
-
-    def _next_step_after(self, t: float) -> float:
-        k = bisect.bisect_right(self._times, t)
-        return self._times[k] if k < len(self._times) else math.inf
+        return self.capacity.at(t)
 
     def submit(self, bits: float, on_start, on_finish, payload: Any) -> None:
         """Start a flow of ``bits``; ``on_start(payload, t)`` when it first gets bandwidth,
-        ``on_finish(payload, start_s, end_s)`` when its last bit is sent."""
+        ``on_finish(payload, start_s, end_s, delay_s)`` when its last bit is sent, with
+        the delay until it is delivered at the other end."""
         self._advance()
-        self.flows.append(_Flow(float(bits), on_start, on_finish, payload))
+        rounds = 1
+        if self.impairments is not None:
+            bits, rounds = self.impairments.inflate(float(bits))
+        self.flows.append(_Flow(float(bits), on_start, on_finish, payload, rounds))
         self._update()
 
     # -- the fluid model -----------------------------------------------------------------
@@ -107,7 +122,7 @@ class FluidLink:
                 done.append(flow)
         if done:
             self.flows = [f for f in self.flows if f not in done]
-        capacity = self.capacity_at(now)
+        capacity = self.capacity.at(now)
         active = self.flows if self.sharing == "fair" else self.flows[:1]
         share = capacity / len(active) if active else 0.0
         started = []
@@ -120,7 +135,7 @@ class FluidLink:
         if total != self._total_bps and self.on_rate is not None:
             self.on_rate(total)
         self._total_bps = total
-        next_s = self._next_step_after(now) - now
+        next_s = self.capacity.next_change_after(now) - now
         for flow in active:
             if flow.rate_bps > 0:
                 next_s = min(next_s, flow.bits_left / flow.rate_bps)
@@ -134,7 +149,9 @@ class FluidLink:
         for flow in done:
             if flow.on_start is not None and flow in zero:
                 flow.on_start(flow.payload, now)
-            flow.on_finish(flow.payload, flow.start_s, now)
+            impaired = self.impairments
+            delay_s = self.latency_s if impaired is None else impaired.delay_s(now, flow.rounds)
+            flow.on_finish(flow.payload, flow.start_s, now, delay_s)
 
     def _wake(self) -> None:
         self._advance()

@@ -23,6 +23,7 @@ from simulator.engine.radio import RadioState
 from simulator.engine.servers import Server, call_later
 from simulator.engine.thermal import NodeThermal
 from simulator.errors import SimulationError
+from simulator.network.impairments import impairments_for
 from simulator.network.topology import BITS_PER_BYTE
 from simulator.placement.plan import ExecutionPlan, Move
 from simulator.platform import CostOracle
@@ -178,6 +179,8 @@ class Engine:
                     link.capacity_steps(src),
                     link.sharing,
                     _RadioRates(radios) if radios else None,
+                    link.latency_s,
+                    impairments_for(link, src, scenario.seed, replicate),
                 )
         self.ledger = Ledger(platform, self.units)
         self._watch_power(platform)
@@ -432,12 +435,12 @@ class Engine:
         for radio, _ in radios:
             radio.connect(connected)
 
-    def _hop_done(self, payload, start_s: float, end_s: float) -> None:
+    def _hop_done(self, payload, start_s: float, end_s: float, delay_s: float) -> None:
         request, move, k, queued_s = payload
         hop = move.hops[k]
         for radio, _ in self.hop_radios[(hop.link, hop.src)]:
             radio.release()
-        energy, device_energy = self.ledger.hop(request, move, k, queued_s, start_s, end_s)
+        energy, device_energy = self.ledger.hop(request, move, k, queued_s, start_s, end_s, delay_s)
         request.energy_j += energy
         request.device_energy_j += device_energy
         last = k + 1 == len(move.hops)
@@ -448,7 +451,7 @@ class Engine:
             else:
                 self._start_hop(request, move, k + 1, self.env.now)
 
-        call_later(self.env, hop.latency_s, propagated)
+        call_later(self.env, delay_s, propagated)  # latency (+ jitter, retransmissions)
 
     def _arrive(self, request: _Request, move: Move, now: float) -> None:
         if move.src_op is not None:  # the copy has left: the producer's buffer may go

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 
+from simulator.network.impairments import CAPACITY_DISTRIBUTIONS, JITTERS
 from simulator.network.radio import RADIO_MODELS
 from simulator.placement.base import POLICIES
 from simulator.schema import Field, Record
@@ -61,21 +62,22 @@ def render() -> str:
     parts = [BEGIN, ""]
     for title, record in sections:
         parts += [f"### {title}", "", record_table(record), ""]
-    parts += ["### `arrival` processes (`workload[i].arrival.process`)", ""]
-    for name in ARRIVALS:
-        entry = ARRIVALS.get(name)
-        doc = entry.doc.strip().splitlines()[0]
-        parts += [f"#### `{name}`", "", doc, "", record_table(entry.options), ""]
-    parts += ["### Radio models (`links.<name>.radio.model`, default `constant`)", ""]
-    for name in RADIO_MODELS:
-        entry = RADIO_MODELS.get(name)
-        doc = entry.doc.strip().splitlines()[0]
-        parts += [f"#### `{name}`", "", doc, "", record_table(entry.options), ""]
-    parts += ["### Placement policies (`placement.policy`)", ""]
-    for name in POLICIES:
-        entry = POLICIES.get(name)
-        doc = entry.doc.strip().splitlines()[0]
-        parts += [f"#### `{name}`", "", doc, "", record_table(entry.options), ""]
+    families = [
+        ("`arrival` processes (`workload[i].arrival.process`)", ARRIVALS),
+        ("Radio models (`links.<name>.radio.model`, default `constant`)", RADIO_MODELS),
+        (
+            "Bandwidth distributions (`links.<name>.bandwidth_distribution.dist`)",
+            CAPACITY_DISTRIBUTIONS,
+        ),
+        ("Jitter distributions (`links.<name>.jitter.dist`)", JITTERS),
+        ("Placement policies (`placement.policy`)", POLICIES),
+    ]
+    for title, registry in families:
+        parts += [f"### {title}", ""]
+        for name in registry:
+            entry = registry.get(name)
+            doc = entry.doc.strip().splitlines()[0]
+            parts += [f"#### `{name}`", "", doc, "", record_table(entry.options), ""]
     parts.append(END)
     return "\n".join(parts)
 
