@@ -103,12 +103,18 @@ class FluidLink:
     def _advance(self) -> None:
         now = self.env.now
         dt = now - self._last_s
-        if dt > 0:
-            for flow in self.flows:
-                if flow.rate_bps:
+        for flow in self.flows:
+            if flow.rate_bps:
+                if dt > 0:
                     sent = flow.rate_bps * dt
                     flow.bits_left -= sent
                     self.bits_sent += sent
+                if now + flow.bits_left / flow.rate_bps == now:
+                    # what is left takes less than the clock's resolution at `now`: the
+                    # wake-up could not move time on (a 10 Gbit/s link at t = 2 s left
+                    # 2e-6 bits, 1e-16 s, forever), so the flow is done now
+                    self.bits_sent += max(flow.bits_left, 0.0)
+                    flow.bits_left = 0.0
         self._last_s = now
 
     def _update(self) -> None:
