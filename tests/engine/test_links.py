@@ -14,7 +14,7 @@ import pytest
 from simulator.engine import simulate
 from simulator.errors import ScenarioError
 from simulator.network.impairments import direction_seed, retransmissions
-from simulator.spec import parse_scenario
+from simulator.spec import load_scenario, parse_scenario
 
 EXACT = 1e-12
 
@@ -297,3 +297,15 @@ def test_stochastic_link_keys_are_validated():
         parse_scenario(
             two_node_doc({"bandwidth_distribution": both, "bandwidth_trace_mbps": [[0, 8]]}, [0])
         )
+
+
+def test_the_lossy_lte_example_gives_the_figures_of_links_md():
+    lossy = simulate(load_scenario("scenarios/examples/alexnet_lossy_lte.yaml")).summary
+    assert round(lossy["latency_p50_s"] * 1e3, 1) == 1010.2
+    assert round(lossy["latency_p95_s"] * 1e3, 1) == 1081.4
+    assert round(lossy["device_energy_per_inference_j"] * 1e3) == 3593
+    doc = load_scenario("scenarios/examples/alexnet_phone_cloud.yaml").document
+    doc["workload"][0]["count"] = 200
+    constant = simulate(parse_scenario(doc)).summary
+    assert round(constant["latency_p50_s"] * 1e3, 1) == 896.5
+    assert round(constant["device_energy_per_inference_j"] * 1e3) == 3570
