@@ -8,7 +8,7 @@ import itertools
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from strategies import scenarios
 
 from simulator.engine import plan_apps, simulate
@@ -230,3 +230,21 @@ def test_poisson_arrivals_depend_on_seed_and_replicate(small_soc):
     assert (base.requests["seed"] == 1).all() and (other_replicate.requests["replicate"] == 1).all()
     # mean gap of 20 exponential draws at 100 Hz is near 10 ms
     assert 0.003 < np.diff(np.concatenate([[0.0], arrivals])).mean() < 0.03
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@given(scenarios())
+def test_different_seeds_draw_different_jitter(doc):
+    assume("up" in doc["links"])
+    doc["links"]["up"]["jitter"] = {"dist": "uniform", "max_ms": 30}
+    doc["nodes"]["phone"].pop("battery_wh", None)  # both runs carry every transfer
+
+    def first_delay_s(seed: int) -> float:
+        hops = simulate(parse_scenario(dict(doc, seed=seed))).transfers
+        hops = hops[hops["kind"] == "network"].sort_values("end_s")
+        assume(len(hops))
+        return float(hops["arrive_s"].iloc[0] - hops["end_s"].iloc[0])
+
+    # the first delivery on a direction is latency + its first jitter draw (nothing ahead
+    # of it to wait for), and a continuous draw repeats across streams with probability 0
+    assert first_delay_s(doc["seed"]) != first_delay_s(doc["seed"] + 1)
