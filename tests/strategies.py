@@ -8,6 +8,33 @@ UNIT_KINDS = ("cpu", "gpu", "dsp", "npu")
 
 
 @st.composite
+def impairments(draw) -> dict:
+    """Random link keys: a bandwidth distribution (return direction), jitter, loss."""
+    keys: dict = {}
+    if draw(st.booleans()):
+        keys["reverse_bandwidth_distribution"] = {
+            "dist": draw(st.sampled_from(("lognormal", "gamma", "normal", "uniform"))),
+            "mean_mbps": draw(st.floats(1, 100)),
+            "cv": draw(st.floats(0.05, 0.5)),
+            "hold_ms": draw(st.floats(0.5, 50)),
+        }
+    if draw(st.booleans()):
+        keys["jitter"] = draw(
+            st.sampled_from(
+                (
+                    {"dist": "exponential", "mean_ms": 5},
+                    {"dist": "uniform", "max_ms": 30},
+                    {"dist": "normal_truncated", "mean_ms": 2, "std_ms": 10},
+                )
+            )
+        )
+    if draw(st.booleans()):
+        keys["loss_rate"] = draw(st.floats(0, 0.3))
+        keys["mtu_bytes"] = draw(st.integers(100, 9000))
+    return keys
+
+
+@st.composite
 def scenarios(
     draw, max_ops: int = 10, requests: int | None = None, power_management: bool = False
 ) -> dict:
@@ -84,6 +111,7 @@ def scenarios(
                 [0, draw(st.floats(1, 100))],
                 [draw(st.floats(1e-3, 0.1)), draw(st.floats(1, 100))],
             ]
+        links["up"].update(draw(impairments()))
     unit_ids = [f"phone.{u}" for u in units] + (["cloud.gpu"] if "cloud" in nodes else [])
     n_ops = draw(st.integers(1, max_ops))
     ops, edges, rules = [], [], []

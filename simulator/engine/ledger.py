@@ -169,9 +169,19 @@ class Ledger:
         )
 
     def hop(
-        self, request, move: Move, k: int, queued_s: float, start_s: float, end_s: float
+        self,
+        request,
+        move: Move,
+        k: int,
+        queued_s: float,
+        start_s: float,
+        end_s: float,
+        delay_s: float,
     ) -> tuple[float, float]:
-        """A hop's serialisation finished; book radio time, return (energy, device energy)."""
+        """A hop's serialisation finished; book radio time, return (energy, device energy).
+
+        ``delay_s`` is the propagation after the last bit (latency, jitter, retransmissions).
+        """
         hop = move.hops[k]
         link = self.platform.network.links[hop.link]
         energy = 0.0
@@ -196,7 +206,7 @@ class Ledger:
                 queued_s,
                 start_s,
                 end_s,
-                end_s + hop.latency_s,
+                end_s + delay_s,
                 energy,
                 energy,
             )

@@ -6,11 +6,16 @@ single queue serialises) or ``fair`` (processor sharing: ``n`` flows get ``capac
 each). Between events every rate is constant, so the bits sent are integrated exactly;
 the channel reschedules its next event (a flow's completion or a capacity step) whenever
 flows or capacity change, invalidating the stale one by a version counter.
+
+A stochastic link's direction also has a
+:class:`~simulator.network.impairments.DirectionImpairments`: its capacity may be drawn
+from a distribution (generated lazily as time advances), a flow's bits are inflated at
+submit by the retransmissions its lost packets need, and its delay after the last bit is
+drawn when it finishes (latency + jitter + a round trip per retransmission round).
 """
 
 from __future__ import annotations
 
-import bisect
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -18,6 +23,8 @@ from typing import Any
 import simpy
 
 from simulator.engine.servers import Alarm
+from simulator.network.capacity import StepCapacity
+from simulator.network.impairments import DirectionImpairments
 
 #: bits left under which a flow counts as complete (absorbs float rounding)
 _EPS_BITS = 1e-6
@@ -31,10 +38,11 @@ class _Flow:
         "on_start",
         "payload",
         "rate_bps",
+        "rounds",
         "start_s",
     )
 
-    def __init__(self, bits, on_start, on_finish, payload):
+    def __init__(self, bits, on_start, on_finish, payload, rounds=1):
         self.bits_total = bits
         self.bits_left = bits
         self.on_start = on_start
@@ -42,6 +50,7 @@ class _Flow:
         self.payload = payload
         self.rate_bps = 0.0
         self.start_s = None
+        self.rounds = rounds  # transmission rounds its packets need (1: nothing lost)
 
 
 class FluidLink:
@@ -57,6 +66,10 @@ class FluidLink:
         ``fifo`` or ``fair``.
     on_rate : callable(total_bps) or None
         Told the total throughput in use after every change (radios draw power by it).
+    latency_s : float
+        Propagation delay after a flow's last bit (the link's one-way latency).
+    impairments : DirectionImpairments or None
+        Random capacity, jitter and loss of a stochastic link's direction.
     """
 
     def __init__(
@@ -66,11 +79,14 @@ class FluidLink:
         steps: Sequence[tuple[float, float]],
         sharing: str = "fifo",
         on_rate: Callable[[float], None] | None = None,
+        latency_s: float = 0.0,
+        impairments: DirectionImpairments | None = None,
     ):
         self.env = env
         self.name = name
-        self._times = [t for t, _ in steps]
-        self._bps = [b for _, b in steps]
+        self.latency_s = latency_s
+        self.impairments = impairments
+        self.capacity = StepCapacity(steps) if impairments is None else impairments.capacity(steps)
         self.sharing = sharing
         self.on_rate = on_rate
         self.flows: list[_Flow] = []
@@ -85,18 +101,18 @@ class FluidLink:
         return self._total_bps
 
     def capacity_at(self, t: float) -> float:
-        return self._bps[max(bisect.bisect_right(self._times, t) - 1, 0)]
-
-    def _next_step_after(self, t: float) -> float:
-        k = bisect.bisect_right(self._times, t)
-        return self._times[k] if k < len(self._times) else math.inf
+        return self.capacity.at(t)
 
     def submit(self, bits: float, on_start, on_finish, payload: Any) -> _Flow:
         """Start a flow of ``bits``; ``on_start(payload, t)`` when it first gets bandwidth,
-        ``on_finish(payload, start_s, end_s)`` when its last bit is sent. Returns the
-        flow, a handle for :meth:`cancel`."""
+        ``on_finish(payload, start_s, end_s, delay_s)`` when its last bit is sent, with
+        the delay until it is delivered at the other end. Returns the flow, a handle for
+        :meth:`cancel`."""
         self._advance()
-        flow = _Flow(float(bits), on_start, on_finish, payload)
+        rounds = 1
+        if self.impairments is not None:
+            bits, rounds = self.impairments.inflate(float(bits))
+        flow = _Flow(float(bits), on_start, on_finish, payload, rounds)
         self.flows.append(flow)
         self._update()
         return flow
@@ -115,25 +131,24 @@ class FluidLink:
     def _advance(self) -> None:
         now = self.env.now
         dt = now - self._last_s
-        if dt > 0:
-            for flow in self.flows:
-                if flow.rate_bps:
+        for flow in self.flows:
+            if flow.rate_bps:
+                if dt > 0:
                     sent = flow.rate_bps * dt
                     flow.bits_left -= sent
                     self.bits_sent += sent
-        # a remainder the clock cannot resolve (now + bits / rate == now late in a run at
-        # high rates) is sent now: waiting for it would wake at this instant forever
-        tick_s = math.ulp(now)
-        for flow in self.flows:
-            if 0 < flow.bits_left <= flow.rate_bps * tick_s:
-                self.bits_sent += flow.bits_left
-                flow.bits_left = 0.0
+                if now + flow.bits_left / flow.rate_bps == now:
+                    # what is left takes less than the clock's resolution at `now`: the
+                    # wake-up could not move time on (a 10 Gbit/s link at t = 2 s left
+                    # 2e-6 bits, 1e-16 s, forever), so the flow is done now
+                    self.bits_sent += max(flow.bits_left, 0.0)
+                    flow.bits_left = 0.0
         self._last_s = now
 
     def _update(self) -> None:
         """Finish what is done, share the capacity, schedule the next event."""
         now = self.env.now
-        capacity = self.capacity_at(now)
+        capacity = self.capacity.at(now)
         done = [f for f in self.flows if f.bits_left <= _EPS_BITS and f.start_s is not None]
         zero = [f for f in self.flows if f.bits_left <= _EPS_BITS and f.start_s is None]
         for flow in zero:  # an empty flow is sent the moment it may start (link up)
@@ -155,7 +170,7 @@ class FluidLink:
         if total != self._total_bps and self.on_rate is not None:
             self.on_rate(total)
         self._total_bps = total
-        next_s = self._next_step_after(now) - now
+        next_s = self.capacity.next_change_after(now) - now
         for flow in active:
             if flow.rate_bps > 0:
                 next_s = min(next_s, flow.bits_left / flow.rate_bps)
@@ -169,7 +184,9 @@ class FluidLink:
         for flow in done:
             if flow.on_start is not None and flow in zero:
                 flow.on_start(flow.payload, now)
-            flow.on_finish(flow.payload, flow.start_s, now)
+            impaired = self.impairments
+            delay_s = self.latency_s if impaired is None else impaired.delay_s(now, flow.rounds)
+            flow.on_finish(flow.payload, flow.start_s, now, delay_s)
 
     def _wake(self) -> None:
         self._advance()

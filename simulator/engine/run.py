@@ -25,6 +25,7 @@ from simulator.engine.radio import RadioState
 from simulator.engine.servers import Server, call_later
 from simulator.engine.thermal import NodeThermal
 from simulator.errors import SimulationError
+from simulator.network.impairments import impairments_for
 from simulator.network.topology import BITS_PER_BYTE
 from simulator.placement.plan import ExecutionPlan, Move
 from simulator.platform import CostOracle
@@ -210,6 +211,8 @@ class Engine:
                     link.capacity_steps(src),
                     link.sharing,
                     _RadioRates(radios) if radios else None,
+                    link.latency_s,
+                    impairments_for(link, src, scenario.seed, replicate),
                 )
         self.ledger = Ledger(platform, self.units)
         self._watch_power(platform)
@@ -516,7 +519,7 @@ class Engine:
         for radio, _ in radios:
             radio.connect(connected)
 
-    def _hop_done(self, payload, start_s: float, end_s: float) -> None:
+    def _hop_done(self, payload, start_s: float, end_s: float, delay_s: float) -> None:
         request, move, k, queued_s, track = payload
         hop = move.hops[k]
         for radio, _ in self.hop_radios[(hop.link, hop.src)]:
@@ -527,7 +530,7 @@ class Engine:
             bps = move.nbytes * BITS_PER_BYTE / (end_s - start_s)
             for monitor in self.monitors:
                 monitor.sample((hop.link, hop.src), bps, end_s)
-        energy, device_energy = self.ledger.hop(request, move, k, queued_s, start_s, end_s)
+        energy, device_energy = self.ledger.hop(request, move, k, queued_s, start_s, end_s, delay_s)
         request.energy_j += energy
         request.device_energy_j += device_energy
         last = k + 1 == len(move.hops)
@@ -540,7 +543,7 @@ class Engine:
             else:
                 self._start_hop(request, move, k + 1, self.env.now)
 
-        call_later(self.env, hop.latency_s, propagated)
+        call_later(self.env, delay_s, propagated)  # latency (+ jitter, retransmissions)
 
     def _arrive(self, request: _Request, move: Move, now: float) -> None:
         if request.abandoned:

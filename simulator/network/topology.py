@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import networkx as nx
 
 from simulator.errors import SocsimError
+from simulator.network.impairments import BandwidthDistribution, Jitter
 from simulator.network.radio import Radio
 
 BITS_PER_BYTE = 8
@@ -38,6 +39,14 @@ class Link:
         empty means the constant bandwidth. Placement estimates use the constant.
     outages : tuple of (start_s, end_s)
         Intervals when the link carries nothing in either direction (transfers wait).
+    bandwidth_distribution, reverse_bandwidth_distribution : BandwidthDistribution or None
+        Random capacity per direction (instead of the constant or a trace).
+    jitter : Jitter or None
+        Extra propagation delay per hop, both directions.
+    loss_rate : float
+        Probability that a packet is lost (it is re-sent; see ``impairments``).
+    mtu_bytes : int
+        Packet size that ``loss_rate`` applies to.
     """
 
     name: str
@@ -52,6 +61,11 @@ class Link:
     bandwidth_trace: tuple[tuple[float, float], ...] = ()
     reverse_bandwidth_trace: tuple[tuple[float, float], ...] = ()
     outages: tuple[tuple[float, float], ...] = ()
+    bandwidth_distribution: BandwidthDistribution | None = None
+    reverse_bandwidth_distribution: BandwidthDistribution | None = None
+    jitter: Jitter | None = None
+    loss_rate: float = 0.0
+    mtu_bytes: int = 1500
 
     def __post_init__(self) -> None:
         if self.a == self.b:
@@ -79,6 +93,21 @@ class Link:
         for start, end in self.outages:
             if not (0 <= start < end < math.inf):
                 raise SocsimError(f"link '{self.name}': an outage needs 0 <= start < end, finite")
+        for label in ("bandwidth", "reverse_bandwidth"):
+            if getattr(self, f"{label}_trace") and getattr(self, f"{label}_distribution"):
+                raise SocsimError(
+                    f"link '{self.name}': give {label}_trace or {label}_distribution, not both"
+                )
+        if not 0 <= self.loss_rate < 1:
+            raise SocsimError(f"link '{self.name}': loss_rate must be in [0, 1)")
+        if self.mtu_bytes < 1:
+            raise SocsimError(f"link '{self.name}': mtu_bytes must be >= 1")
+
+    @property
+    def stochastic(self) -> bool:
+        """True when a random bandwidth, jitter or loss makes the link's timing random."""
+        randoms = (self.bandwidth_distribution, self.reverse_bandwidth_distribution, self.jitter)
+        return any(r is not None for r in randoms) or self.loss_rate > 0
 
     def capacity_steps(self, src: str) -> tuple[tuple[float, float], ...]:
         """The direction leaving ``src`` as (time_s, bits/s) steps, outages included."""

@@ -16,6 +16,7 @@ from simulator.graph.zoo import zoo_names, zoo_options
 from simulator.hardware.governors import GOVERNORS
 from simulator.hardware.thermal import PHONE_THERMAL
 from simulator.hardware.units import NODE_ROLES, SYNC_MECHANISMS, UNIT_KINDS
+from simulator.network.impairments import CAPACITY_DISTRIBUTIONS, JITTERS
 from simulator.network.radio import RADIO_MODELS
 from simulator.network.topology import SHARING
 from simulator.placement.base import POLICIES
@@ -156,6 +157,8 @@ NODE = Record(
 )
 
 RADIO = Tagged("model", RADIO_MODELS.schemas, what="radio model", default="constant")
+BANDWIDTH_DISTRIBUTION = Tagged("dist", CAPACITY_DISTRIBUTIONS.schemas, what="distribution")
+JITTER = Tagged("dist", JITTERS.schemas, what="jitter distribution")
 
 
 class TraceFile(Schema):
@@ -229,6 +232,13 @@ LINK = Record(
         "outages_s": Field(
             ListOf(_INTERVAL), default=[], doc="[[start_s, end_s], ...]: the link carries nothing"
         ),
+        "bandwidth_distribution": Field(
+            BANDWIDTH_DISTRIBUTION, default=None, doc="random bandwidth, ends[0] -> ends[1]"
+        ),
+        "reverse_bandwidth_distribution": Field(BANDWIDTH_DISTRIBUTION, default=None),
+        "jitter": Field(JITTER, default=None, doc="added to latency_ms per hop, both ways"),
+        "loss_rate": Field(Number(ge=0, le=0.5), default=0.0, doc="per packet; re-sent"),
+        "mtu_bytes": Field(Number("bytes", integer=True, ge=1), default=1500),
     },
     name="link",
 )

@@ -16,6 +16,7 @@ from simulator.graph.zoo import build_zoo_model
 from simulator.hardware.dvfs import DvfsTable, OperatingPoint
 from simulator.hardware.thermal import ThermalModel
 from simulator.hardware.units import ComputeUnit, Node, SyncPair
+from simulator.network.impairments import BandwidthDistribution, Jitter
 from simulator.network.radio import build_radio
 from simulator.network.topology import Link
 from simulator.placement.base import PlacementSpec
@@ -216,6 +217,16 @@ def _build(checked: dict, raw: Mapping, ctx: Context, source: str) -> Scenario |
                 ctx.problem(loc, f"give {direction}_mbps or {direction}_file, not both")
             points = [(t, mbps * 1e6) for t, mbps in inline] if inline is not None else from_file
             traces[direction] = tuple(points or ())
+        randoms = {}
+        for key in ("bandwidth_distribution", "reverse_bandwidth_distribution", "jitter"):
+            try:
+                if spec[key] and key == "jitter":
+                    options = dict(spec[key])
+                    randoms[key] = Jitter(options.pop("dist"), options)
+                elif spec[key]:
+                    randoms[key] = BandwidthDistribution.from_options(spec[key])
+            except SocsimError as exc:
+                ctx.problem(loc.child(raw["links"][name], key), str(exc))
         try:
             links.append(
                 Link(
@@ -229,7 +240,10 @@ def _build(checked: dict, raw: Mapping, ctx: Context, source: str) -> Scenario |
                     spec["technology"],
                     sharing=spec["sharing"],
                     outages=tuple(tuple(o) for o in spec["outages_s"]),
+                    loss_rate=spec["loss_rate"],
+                    mtu_bytes=spec["mtu_bytes"],
                     **traces,
+                    **randoms,
                 )
             )
         except SocsimError as exc:

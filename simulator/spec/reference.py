@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 
+from simulator.network.impairments import CAPACITY_DISTRIBUTIONS, JITTERS
 from simulator.network.radio import RADIO_MODELS
 from simulator.placement.base import POLICIES
 from simulator.schema import Field, ListOf, Record
@@ -66,12 +67,17 @@ def render() -> str:
     parts = [BEGIN, ""]
     for title, record in sections:
         parts += [f"### {title}", "", record_table(record), ""]
-    families = (
+    families = [
         ("`arrival` processes (`workload[i].arrival.process`)", ARRIVALS),
         ("Radio models (`links.<name>.radio.model`, default `constant`)", RADIO_MODELS),
+        (
+            "Bandwidth distributions (`links.<name>.bandwidth_distribution.dist`)",
+            CAPACITY_DISTRIBUTIONS,
+        ),
+        ("Jitter distributions (`links.<name>.jitter.dist`)", JITTERS),
         ("Sweep executors (`sweep.executor.name`, default `processes`)", EXECUTORS),
         ("Placement policies (`placement.policy`)", POLICIES),
-    )
+    ]
     for title, registry in families:
         parts += [f"### {title}", ""]
         for name in registry:
