@@ -73,6 +73,20 @@ def small_soc_document() -> dict:
     }
 
 
+def phone_cloud_nodes(cloud_gflops: float = 1000.0) -> dict:
+    """A phone with a 1 GFLOP/s cpu and a cloud with one gpu; no idle or active power."""
+    return {
+        "phone": {
+            "role": "device",
+            "units": {"cpu": {"kind": "cpu", "peak_gflops": {"fp32": 1}}},
+        },
+        "cloud": {
+            "role": "cloud",
+            "units": {"gpu": {"kind": "gpu", "peak_gflops": {"fp32": cloud_gflops}}},
+        },
+    }
+
+
 def phone_cloud_document() -> dict:
     """A phone and a cloud over one 10/20 Mbit/s link with 20 ms latency and a radio."""
     return {

@@ -5,7 +5,7 @@ during outages). Flows share it by ``fifo`` (the oldest flow gets everything, th
 single queue serialises) or ``fair`` (processor sharing: ``n`` flows get ``capacity / n``
 each). Between events every rate is constant, so the bits sent are integrated exactly;
 the channel reschedules its next event (a flow's completion or a capacity step) whenever
-flows or capacity change, invalidating the stale one by a version counter.
+flows or capacity change, replacing the pending one (an :class:`~simulator.engine.servers.Alarm`).
 
 A stochastic link's direction also has a
 :class:`~simulator.network.impairments.DirectionImpairments`: its capacity may be drawn

@@ -13,6 +13,7 @@ import math
 from pathlib import Path
 
 import pytest
+from conftest import phone_cloud_nodes
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -29,19 +30,10 @@ LOCAL_S, FAST_S, SLOW_S = 0.1, 0.0101, 1.0001
 
 
 def adaptive_doc(times_s, link=None, adaptive=None, timeout_ms=None) -> dict:
-    return {
+    doc = {
         "name": "adaptive",
         "seed": 3,
-        "nodes": {
-            "phone": {
-                "role": "device",
-                "units": {"cpu": {"kind": "cpu", "peak_gflops": {"fp32": 1}, "active_w": 2}},
-            },
-            "cloud": {
-                "role": "cloud",
-                "units": {"gpu": {"kind": "gpu", "peak_gflops": {"fp32": 1000}}},
-            },
-        },
+        "nodes": phone_cloud_nodes(),
         "links": {
             "up": {
                 "ends": ["phone", "cloud"],
@@ -80,6 +72,8 @@ def adaptive_doc(times_s, link=None, adaptive=None, timeout_ms=None) -> dict:
             }
         ],
     }
+    doc["nodes"]["phone"]["units"]["cpu"]["active_w"] = 2
+    return doc
 
 
 def decisions(result):

@@ -10,6 +10,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import phone_cloud_nodes
 
 from simulator.engine import simulate
 from simulator.errors import ScenarioError
@@ -23,16 +24,7 @@ def two_node_doc(link: dict, times_ms: list[float], input_bytes: int = 1_000_000
     """The cloud runs one instant op on a 1 MB input sent from the phone."""
     return {
         "name": "links",
-        "nodes": {
-            "phone": {
-                "role": "device",
-                "units": {"cpu": {"kind": "cpu", "peak_gflops": {"fp32": 1}}},
-            },
-            "cloud": {
-                "role": "cloud",
-                "units": {"gpu": {"kind": "gpu", "peak_gflops": {"fp32": 1}}},
-            },
-        },
+        "nodes": phone_cloud_nodes(1),
         "links": {
             "up": {
                 "ends": ["phone", "cloud"],

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 
 import pytest
+from conftest import phone_cloud_nodes
 
 from simulator.engine import plan_apps, simulate
 from simulator.placement.estimate import estimate
@@ -30,16 +31,7 @@ def upload_doc(times_ms: list[float], input_bytes: int = 1_000_000) -> dict:
     """A phone (no compute power) offloading a 1 ms op to a cloud over LTE."""
     return {
         "name": "lte_upload",
-        "nodes": {
-            "phone": {
-                "role": "device",
-                "units": {"cpu": {"kind": "cpu", "peak_gflops": {"fp32": 1}}},
-            },
-            "cloud": {
-                "role": "cloud",
-                "units": {"gpu": {"kind": "gpu", "peak_gflops": {"fp32": 1000}}},
-            },
-        },
+        "nodes": phone_cloud_nodes(),
         "links": {
             "lte": {
                 "ends": ["phone", "cloud"],

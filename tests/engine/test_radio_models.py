@@ -11,6 +11,7 @@ import signal
 from pathlib import Path
 
 import pytest
+from conftest import phone_cloud_nodes
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -51,16 +52,7 @@ def upload_doc(times_ms, radio, up_mbps=1.1, down_mbps=2.0, latency_ms=100.0) ->
     """A phone offloading one 1 GFLOP op (1 MB input, no output) to a 1 TFLOP/s cloud."""
     return {
         "name": "radio_upload",
-        "nodes": {
-            "phone": {
-                "role": "device",
-                "units": {"cpu": {"kind": "cpu", "peak_gflops": {"fp32": 1}}},
-            },
-            "cloud": {
-                "role": "cloud",
-                "units": {"gpu": {"kind": "gpu", "peak_gflops": {"fp32": 1000}}},
-            },
-        },
+        "nodes": phone_cloud_nodes(),
         "links": {
             "air": {
                 "ends": ["phone", "cloud"],

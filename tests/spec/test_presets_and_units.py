@@ -6,6 +6,7 @@ import math
 from pathlib import Path
 
 import pytest
+from conftest import phone_cloud_nodes
 
 from simulator.errors import ScenarioError
 from simulator.spec import load_scenario, parse_scenario, validate_library
@@ -431,16 +432,7 @@ def test_overriding_a_presets_implementation_drops_its_options():
     doc = {
         "name": "retag",
         "include": [str(Path("scenarios/networks/lte.yaml").resolve())],
-        "nodes": {
-            "phone": {
-                "role": "device",
-                "units": {"cpu": {"kind": "cpu", "peak_gflops": {"fp32": 1}}},
-            },
-            "cloud": {
-                "role": "cloud",
-                "units": {"gpu": {"kind": "gpu", "peak_gflops": {"fp32": 1}}},
-            },
-        },
+        "nodes": phone_cloud_nodes(1),
         "links": {
             "up": {
                 "preset": "lte",

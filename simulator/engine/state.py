@@ -1,0 +1,137 @@
+"""The engine's per-run records: apps, their replicas, requests and tracked hops.
+
+Plain mutable records the hot path reads and writes (no logic beyond setting up);
+:mod:`simulator.engine.run` drives them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import simpy
+
+from simulator.engine.links import FluidLink
+from simulator.engine.offload import AdaptiveApp
+from simulator.engine.servers import Server
+from simulator.placement.plan import ExecutionPlan, Move
+from simulator.scheduling import NO_DEADLINE, Dispatcher
+from simulator.workload import WorkloadEntry
+
+#: A move with what the hot path needs precomputed: (move, fixed delay or None for a
+#: network move, whether it books a transfer row).
+FastMove = tuple[Move, float | None, bool]
+
+
+#: phases of an op in a tracked request (one whose app may time out)
+WAITING, RUNNING, DONE = 0, 1, 2
+
+
+def fast_move(move: Move) -> FastMove:
+    return (move, None if move.hops else move.fixed_delay_s, move.transfer.kind != "local")
+
+
+class RadioRates:
+    """Tells a link direction's radios its throughput in use (their power follows it)."""
+
+    __slots__ = ("_bps", "_radios")
+
+    def __init__(self, radios):
+        self._radios = radios
+        self._bps = 0.0
+
+    def __call__(self, total_bps: float) -> None:
+        delta, self._bps = total_bps - self._bps, total_bps
+        for radio, sending in self._radios:
+            radio.flow(delta if sending else 0.0, 0.0 if sending else delta)
+
+
+class HopTrack:
+    """A tracked hop of a request whose app may time out: where it is, to undo it."""
+
+    __slots__ = ("channel", "direction", "flow", "radios", "submitted_s")
+
+    def __init__(self, direction, channel: FluidLink, radios, submitted_s: float):
+        self.direction = direction  # (link, src node)
+        self.channel = channel
+        self.radios = radios
+        self.submitted_s = submitted_s
+        self.flow = None  # set once every radio is connected and the flow is on the link
+
+
+class Request:
+    __slots__ = (
+        "abandoned",
+        "app",
+        "arrival_s",
+        "deadline_at_s",
+        "device_energy_j",
+        "drop_reason",
+        "energy_j",
+        "fell_back",
+        "finish_s",
+        "first_start_s",
+        "holders",
+        "hops",
+        "inbufs",
+        "op_energy",
+        "outputs_left",
+        "phase",
+        "plan",
+        "ready_s",
+        "rep",
+        "rid",
+        "waits",
+    )
+
+    def __init__(self, rid: int, app: App, rep: Replica, arrival_s: float):
+        plan = rep.plan
+        self.rid = rid
+        self.app = app
+        self.rep = rep
+        self.plan = plan
+        self.arrival_s = arrival_s
+        deadline = app.entry.deadline_s
+        self.deadline_at_s = arrival_s + deadline if deadline is not None else NO_DEADLINE
+        self.waits = list(plan.waits)
+        self.ready_s = [arrival_s] * plan.size
+        self.holders = list(plan.holders)
+        self.inbufs: list[list | None] = [None] * plan.size
+        self.op_energy: list | None = None  # (energy, DVFS level) of ops on DVFS units
+        self.outputs_left = plan.n_outputs
+        self.first_start_s = None
+        self.finish_s = None
+        self.energy_j = 0.0
+        self.device_energy_j = 0.0
+        self.abandoned = False
+        self.fell_back = False
+        self.drop_reason = ""
+        # only requests that may time out track their hops and op phases (to undo them)
+        tracked = app.entry.transfer_timeout_s is not None
+        self.hops: set[HopTrack] | None = set() if tracked else None
+        self.phase: list[int] | None = [0] * plan.size if tracked else None
+
+
+@dataclass
+class Replica:
+    """One placement of an app, with what the hot path needs precomputed."""
+
+    index: int
+    plan: ExecutionPlan
+    unit_servers: tuple[Server, ...]
+    on_device: tuple[bool, ...]
+    input_moves: tuple[FastMove, ...]
+    moves_out: tuple[tuple[FastMove, ...], ...]
+    distinct_servers: tuple[Server, ...]
+    in_flight: int = 0
+
+
+@dataclass
+class App:
+    index: int
+    entry: WorkloadEntry
+    replicas: tuple[Replica, ...]
+    dispatcher: Dispatcher
+    adaptive: AdaptiveApp | None = None
+    issued: int = 0
+    unconsumed: int = 0
+    waiter: simpy.Event | None = None
