@@ -203,6 +203,16 @@ class Boolean(Schema):
         return value
 
 
+class AnyValue(Schema):
+    """Accepts any value unchanged (checked later, where its meaning is known)."""
+
+    def describe(self) -> str:
+        return "any value"
+
+    def check(self, value: Any, loc: Loc, ctx: Context) -> Any:
+        return value
+
+
 @dataclass(frozen=True)
 class Ref(Schema):
     """The name of something defined elsewhere (a node, a unit, a model).

@@ -13,6 +13,7 @@ from simulator.network.radio import RADIO_MODELS
 from simulator.placement.base import POLICIES
 from simulator.schema import Field, ListOf, Record
 from simulator.spec import definitions as d
+from simulator.spec import modeldefs as m
 from simulator.spec.sweepdefs import RANGE, SWEEP
 from simulator.sweep.executors import EXECUTORS
 from simulator.workload import ARRIVALS
@@ -56,9 +57,9 @@ def render() -> str:
         ("`nodes.<name>`", d.NODE),
         ("`nodes.<name>.units.<name>`", d.UNIT),
         ("`links.<name>`", d.LINK),
-        ("`models.<name>` (inline)", d.INLINE_MODEL),
-        ("`models.<name>.ops[i]`", d.INLINE_OP),
-        ("`models.<name>.edges[i]`", d.INLINE_EDGE),
+        ("`models.<name>` (inline)", m.INLINE_MODEL),
+        ("`models.<name>.ops[i]`", m.INLINE_OP),
+        ("`models.<name>.edges[i]`", m.INLINE_EDGE),
         ("`workload[i]`", d.WORKLOAD),
         ("`workload[i].adaptive` (with `dispatch: adaptive`)", d.ADAPTIVE),
         ("`sweep` (read by `socsim sweep`, see sweeps.md)", SWEEP),

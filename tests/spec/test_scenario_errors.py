@@ -161,7 +161,7 @@ def test_unknown_dtype(spec):
 def test_model_needs_zoo_or_ops(spec):
     p = spec.problem(spec.edit(spec.BASE, "{zoo: alexnet}", "{file: alexnet.onnx}"))
     assert p.path == "models.net"
-    assert "'zoo: <name>' or 'ops:'" in p.message
+    assert "one of 'zoo: ...', 'ops: ...'" in p.message
 
 
 def test_unknown_arrival_process_suggests(spec):

@@ -1,0 +1,114 @@
+"""Link sections of the scenario format: latency, bandwidth, radio, traces, impairments."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+from simulator.network.impairments import CAPACITY_DISTRIBUTIONS, JITTERS
+from simulator.network.radio import RADIO_MODELS
+from simulator.network.topology import SHARING
+from simulator.schema import (
+    Context,
+    Field,
+    ListOf,
+    Loc,
+    Number,
+    Record,
+    Schema,
+    Tagged,
+    Text,
+    mark_of,
+)
+
+MEGA, MILLI = 1e6, 1e-3
+#: Names of nodes, units, apps and link ends: no '.', which joins ``node.unit`` ids.
+NAME_PATTERN = r"[A-Za-z_][A-Za-z0-9_\-]*"
+
+RADIO = Tagged("model", RADIO_MODELS.schemas, what="radio model", default="constant")
+BANDWIDTH_DISTRIBUTION = Tagged("dist", CAPACITY_DISTRIBUTIONS.schemas, what="distribution")
+JITTER = Tagged("dist", JITTERS.schemas, what="jitter distribution")
+
+
+class TraceFile(Schema):
+    """A CSV file of ``time_s,bandwidth_mbps`` rows (a header line is allowed), read at
+    load; the path is relative to the file that names it."""
+
+    def describe(self) -> str:
+        return "the path of a CSV file with columns time_s, bandwidth_mbps"
+
+    def check(self, value: Any, loc: Loc, ctx: Context) -> Any:
+        if not isinstance(value, str) or not value:
+            return ctx.problem(loc, f"expected {self.describe()}")
+        mark = mark_of(loc.container, loc.key)
+        base = Path(mark.file).parent if mark is not None else Path(ctx.base_dir or ".")
+        path = base / value
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError) as exc:
+            return ctx.problem(loc, f"cannot read bandwidth trace {path}: {exc}")
+        steps = []
+        for number, line in enumerate(lines, start=1):
+            cells = [c.strip() for c in line.split(",")]
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            try:
+                time_s, mbps = float(cells[0]), float(cells[1])
+            except (ValueError, IndexError):
+                if not steps and number == 1:
+                    continue  # a header
+                return ctx.problem(
+                    loc, f"{path}:{number}: expected 'time_s,bandwidth_mbps', got '{line}'"
+                )
+            if not (math.isfinite(time_s) and math.isfinite(mbps) and time_s >= 0 and mbps >= 0):
+                return ctx.problem(loc, f"{path}:{number}: times and bandwidths must be >= 0")
+            if steps and time_s <= steps[-1][0]:
+                return ctx.problem(loc, f"{path}:{number}: times must increase")
+            steps.append((time_s, mbps * MEGA))
+        if not steps:
+            return ctx.problem(loc, f"bandwidth trace {path} has no rows")
+        return steps
+
+
+_TRACE_POINT = ListOf(Number(ge=0), min_len=2, max_len=2)
+_INTERVAL = ListOf(Number("s", ge=0), min_len=2, max_len=2)
+
+LINK = Record(
+    {
+        "ends": Field(ListOf(Text(pattern=NAME_PATTERN), min_len=2, max_len=2)),
+        "technology": Field(Text(), default=""),
+        "latency_ms": Field(Number("ms", MILLI, ge=0), to="latency_s"),
+        "bandwidth_mbps": Field(Number("Mbit/s", MEGA, gt=0), to="bandwidth_bps"),
+        "reverse_bandwidth_mbps": Field(
+            Number("Mbit/s", MEGA, gt=0), default=None, to="reverse_bandwidth_bps"
+        ),
+        "radio": Field(RADIO, default=None),
+        "sharing": Field(
+            Text(choices=SHARING),
+            default="fifo",
+            doc="fifo: one transfer at a time; fair: equal shares",
+        ),
+        "bandwidth_trace_mbps": Field(
+            ListOf(_TRACE_POINT, min_len=1),
+            default=None,
+            doc="[[time_s, Mbit/s], ...] for ends[0] -> ends[1]",
+        ),
+        "bandwidth_trace_file": Field(TraceFile(), default=None, doc="CSV: time_s,bandwidth_mbps"),
+        "reverse_bandwidth_trace_mbps": Field(
+            ListOf(_TRACE_POINT, min_len=1), default=None, doc="the same for ends[1] -> ends[0]"
+        ),
+        "reverse_bandwidth_trace_file": Field(TraceFile(), default=None),
+        "outages_s": Field(
+            ListOf(_INTERVAL), default=[], doc="[[start_s, end_s], ...]: the link carries nothing"
+        ),
+        "bandwidth_distribution": Field(
+            BANDWIDTH_DISTRIBUTION, default=None, doc="random bandwidth, ends[0] -> ends[1]"
+        ),
+        "reverse_bandwidth_distribution": Field(BANDWIDTH_DISTRIBUTION, default=None),
+        "jitter": Field(JITTER, default=None, doc="added to latency_ms per hop, both ways"),
+        "loss_rate": Field(Number(ge=0, le=0.5), default=0.0, doc="per packet; re-sent"),
+        "mtu_bytes": Field(Number("bytes", integer=True, ge=1), default=1500),
+    },
+    name="link",
+)

@@ -1,0 +1,132 @@
+"""Model sections of the scenario format: a model from the zoo or written inline.
+
+``models.<name>`` is one of the :data:`MODEL_SOURCES`, told apart by the key that names
+the source (``zoo:``, ``ops:``); :class:`ModelChoice` checks it against that source's
+schema and tags the result with ``source``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from simulator.graph.model import DTYPE_BYTES, OP_KINDS
+from simulator.graph.zoo import zoo_names, zoo_options
+from simulator.schema import (
+    INVALID,
+    AnyValue,
+    Boolean,
+    Context,
+    Field,
+    ListOf,
+    Loc,
+    MapOf,
+    Number,
+    Record,
+    Schema,
+    Text,
+)
+
+DTYPES = tuple(DTYPE_BYTES)
+MILLI = 1e-3
+
+INLINE_OP = Record(
+    {
+        "name": Field(Text()),
+        "kind": Field(Text(choices=OP_KINDS, what="op kind"), default="custom"),
+        "flops": Field(Number("FLOPs", ge=0), default=None),
+        "macs": Field(Number("multiply-adds", ge=0), default=0.0),
+        "params": Field(Number(integer=True, ge=0), default=0),
+        "input_elems": Field(Number(integer=True, ge=0), default=0),
+        "output_elems": Field(Number(integer=True, ge=0), default=0),
+        "dtype": Field(Text(choices=DTYPES, what="dtype"), default="fp32"),
+        "parallel_fraction": Field(Number(ge=0, le=1), default=1.0),
+        "time_ms": Field(MapOf(Number("ms", MILLI, ge=0), min_len=1), default={}, to="time_s"),
+    },
+    name="op",
+)
+
+INLINE_EDGE = Record(
+    {
+        "src": Field(Text()),
+        "dst": Field(Text()),
+        "bytes": Field(Number("bytes", integer=True, ge=0), default=None),
+        "comm_ms": Field(Number("ms", MILLI, ge=0), default=None, to="comm_s"),
+    },
+    name="edge",
+)
+
+INLINE_MODEL = Record(
+    {
+        "ops": Field(ListOf(INLINE_OP, min_len=1)),
+        "edges": Field(ListOf(INLINE_EDGE), default=[]),
+    },
+    name="inline model",
+)
+
+
+class ZooModel(Schema):
+    """``{zoo: name, dtype: ..., options: {...}}``; options come from the builder's signature."""
+
+    def describe(self) -> str:
+        return "a zoo model: zoo, dtype, options"
+
+    def check(self, value: Any, loc: Loc, ctx: Context) -> Any:
+        outer = Record(
+            {
+                "zoo": Field(Text(choices=tuple(zoo_names()), what="zoo model")),
+                "dtype": Field(Text(choices=DTYPES, what="dtype"), default="fp32"),
+                "options": Field(MapOf(AnyValue()), default={}),
+            },
+            name="zoo model",
+        )
+        out = outer.check(value, loc, ctx)
+        if out is INVALID or not out["options"]:
+            return out
+        options_schema = Record(
+            {
+                name: Field(_option_schema(ann), default=d)
+                for name, (ann, d) in zoo_options(out["zoo"]).items()
+            },
+            name=f"{out['zoo']} options",
+        )
+        checked = options_schema.check(value["options"], loc.child(value, "options"), ctx)
+        if checked is INVALID:
+            return INVALID
+        out["options"] = {k: v for k, v in checked.items() if k in value["options"]}
+        return out
+
+
+def _option_schema(annotation: Any) -> Schema:
+    if annotation is bool:
+        return Boolean()
+    if annotation is int:
+        return Number(integer=True)
+    if annotation is float:
+        return Number()
+    if annotation is str:
+        return Text()
+    return AnyValue()
+
+
+#: Model sources by the key that selects them: ``key -> (source name, schema)``.
+MODEL_SOURCES: dict[str, tuple[str, Schema]] = {
+    "zoo": ("zoo", ZooModel()),
+    "ops": ("inline", INLINE_MODEL),
+}
+
+
+class ModelChoice(Schema):
+    """A model from one of :data:`MODEL_SOURCES`, selected by the key it has."""
+
+    def describe(self) -> str:
+        keys = " or ".join(f"'{key}'" for key in MODEL_SOURCES)
+        return f"a model with {keys}"
+
+    def check(self, value: Any, loc: Loc, ctx: Context) -> Any:
+        if isinstance(value, dict):
+            for key, (source, schema) in MODEL_SOURCES.items():
+                if key in value:
+                    out = schema.check(value, loc, ctx)
+                    return out if out is INVALID else {"source": source, **out}
+        keys = ", ".join(f"'{key}: ...'" for key in MODEL_SOURCES)
+        return ctx.problem(loc, f"a model needs one of {keys} (inline 'ops:' may add 'edges:')")
