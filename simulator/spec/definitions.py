@@ -18,6 +18,7 @@ from simulator.placement.objectives import OBJECTIVES, WEIGHT_KEYS
 from simulator.scheduling import DISPATCHERS, SCHEDULERS, AdaptiveOptions
 from simulator.schema import (
     AnyValue,
+    Boolean,
     Field,
     ListOf,
     MapOf,
@@ -96,6 +97,16 @@ UNIT = Record(
             doc="per-op barrier per doubling of cores: barrier × log2(cores used)",
         ),
         "supports": Field(ListOf(Text(choices=OP_KINDS, what="op kind"), min_len=1), default=None),
+        "fused_kernels": Field(
+            Boolean(),
+            default=True,
+            doc="the kernel library runs fused ops (docs/techniques.md); false: they fall back",
+        ),
+        "sparse_efficiency": Field(
+            Number(ge=0, le=1),
+            default=0.0,
+            doc="share of a weight-pruned op's zero MACs its sparse kernels skip (0: none)",
+        ),
     },
     name="compute unit",
 )
