@@ -26,7 +26,7 @@ from simulator.graph.model import ModelGraph
 from simulator.graph.techniques import fusion, prune, quantize, substitute  # noqa: F401
 from simulator.graph.techniques.accuracy import BASELINE_TOP1, baseline_top1, combined_top1
 from simulator.graph.techniques.base import TECHNIQUES, Technique
-from simulator.schema import Tagged
+from simulator.schema import Tagged, nearest
 
 #: Schema of one entry of a ``techniques:`` list (``name`` picks the technique).
 TECHNIQUE = Tagged("name", TECHNIQUES.schemas, what="technique")
@@ -63,16 +63,20 @@ def apply_techniques(
     """
     deltas = []
     for i, spec in enumerate(techniques):
+        name = spec.get("name")
+        if name not in TECHNIQUES:
+            hint = nearest(str(name), TECHNIQUES)
+            tip = f" (did you mean '{hint}'?)" if hint else ""
+            raise ModelError(
+                f"techniques[{i}]: unknown technique '{name}'{tip}; valid: {', '.join(TECHNIQUES)}",
+                graph.name,
+            )
         options = {k: v for k, v in spec.items() if k != "name"}
+        technique: Technique = TECHNIQUES.get(name).function
         try:
-            technique: Technique = TECHNIQUES.get(spec.get("name", "")).function
             graph = technique.apply(graph, options)
         except ModelError as exc:
-            raise ModelError(f"techniques[{i}] ({spec.get('name')}): {exc.message}", graph.name)
-        except Exception as exc:  # registry lookups raise SocsimError
-            if not isinstance(exc, ModelError) and "unknown technique" in str(exc):
-                raise ModelError(f"techniques[{i}]: {exc}", graph.name) from None
-            raise
+            raise ModelError(f"techniques[{i}] ({name}): {exc.message}", graph.name) from None
         deltas.append(technique.accuracy(family, options))
     return graph, combined_top1(baseline, deltas)
 
