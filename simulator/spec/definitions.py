@@ -29,6 +29,7 @@ from simulator.schema import (
 )
 from simulator.spec.linkdefs import LINK, NAME_PATTERN
 from simulator.spec.modeldefs import DTYPES, ModelChoice
+from simulator.spec.scoredefs import SCORE
 from simulator.spec.sweepdefs import SWEEP
 from simulator.workload import ARRIVALS
 
@@ -250,6 +251,7 @@ SCENARIO = Record(
             Text(choices=tuple(SCHEDULERS)), default="fcfs", doc="which ready op a free unit runs"
         ),
         "sweep": Field(SWEEP, default=None, doc="for `socsim sweep`; `socsim run` ignores it"),
+        "score": Field(SCORE, default=None, doc="for `socsim score`; `socsim run` ignores it"),
     },
     name="scenario",
 )

@@ -1,0 +1,50 @@
+"""The scorecard chart: five indicator panels, one bar per (combination, placement)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+#: (column, axis label, scale) of each panel, in the order of the five indicators.
+PANELS: tuple[tuple[str, str, float], ...] = (
+    ("accuracy_top1", "top-1 (%)", 1.0),
+    ("latency_p50_s", "latency p50 (ms)", 1e3),
+    ("device_inferences_per_j", "device inferences / J", 1.0),
+    ("peak_memory_bytes", "peak memory (MB)", 1e-6),
+    ("flexibility", "flexibility (native share)", 1.0),
+)
+
+
+def score_chart(frame: pd.DataFrame, path: str | Path) -> Path:
+    """Write the five-panel bar chart of a scorecard to ``path`` (PNG or SVG by suffix).
+
+    Bars of Pareto-best rows are dark and their labels carry a ``*``; an unknown
+    accuracy is drawn as a missing bar.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    labels = [
+        f"{c} @ {p}{' *' if best else ''}"
+        for c, p, best in zip(frame["combination"], frame["placement"], frame["pareto"])
+    ]
+    colours = ["#1f4e79" if best else "#9dc3e6" for best in frame["pareto"]]
+    height = max(2.5, 0.3 * len(frame) + 1.0)
+    fig, axes = plt.subplots(1, len(PANELS), figsize=(4 * len(PANELS), height), sharey=True)
+    positions = range(len(frame))
+    for ax, (column, label, scale) in zip(axes, PANELS, strict=True):
+        ax.barh(list(positions), frame[column].astype(float) * scale, color=colours)
+        ax.set_xlabel(label)
+        ax.grid(axis="x", alpha=0.3)
+    axes[0].set_yticks(list(positions), labels)
+    axes[0].invert_yaxis()
+    fig.suptitle("scorecard (* = Pareto-best over the five indicators)")
+    fig.tight_layout()
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out)
+    plt.close(fig)
+    return out
