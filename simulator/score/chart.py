@@ -27,16 +27,17 @@ def score_chart(frame: pd.DataFrame, path: str | Path) -> Path:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    labels = [
-        f"{c} @ {p}{' *' if best else ''}"
-        for c, p, best in zip(frame["combination"], frame["placement"], frame["pareto"])
-    ]
+    rows = zip(frame["combination"], frame["placement"], frame["pareto"], strict=True)
+    labels = [f"{c} @ {p}{' *' if best else ''}" for c, p, best in rows]
     colours = ["#1f4e79" if best else "#9dc3e6" for best in frame["pareto"]]
     height = max(2.5, 0.3 * len(frame) + 1.0)
     fig, axes = plt.subplots(1, len(PANELS), figsize=(4 * len(PANELS), height), sharey=True)
     positions = range(len(frame))
     for ax, (column, label, scale) in zip(axes, PANELS, strict=True):
-        ax.barh(list(positions), frame[column].astype(float) * scale, color=colours)
+        values = frame[column].astype(float) * scale
+        ax.barh(list(positions), values, color=colours)
+        if column == "accuracy_top1" and values.notna().any():  # differences are small
+            ax.set_xlim(max(0.0, values.min() - 5.0), values.max() + 1.0)
         ax.set_xlabel(label)
         ax.grid(axis="x", alpha=0.3)
     axes[0].set_yticks(list(positions), labels)
