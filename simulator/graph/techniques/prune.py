@@ -12,8 +12,9 @@
 
     With ``f = kept / C``: the op's output elements, MACs, FLOPs and parameters scale by
     ``f`` (output channels); the channel-preserving ops after it scale all their
-    figures by ``f``; the consumer's input elements, MACs, FLOPs and parameters scale
-    by ``f`` (input channels); the tensors (edges) between them scale by ``f``. A conv
+    figures by ``f``; the consumer's input elements, MACs and FLOPs scale by ``f``
+    (input channels) and its weights are recounted from its new shape (its bias does
+    not shrink with its inputs); the tensors (edges) between them scale by ``f``. A conv
     both pruned and consuming a pruned op scales by ``f_out x f_in`` — quadratic in
     ``1 - ratio``. Integers are ``N x kept // C`` (exact for builder-made ops, whose
     counts are multiples of the channel count); FLOPs are scaled exactly and rounded
@@ -98,6 +99,15 @@ def _reach(graph: ModelGraph, name: str) -> tuple[list[str], list[str]] | None:
     return passing, consumers
 
 
+def shape_params(op: Op) -> int:
+    """Parameters of a conv (groups 1) or fc from its shape attrs, bias included."""
+    a = op.attrs
+    if op.kind == "fc":
+        return a["in_features"] * a["out_features"] + a.get("bias", 0) * a["out_features"]
+    per_out = a["in_channels"] // a["groups"] * a["kernel"] ** 2
+    return a["out_channels"] * (per_out + a.get("bias", 0))
+
+
 def _scaled(op: Op, kept: int, total: int, **attrs: int) -> Op:
     """``op`` with every count scaled by ``kept / total`` and ``attrs`` updated."""
     return replace(
@@ -164,8 +174,18 @@ def prune_channels(graph: ModelGraph, ratio: float, ops: str = "*") -> ModelGrap
             c = new[name]
             shape_key = "in_channels" if c.kind == "conv" else "in_features"
             width = int(c.attrs[shape_key])
-            c = _scaled(c, kept, channels, **{shape_key: scale_int(width, kept, channels)})
-            new[name] = replace(c, input_elems=scale_int(c.input_elems, kept, channels))
+            c = replace(c, attrs={**c.attrs, shape_key: scale_int(width, kept, channels)})
+            c = replace(
+                c,
+                flops=scale_float(c.flops, f),
+                macs=float(scale_int(int(c.macs), kept, channels)),
+            )
+            new[name] = replace(
+                c,
+                # recount the weights from the shape: the bias does not shrink with the inputs
+                params=new[name].params - shape_params(new[name]) + shape_params(c),
+                input_elems=scale_int(c.input_elems, kept, channels),
+            )
         for src in (op.name, *passing):
             for dst in graph.successors(src):
                 edge_scale[src, dst] = edge_scale.get((src, dst), Fraction(1)) * f

@@ -11,7 +11,8 @@ A ``conv`` with ``groups == 1`` and a ``k x k`` kernel, ``k >= 2``, from ``C_in`
   so edges out of it and placement rules still apply): MACs ``C_out x H_o x W_o x
   C_in``, params ``C_out x C_in`` (+ ``C_out`` bias).
 
-The cost ratio is exactly ``(C_in H_o W_o k² + C_out H_o W_o C_in) / (C_out H_o W_o
+A fused conv (:mod:`.fusion`) is left alone: its kernel is a library's fused one, so
+substitute first and fuse after — the order of the two matters. The cost ratio is exactly ``(C_in H_o W_o k² + C_out H_o W_o C_in) / (C_out H_o W_o
 C_in k²) = 1/N + 1/k²`` (the paper's equation 5). The new edge ``<name>_dw -> <name>``
 carries the depthwise output. The accuracy change is an input (``accuracy_delta``):
 the paper's Table 4 reports a 1.1 pp loss for MobileNet built separable (70.6 %)
@@ -42,9 +43,10 @@ DW_SUFFIX = "_dw"
 
 
 def substitutable(op: Op) -> bool:
-    """A standard (groups 1) conv with a kernel of at least 2 and known shape."""
+    """A standard (groups 1), unfused conv with a kernel of at least 2 and known shape."""
     a = op.attrs
-    return op.kind == "conv" and a.get("groups") == 1 and a.get("kernel", 1) >= 2 and not op.time_s
+    standard = op.kind == "conv" and a.get("groups") == 1 and a.get("kernel", 1) >= 2
+    return standard and not op.time_s and not op.fused
 
 
 def separable_pair(op: Op) -> tuple[Op, Op]:
