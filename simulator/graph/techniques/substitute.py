@@ -12,8 +12,9 @@ A ``conv`` with ``groups == 1`` and a ``k x k`` kernel, ``k >= 2``, from ``C_in`
   C_in``, params ``C_out x C_in`` (+ ``C_out`` bias).
 
 A fused conv (:mod:`.fusion`) is left alone: its kernel is a library's fused one, so
-substitute first and fuse after — the order of the two matters. The cost ratio is exactly ``(C_in H_o W_o k² + C_out H_o W_o C_in) / (C_out H_o W_o
-C_in k²) = 1/N + 1/k²`` (the paper's equation 5). The new edge ``<name>_dw -> <name>``
+substitute first and fuse after — the order of the two matters. The cost ratio is
+exactly ``(C_in H_o W_o k² + C_out H_o W_o C_in) / (C_out H_o W_o C_in k²) = 1/N +
+1/k²`` (the paper's equation 5). The new edge ``<name>_dw -> <name>``
 carries the depthwise output. The accuracy change is an input (``accuracy_delta``):
 the paper's Table 4 reports a 1.1 pp loss for MobileNet built separable (70.6 %)
 versus with full convolutions (71.7 %), but that is a network trained so, not a
