@@ -148,12 +148,15 @@ class Op:
 
     @property
     def weight_bytes(self) -> int:
-        """Resident bytes of the weights: dense, or the compressed sparse format's size.
-
-        See :func:`simulator.graph.sparse.stored_weight_bytes` for the formats.
+        """Resident bytes of the weights: dense, or the compressed sparse format's size
+        when that is smaller (see :func:`simulator.graph.sparse.stored_weight_bytes`).
         """
         if not self.sparsity:
             return self.dense_weight_bytes
+        # below a format's break-even sparsity the weights are kept dense
+        return min(self.dense_weight_bytes, self._sparse_weight_bytes())
+
+    def _sparse_weight_bytes(self) -> int:
         return stored_weight_bytes(
             self.params,
             self.element_bytes,

@@ -194,11 +194,15 @@ def test_composition_order_matters():
 
 def test_quantize_then_prune_weights_stores_int8_values():
     g = conv_chain(c_in=16, c_mid=16, c_out=16, hw=4)
-    a, _ = apply_techniques(g, [{"name": "quantize"}, {"name": "prune_weights", "sparsity": 0.5}])
-    b, _ = apply_techniques(g, [{"name": "prune_weights", "sparsity": 0.5}, {"name": "quantize"}])
+    bitmask = {"name": "prune_weights", "sparsity": 0.5, "format": "bitmask"}
+    a, _ = apply_techniques(g, [{"name": "quantize"}, bitmask])
+    b, _ = apply_techniques(g, [bitmask, {"name": "quantize"}])
     assert a.weight_bytes == b.weight_bytes  # storage follows the final dtype
     params = 16 * 16 * 9
-    assert a.op("conv1").weight_bytes == params // 2 * (1 + 2) + 4 * 17  # csr, 16 rows
+    assert a.op("conv1").weight_bytes == params // 2 * 1 + params // 8
+    # int8 CSR at 50 %: 1152 x (1 + 2) + 4 x 17 > 2304 dense bytes, so it stays dense
+    csr, _ = apply_techniques(g, [{"name": "quantize"}, {**bitmask, "format": "csr"}])
+    assert csr.op("conv1").weight_bytes == params
 
 
 def test_accuracy_composes_from_the_baseline():
