@@ -8,6 +8,10 @@ from simulator.errors import ScenarioError
 from simulator.score import score_section
 
 
+FUZE = "techniques: [{name: fuze}]"
+DTYP = "techniques: [{name: quantize, dtyp: int8}]"
+
+
 def test_techniques_apply_to_zoo_and_inline_models(spec):
     text = spec.edit(
         spec.BASE,
