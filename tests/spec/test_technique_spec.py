@@ -7,7 +7,6 @@ import pytest
 from simulator.errors import ScenarioError
 from simulator.score import score_section
 
-
 FUZE = "techniques: [{name: fuze}]"
 DTYP = "techniques: [{name: quantize, dtyp: int8}]"
 
