@@ -115,7 +115,7 @@ MODEL_SOURCES: dict[str, tuple[str, Schema]] = {
 }
 
 
-def _common_keys() -> Record:
+def common_keys() -> Record:
     """Keys every model source takes: deployment techniques and accuracy (docs/techniques.md)."""
     from simulator.graph.techniques import TECHNIQUE  # lazy: the registry loads the techniques
 
@@ -139,7 +139,7 @@ def _common_keys() -> Record:
     )
 
 
-#: Keys :func:`_common_keys` checks, stripped before the source's own schema.
+#: Keys :func:`common_keys` checks, stripped before the source's own schema.
 COMMON_KEYS: tuple[str, ...] = ("techniques", "accuracy_top1", "family")
 
 
@@ -165,7 +165,7 @@ class ModelChoice(Schema):
 
     def check(self, value: Any, loc: Loc, ctx: Context) -> Any:
         if isinstance(value, dict):
-            common = _common_keys().check(_subset(value, True), loc, ctx)
+            common = common_keys().check(_subset(value, True), loc, ctx)
             own = _subset(value, False)
             for key, (source, schema) in MODEL_SOURCES.items():
                 if key in value:
