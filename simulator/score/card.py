@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from simulator.errors import Problem, ScenarioError
+from simulator.errors import ModelError, Problem, ScenarioError
 from simulator.frozen import FrozenMap
 from simulator.graph.model import ModelGraph
 from simulator.graph.techniques import apply_techniques
@@ -191,9 +191,8 @@ def score_rows(
                 _family(scenario, model),
                 scenario.accuracy_top1.get(model),
             )
-        except Exception as exc:  # a technique's ModelError, at its YAML path
-            message = getattr(exc, "message", str(exc))
-            raise ScenarioError([Problem(f"{where}.techniques", message)]) from None
+        except ModelError as exc:  # reported at the combination's YAML path
+            raise ScenarioError([Problem(f"{where}.techniques", exc.message)]) from None
         for pname, spec in placements.items():
             variant = _scenario_for(scenario, app, model, graph, spec)
             source = variant.workload[0].source

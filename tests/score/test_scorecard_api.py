@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
 
 from simulator.cli import main
 from simulator.errors import PlacementError, ScenarioError
+from simulator.graph.techniques import apply_techniques
 from simulator.placement.base import PlacementSpec
-from simulator.score import Combination, describe, pareto_mask, score_rows
-from simulator.spec import load_scenario
+from simulator.score import Combination, describe, pareto_mask, score_rows, score_scenario
+from simulator.spec import load_scenario, parse_scenario
 
 
 def test_pareto_mask_over_five_indicators():
@@ -69,3 +72,18 @@ def test_socsim_score_writes_table_and_charts(tmp_path, capsys):
     assert (tmp_path / "scorecard.png").stat().st_size > 0
     assert (tmp_path / "scorecard.svg").read_text().startswith("<?xml")
     assert "npu_with_fallback" in capsys.readouterr().out
+
+
+def test_fused_ops_without_fused_kernels_fall_back_and_count_against_flexibility():
+    doc = yaml.safe_load(Path("scenarios/score/fallback.yaml").read_text())
+    doc["nodes"]["phone"]["units"]["npu"] = {"fused_kernels": False}
+    doc["score"]["combinations"] = {"fused": {"techniques": [{"name": "fuse"}]}}
+    doc["score"]["placements"] = {"npu": doc["score"]["placements"]["npu_with_fallback"]}
+    scenario = parse_scenario(doc, base_dir=Path("scenarios/score"))
+    row = score_scenario(scenario).iloc[0]
+    graph, _ = apply_techniques(scenario.models["encoder"], [{"name": "fuse"}])
+    fused = sum(bool(op.fused) for op in graph)
+    softmax = sum(op.kind == "softmax" for op in graph)
+    assert fused > 0 and row.custom_ops == fused
+    assert row.unsupported_ops == fused + softmax  # each falls back to the CPU
+    assert row.flexibility == pytest.approx((len(graph) - fused - softmax) / len(graph))

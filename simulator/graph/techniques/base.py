@@ -17,7 +17,9 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from simulator.errors import ModelError
 from simulator.graph.model import Edge, ModelGraph, Op
+from simulator.graph.sparse import exact_fraction
 from simulator.registry import Registry
 from simulator.schema import Field, Number, Text
 
@@ -94,9 +96,6 @@ def check_ratio(value: float, what: str, model: str) -> Fraction:
     ModelError
         When it is not a finite number in [0, 1).
     """
-    from simulator.errors import ModelError
-    from simulator.graph.sparse import exact_fraction
-
     if not (isinstance(value, (int, float)) and math.isfinite(value) and 0 <= value < 1):
         raise ModelError(f"{what} must be in [0, 1), got {value!r}", model)
     return exact_fraction(value)

@@ -31,9 +31,8 @@ Fusion is exact in arithmetic, so its accuracy change is 0.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
 
 from simulator.errors import ModelError
 from simulator.graph.model import ModelGraph, Op
@@ -149,9 +148,3 @@ TECHNIQUES.register(
     ),
     doc="fuse conv/fc + norm + activation and elementwise chains (exact: 0 pp)",
 )(Technique(lambda graph, o: fuse(graph, tuple(o.get("patterns", PATTERNS))), lossless))
-
-
-def fusion_summary(graph: ModelGraph) -> Mapping[str, Any]:
-    """Counts of fused ops and of the ops they absorbed."""
-    fused = [op for op in graph if op.fused]
-    return {"fused_ops": len(fused), "absorbed_ops": sum(len(op.fused) - 1 for op in fused)}

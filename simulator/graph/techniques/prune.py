@@ -36,10 +36,10 @@ Accuracy: neither has a table (the change depends on the fine-tuning budget);
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import replace
 from fractions import Fraction
 
+from simulator.errors import ModelError
 from simulator.graph.model import ModelGraph, Op
 from simulator.graph.sparse import WEIGHT_FORMATS
 from simulator.graph.techniques.base import (
@@ -226,8 +226,6 @@ def prune_weights(
     """
     s = check_ratio(sparsity, "prune_weights: sparsity", graph.name)
     if weight_format not in WEIGHT_FORMATS:
-        from simulator.errors import ModelError
-
         raise ModelError(
             f"prune_weights: unknown format '{weight_format}'; valid: {', '.join(WEIGHT_FORMATS)}",
             graph.name,
@@ -277,11 +275,3 @@ TECHNIQUES.register(
         given_delta,
     )
 )
-
-
-def prune_summary(graph: ModelGraph) -> Mapping[str, int]:
-    """Dense and resident weight bytes of ``graph``."""
-    return {
-        "dense_weight_bytes": sum(op.dense_weight_bytes for op in graph),
-        "weight_bytes": graph.weight_bytes,
-    }
