@@ -21,7 +21,6 @@ from simulator.score.card import (
     pareto_mask,
     score_rows,
 )
-from simulator.score.chart import score_chart
 from simulator.spec.scenario import Scenario
 from simulator.spec.scoredefs import SCORE
 
@@ -67,7 +66,6 @@ __all__ = [
     "describe",
     "flexibility",
     "pareto_mask",
-    "score_chart",
     "score_rows",
     "score_scenario",
     "score_section",

@@ -10,7 +10,8 @@ from pathlib import Path
 
 
 def cmd_score(args: argparse.Namespace) -> int:
-    from simulator.score import score_chart, score_scenario
+    from analysis.score_chart import score_chart  # lazy: matplotlib only when scoring
+    from simulator.score import score_scenario
     from simulator.spec import load_scenario
 
     scenario = load_scenario(args.scenario)

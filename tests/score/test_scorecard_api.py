@@ -72,6 +72,9 @@ def test_socsim_score_writes_table_and_charts(tmp_path, capsys):
     assert (tmp_path / "scorecard.png").stat().st_size > 0
     assert (tmp_path / "scorecard.svg").read_text().startswith("<?xml")
     assert "npu_with_fallback" in capsys.readouterr().out
+    import matplotlib.pyplot as plt
+
+    assert plt.get_fignums() == []  # built without pyplot, like every analysis figure
 
 
 def test_fused_ops_without_fused_kernels_fall_back_and_count_against_flexibility():

@@ -1,10 +1,16 @@
-"""The scorecard chart: five indicator panels, one bar per (combination, placement)."""
+"""The scorecard chart: five indicator panels, one bar per (combination, placement).
+
+Built on a Figure with an Agg canvas (:func:`analysis.style.new_figure`), never through
+pyplot, like every other figure of ``analysis/``.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pandas as pd
+
+from analysis.style import new_figure, save_figure
 
 #: (column, axis label, scale) of each panel, in the order of the five indicators.
 PANELS: tuple[tuple[str, str, float], ...] = (
@@ -17,21 +23,17 @@ PANELS: tuple[tuple[str, str, float], ...] = (
 
 
 def score_chart(frame: pd.DataFrame, path: str | Path) -> Path:
-    """Write the five-panel bar chart of a scorecard to ``path`` (PNG or SVG by suffix).
+    """Write the five-panel bar chart of a scorecard to ``path`` (png, svg or pdf).
 
     Bars of Pareto-best rows are dark and their labels carry a ``*``; an unknown
     accuracy is drawn as a missing bar.
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     rows = zip(frame["combination"], frame["placement"], frame["pareto"], strict=True)
     labels = [f"{c} @ {p}{' *' if best else ''}" for c, p, best in rows]
     colours = ["#1f4e79" if best else "#9dc3e6" for best in frame["pareto"]]
     height = max(2.5, 0.3 * len(frame) + 1.0)
-    fig, axes = plt.subplots(1, len(PANELS), figsize=(4 * len(PANELS), height), sharey=True)
+    fig = new_figure(4 * len(PANELS), height)
+    axes = fig.subplots(1, len(PANELS), sharey=True)
     positions = range(len(frame))
     for ax, (column, label, scale) in zip(axes, PANELS, strict=True):
         values = frame[column].astype(float) * scale
@@ -43,9 +45,4 @@ def score_chart(frame: pd.DataFrame, path: str | Path) -> Path:
     axes[0].set_yticks(list(positions), labels)
     axes[0].invert_yaxis()
     fig.suptitle("scorecard (* = Pareto-best over the five indicators)")
-    fig.tight_layout()
-    out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out)
-    plt.close(fig)
-    return out
+    return save_figure(fig, path)
