@@ -23,6 +23,10 @@ def model(name: str):
     return build_zoo_model(name, **small.get(name, {"resolution": 64}))
 
 
+def edge_set(graph) -> set[tuple[str, str]]:
+    return {(e.src, e.dst) for e in graph.edges()}
+
+
 ratios = st.floats(min_value=0.0, max_value=0.95, allow_nan=False)
 names = st.sampled_from(MODELS)
 technique = st.one_of(
@@ -47,6 +51,7 @@ def test_channel_pruning_is_monotonic_in_the_ratio(name, r1, r2):
     assert b.total_params <= a.total_params
     assert sum(e.bytes for e in b.edges()) <= sum(e.bytes for e in a.edges())
     assert a.order == model(name).order  # no op added or removed
+    assert edge_set(a) == edge_set(model(name))
 
 
 @settings(max_examples=25, deadline=None)
@@ -59,6 +64,7 @@ def test_quantize_never_increases_bytes(name, dtypes):
         for e in narrowed.edges():
             assert e.bytes <= graph.edge(e.src, e.dst).bytes
         assert narrowed.total_flops == graph.total_flops
+        assert narrowed.order == graph.order and edge_set(narrowed) == edge_set(graph)
         graph = narrowed
 
 
@@ -70,6 +76,7 @@ def test_weight_pruning_storage_is_monotonic_and_work_unchanged(name, s1, s2, fm
     assert b.weight_bytes <= a.weight_bytes
     assert a.total_flops == b.total_flops == model(name).total_flops
     assert a.total_params == model(name).total_params
+    assert a.order == model(name).order and edge_set(b) == edge_set(model(name))
 
 
 @settings(max_examples=20, deadline=None)
