@@ -15,6 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from simulator.errors import ScenarioError, SocsimError
+from simulator.score.cli import add_parser as add_score_parser
 from simulator.sweep.cli import add_parser as add_sweep_parser
 
 EXIT_OK, EXIT_INVALID, EXIT_ERROR = 0, 1, 2
@@ -223,6 +224,7 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("scenario")
     explain.set_defaults(handler=cmd_explain)
     add_sweep_parser(sub)
+    add_score_parser(sub)
 
     from analysis.cli import add_plot_parser, add_report_parser  # the composition root
 

@@ -144,6 +144,7 @@ class GraphBuilder:
         macs: int = 0,
         flops: float = 0.0,
         params: int = 0,
+        attrs: Mapping[str, int] | None = None,
     ) -> Tensor:
         if name is None:
             self._counter += 1
@@ -162,6 +163,7 @@ class GraphBuilder:
             output_elems=math.prod(out_shape),
             dtype=self.dtype,
             parallel_fraction=self._fractions[kind],
+            attrs=attrs or {},
         )
         self._names.add(name)
         self._ops.append(op)
@@ -233,7 +235,16 @@ class GraphBuilder:
         macs = out_channels * ho * wo * per_out
         params = out_channels * per_out + (out_channels if bias else 0)
         kind = "dwconv" if groups == c and groups > 1 else "conv"
-        return self._emit(kind, name, [x], (out_channels, ho, wo), macs=macs, params=params)
+        shape = {
+            "in_channels": c,
+            "out_channels": out_channels,
+            "kernel": kernel,
+            "groups": groups,
+            "bias": int(bias),
+        }
+        return self._emit(
+            kind, name, [x], (out_channels, ho, wo), macs=macs, params=params, attrs=shape
+        )
 
     def fc(
         self, x: Tensor, out_features: int, bias: bool = True, name: str | None = None
@@ -253,7 +264,8 @@ class GraphBuilder:
             out_shape = (out_features,)
         macs = tokens * d_in * out_features
         params = d_in * out_features + (out_features if bias else 0)
-        return self._emit("fc", name, [x], out_shape, macs=macs, params=params)
+        shape = {"in_features": d_in, "out_features": out_features, "bias": int(bias)}
+        return self._emit("fc", name, [x], out_shape, macs=macs, params=params, attrs=shape)
 
     linear = fc
 

@@ -12,11 +12,13 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import networkx as nx
 
 from simulator.errors import ModelError
 from simulator.frozen import FrozenMap
+from simulator.graph.sparse import stored_weight_bytes
 
 #: Bytes per element of each supported dtype.
 DTYPE_BYTES: Mapping[str, int] = FrozenMap({"fp32": 4, "fp16": 2, "int8": 1})
@@ -72,6 +74,13 @@ class Op:
     time_s : Mapping[str, float]
         Explicit execution time in seconds per unit name; when non-empty it overrides
         the roofline and the op can run only on the units it names.
+    attrs : Mapping[str, Any]
+        Shape and technique annotations (empty by default). Shape keys, set by the
+        layer builder: ``in_channels``, ``out_channels``, ``kernel``, ``groups``,
+        ``bias`` (convs) and ``in_features``, ``out_features``, ``bias`` (fc). Technique
+        keys (:mod:`simulator.graph.techniques`): ``fused`` (names of the ops a fused op
+        absorbed, its own first), ``sparsity`` (fraction of zero weights) and
+        ``weight_format`` (``csr`` or ``bitmask``).
     """
 
     name: str
@@ -84,6 +93,7 @@ class Op:
     dtype: str = "fp32"
     parallel_fraction: float = 1.0
     time_s: Mapping[str, float] = field(default_factory=_empty_times)
+    attrs: Mapping[str, Any] = field(default_factory=_empty_times)
 
     def __post_init__(self) -> None:
         if not self.name:
@@ -112,14 +122,48 @@ class Op:
             if not (math.isfinite(seconds) and seconds >= 0):
                 raise ModelError(f"op '{self.name}': time on '{unit}' must be >= 0, got {seconds}")
         object.__setattr__(self, "time_s", FrozenMap(self.time_s))
+        object.__setattr__(self, "attrs", FrozenMap(self.attrs))
+        sparsity = self.attrs.get("sparsity", 0.0)
+        if not 0.0 <= sparsity < 1.0:
+            raise ModelError(f"op '{self.name}': sparsity must be in [0, 1), got {sparsity}")
 
     @property
     def element_bytes(self) -> int:
         return DTYPE_BYTES[self.dtype]
 
     @property
-    def weight_bytes(self) -> int:
+    def sparsity(self) -> float:
+        """Fraction of the op's weights that are zero (0 unless weight-pruned)."""
+        return float(self.attrs.get("sparsity", 0.0))
+
+    @property
+    def fused(self) -> tuple[str, ...]:
+        """Names of the ops this fused op absorbed (its own first); () if not fused."""
+        return tuple(self.attrs.get("fused", ()))
+
+    @property
+    def dense_weight_bytes(self) -> int:
+        """Bytes of the weights stored dense: ``params x element bytes``."""
         return self.params * self.element_bytes
+
+    @property
+    def weight_bytes(self) -> int:
+        """Resident bytes of the weights: dense, or the compressed sparse format's size
+        when that is smaller (see :func:`simulator.graph.sparse.stored_weight_bytes`).
+        """
+        if not self.sparsity:
+            return self.dense_weight_bytes
+        # below a format's break-even sparsity the weights are kept dense
+        return min(self.dense_weight_bytes, self._sparse_weight_bytes())
+
+    def _sparse_weight_bytes(self) -> int:
+        return stored_weight_bytes(
+            self.params,
+            self.element_bytes,
+            self.sparsity,
+            self.attrs.get("weight_format", "bitmask"),
+            int(self.attrs.get("out_channels", self.attrs.get("out_features", 1))),
+        )
 
     @property
     def input_bytes(self) -> int:

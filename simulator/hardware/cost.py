@@ -3,6 +3,7 @@
 Default roofline (the modelling contract)::
 
     t = dispatch + barrier(n) + max(flops / (peak[dtype] * eff[kind] * S(n)), bytes / bandwidth)
+    flops = op flops x (1 - sparse_efficiency x sparsity)  (weight pruning; 0 without kernels)
     S(n) = 1 / ((1 - p) + p / n)                       (Amdahl, p = parallel fraction)
     barrier(n) = barrier_s * log2(n)                   (n = the cores one op uses)
 
@@ -56,6 +57,8 @@ def unsupported_reason(op: Op, unit: ComputeUnit, unit_id: str) -> str | None:
         return None
     if not unit.runs_kind(op.kind):
         return f"unit does not support op kind '{op.kind}'"
+    if op.fused and not unit.fused_kernels:
+        return f"unit has no fused kernel for {'+'.join(op.fused)}"
     if op.dtype not in unit.peak_flops:
         have = ", ".join(sorted(unit.peak_flops)) or "none"
         return f"unit has no {op.dtype} throughput (has: {have})"
@@ -71,7 +74,8 @@ def compute_time_s(op: Op, unit: ComputeUnit) -> float:
         * unit.efficiency_for(op.kind)
         * amdahl_speedup(op.parallel_fraction, unit.op_cores)
     )
-    return op.flops / rate
+    # sparse kernels skip the zero weights' multiply-adds, as far as they are efficient
+    return op.flops * (1.0 - unit.sparse_efficiency * op.sparsity) / rate
 
 
 def barrier_time_s(unit: ComputeUnit) -> float:
@@ -83,7 +87,11 @@ def memory_time_s(op: Op, unit: ComputeUnit) -> float:
     """Roofline memory-bound time (s): bytes moved over the unit's DRAM bandwidth."""
     if math.isinf(unit.memory_bandwidth_bytes_per_s):
         return 0.0
-    return op.bytes_moved / unit.memory_bandwidth_bytes_per_s
+    nbytes = op.bytes_moved
+    if op.sparsity and not unit.sparse_efficiency:
+        # a dense kernel expands the compressed weights and streams them dense
+        nbytes += op.dense_weight_bytes - op.weight_bytes
+    return nbytes / unit.memory_bandwidth_bytes_per_s
 
 
 def op_time_s(op: Op, unit: ComputeUnit, unit_id: str = "") -> float:

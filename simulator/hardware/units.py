@@ -66,6 +66,16 @@ class ComputeUnit:
     throttled_max_hz : float or None
         While its node is thermally throttled, the unit runs at most at this frequency
         (None: the lowest point).
+    fused_kernels : bool
+        Whether the unit's kernel library runs fused ops (conv + norm + activation,
+        elementwise chains; :func:`simulator.graph.techniques.fusion.fuse`). A unit
+        without them cannot run a fused op: placement falls back, and the scorecard
+        counts it against flexibility.
+    sparse_efficiency : float
+        Share in [0, 1] of a weight-pruned op's zero multiply-adds the unit's sparse
+        kernels skip: compute time scales by ``1 - sparse_efficiency x sparsity`` and
+        the weights are read compressed. 0 (no sparse kernels): the op runs dense, its
+        time unchanged by pruning.
     """
 
     name: str
@@ -85,9 +95,15 @@ class ComputeUnit:
     governor: str = "performance"
     governor_options: Mapping[str, Any] = field(default_factory=FrozenMap)
     throttled_max_hz: float | None = None
+    fused_kernels: bool = True
+    sparse_efficiency: float = 0.0
 
     def __post_init__(self) -> None:
         owner = f"unit '{self.name}'"
+        if not 0.0 <= self.sparse_efficiency <= 1.0:
+            raise SocsimError(
+                f"{owner}: sparse_efficiency must be in [0, 1], got {self.sparse_efficiency}"
+            )
         if self.kind not in UNIT_KINDS:
             raise SocsimError(f"{owner}: kind must be one of {UNIT_KINDS}, got '{self.kind}'")
         for dtype, peak in self.peak_flops.items():

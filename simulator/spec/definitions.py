@@ -18,6 +18,7 @@ from simulator.placement.objectives import OBJECTIVES, WEIGHT_KEYS
 from simulator.scheduling import DISPATCHERS, SCHEDULERS, AdaptiveOptions
 from simulator.schema import (
     AnyValue,
+    Boolean,
     Field,
     ListOf,
     MapOf,
@@ -28,6 +29,7 @@ from simulator.schema import (
 )
 from simulator.spec.linkdefs import LINK, NAME_PATTERN
 from simulator.spec.modeldefs import DTYPES, ModelChoice
+from simulator.spec.scoredefs import SCORE
 from simulator.spec.sweepdefs import SWEEP
 from simulator.workload import ARRIVALS
 
@@ -96,6 +98,16 @@ UNIT = Record(
             doc="per-op barrier per doubling of cores: barrier × log2(cores used)",
         ),
         "supports": Field(ListOf(Text(choices=OP_KINDS, what="op kind"), min_len=1), default=None),
+        "fused_kernels": Field(
+            Boolean(),
+            default=True,
+            doc="the kernel library runs fused ops (docs/techniques.md); false: they fall back",
+        ),
+        "sparse_efficiency": Field(
+            Number(ge=0, le=1),
+            default=0.0,
+            doc="share of a weight-pruned op's zero MACs its sparse kernels skip (0: none)",
+        ),
     },
     name="compute unit",
 )
@@ -239,6 +251,7 @@ SCENARIO = Record(
             Text(choices=tuple(SCHEDULERS)), default="fcfs", doc="which ready op a free unit runs"
         ),
         "sweep": Field(SWEEP, default=None, doc="for `socsim sweep`; `socsim run` ignores it"),
+        "score": Field(SCORE, default=None, doc="for `socsim score`; `socsim run` ignores it"),
     },
     name="scenario",
 )

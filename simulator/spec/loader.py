@@ -25,6 +25,7 @@ from simulator.scheduling import PREDICTIVE_DISPATCHERS, AdaptiveOptions
 from simulator.schema import INVALID, Context, Loc, nearest
 from simulator.spec.definitions import LIBRARY, SCENARIO
 from simulator.spec.inline import build_inline_model
+from simulator.spec.modeldefs import deploy_model
 from simulator.spec.presets import collect_presets, expand_presets, with_key
 from simulator.spec.scenario import Scenario
 from simulator.spec.yamlio import YamlMap, load_yaml_file, plain
@@ -257,6 +258,7 @@ def _build(checked: dict, raw: Mapping, ctx: Context, source: str) -> Scenario |
         return None
 
     models: dict[str, ModelGraph] = {}
+    accuracy: dict[str, float | None] = {}
     for name, spec in checked["models"].items():
         loc = Loc("models").child(raw["models"], name)
         try:
@@ -268,6 +270,10 @@ def _build(checked: dict, raw: Mapping, ctx: Context, source: str) -> Scenario |
                     models[name] = built
         except ModelError as exc:
             ctx.problem(loc, exc.message)
+        if name in models:
+            deployed = deploy_model(models[name], spec, raw["models"][name], loc, ctx)
+            if deployed is not None:
+                models[name], accuracy[name] = deployed
 
     default_placement = _placement(checked["placement"])
     workload = []
@@ -333,6 +339,7 @@ def _build(checked: dict, raw: Mapping, ctx: Context, source: str) -> Scenario |
         seed=checked["seed"],
         platform=platform,
         models=models,
+        accuracy_top1=accuracy,
         workload=tuple(workload),
         placement=default_placement,
         duration_s=checked["duration_s"],

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from simulator.graph.model import DTYPE_BYTES, OP_KINDS
+from simulator.graph.model import DTYPE_BYTES, OP_KINDS, ModelGraph
 from simulator.graph.zoo import zoo_names, zoo_options
 from simulator.schema import (
     INVALID,
@@ -115,8 +115,49 @@ MODEL_SOURCES: dict[str, tuple[str, Schema]] = {
 }
 
 
+def common_keys() -> Record:
+    """Keys every model source takes: deployment techniques and accuracy (docs/techniques.md)."""
+    from simulator.graph.techniques import TECHNIQUE  # lazy: the registry loads the techniques
+
+    return Record(
+        {
+            "techniques": Field(
+                ListOf(TECHNIQUE), default=[], doc="graph transforms applied in order"
+            ),
+            "accuracy_top1": Field(
+                Number("%", ge=0, le=100),
+                default=None,
+                doc="baseline top-1 (default: the zoo model's published figure)",
+            ),
+            "family": Field(
+                Text(choices=tuple(zoo_names()), what="model family"),
+                default=None,
+                doc="family for the accuracy tables (default: the zoo name)",
+            ),
+        },
+        name="model",
+    )
+
+
+#: Keys :func:`common_keys` checks, stripped before the source's own schema.
+COMMON_KEYS: tuple[str, ...] = ("techniques", "accuracy_top1", "family")
+
+
+def _subset(value: dict, common: bool) -> dict:
+    """The items of ``value`` whose key is (or is not) common, YAML marks kept."""
+    out = type(value)({k: v for k, v in value.items() if (k in COMMON_KEYS) == common})
+    for attr in ("key_marks", "mark"):  # error messages keep their file lines
+        if hasattr(value, attr):
+            setattr(out, attr, getattr(value, attr))
+    return out
+
+
 class ModelChoice(Schema):
-    """A model from one of :data:`MODEL_SOURCES`, selected by the key it has."""
+    """A model from one of :data:`MODEL_SOURCES`, selected by the key it has.
+
+    The :data:`COMMON_KEYS` (``techniques``, ``accuracy_top1``, ``family``) apply to
+    every source: they are checked here and the rest goes to the source's schema.
+    """
 
     def describe(self) -> str:
         keys = " or ".join(f"'{key}'" for key in MODEL_SOURCES)
@@ -124,9 +165,39 @@ class ModelChoice(Schema):
 
     def check(self, value: Any, loc: Loc, ctx: Context) -> Any:
         if isinstance(value, dict):
+            common = common_keys().check(_subset(value, True), loc, ctx)
+            own = _subset(value, False)
             for key, (source, schema) in MODEL_SOURCES.items():
                 if key in value:
-                    out = schema.check(value, loc, ctx)
-                    return out if out is INVALID else {"source": source, **out}
+                    out = schema.check(own, loc, ctx)
+                    if out is INVALID or common is INVALID:
+                        return INVALID
+                    return {"source": source, **out, **common}
         keys = ", ".join(f"'{key}: ...'" for key in MODEL_SOURCES)
         return ctx.problem(loc, f"a model needs one of {keys} (inline 'ops:' may add 'edges:')")
+
+
+def deploy_model(
+    graph: ModelGraph, spec: dict, raw: Any, loc: Loc, ctx: Context
+) -> tuple[ModelGraph, float | None] | None:
+    """Apply a checked model spec's ``techniques`` to its built graph.
+
+    Returns the transformed graph and its top-1 (%), or None after reporting a problem
+    at ``models.<name>.techniques[i]``.
+    """
+    from simulator.errors import ModelError
+    from simulator.graph.techniques import apply_techniques, baseline_top1
+
+    family = spec.get("family") or spec.get("zoo")
+    baseline = spec.get("accuracy_top1")
+    if baseline is None and spec.get("zoo"):
+        baseline = baseline_top1(spec["zoo"], spec.get("options"))
+    try:
+        return apply_techniques(graph, spec.get("techniques", []), family, baseline)
+    except ModelError as exc:
+        where = loc.child(raw, "techniques")
+        index = exc.message.split("]", 1)[0].removeprefix("techniques[")
+        if index.isdigit() and isinstance(raw, dict):
+            where = where.child(raw["techniques"], int(index))
+        ctx.problem(where, exc.message)
+        return None

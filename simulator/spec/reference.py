@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import math
 
+from simulator.graph.techniques import TECHNIQUES
 from simulator.network.impairments import CAPACITY_DISTRIBUTIONS, JITTERS
 from simulator.network.radio import RADIO_MODELS
 from simulator.placement.base import POLICIES
 from simulator.schema import Field, ListOf, Record
 from simulator.spec import definitions as d
 from simulator.spec import modeldefs as m
+from simulator.spec.scoredefs import COMBINATION, SCORE
 from simulator.spec.sweepdefs import RANGE, SWEEP
 from simulator.sweep.executors import EXECUTORS
 from simulator.workload import ARRIVALS
@@ -57,6 +59,7 @@ def render() -> str:
         ("`nodes.<name>`", d.NODE),
         ("`nodes.<name>.units.<name>`", d.UNIT),
         ("`links.<name>`", d.LINK),
+        ("`models.<name>` (every source; see techniques.md)", m.common_keys()),
         ("`models.<name>` (inline)", m.INLINE_MODEL),
         ("`models.<name>.ops[i]`", m.INLINE_OP),
         ("`models.<name>.edges[i]`", m.INLINE_EDGE),
@@ -64,6 +67,8 @@ def render() -> str:
         ("`workload[i].adaptive` (with `dispatch: adaptive`)", d.ADAPTIVE),
         ("`sweep` (read by `socsim sweep`, see sweeps.md)", SWEEP),
         ("`sweep.parameters.<path>` as a range", RANGE),
+        ("`score` (read by `socsim score`, see techniques.md)", SCORE),
+        ("`score.combinations.<name>`", COMBINATION),
     ]
     parts = [BEGIN, ""]
     for title, record in sections:
@@ -78,6 +83,7 @@ def render() -> str:
         ("Jitter distributions (`links.<name>.jitter.dist`)", JITTERS),
         ("Sweep executors (`sweep.executor.name`, default `processes`)", EXECUTORS),
         ("Placement policies (`placement.policy`)", POLICIES),
+        ("Techniques (`models.<name>.techniques[i].name`)", TECHNIQUES),
     ]
     for title, registry in families:
         parts += [f"### {title}", ""]

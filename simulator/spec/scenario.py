@@ -37,6 +37,9 @@ class Scenario:
         How a free unit picks its next ready op (:data:`simulator.scheduling.SCHEDULERS`).
     source_file : str or None
         Where it was loaded from.
+    accuracy_top1 : Mapping[str, float or None]
+        Top-1 (%) of each model after its ``techniques``: the published or given
+        baseline plus the techniques' changes; None (or absent) when unknown.
     document : Mapping
         The resolved document (includes and presets expanded): writing it back and
         loading it again gives the same scenario.
@@ -52,9 +55,11 @@ class Scenario:
     scheduler: str = "fcfs"
     source_file: str | None = None
     document: Mapping[str, Any] = field(default_factory=FrozenMap)
+    accuracy_top1: Mapping[str, float | None] = field(default_factory=FrozenMap)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "models", FrozenMap(self.models))
+        object.__setattr__(self, "accuracy_top1", FrozenMap(self.accuracy_top1))
         object.__setattr__(self, "workload", tuple(self.workload))
         apps = [entry.app for entry in self.workload]
         if len(set(apps)) != len(apps):
