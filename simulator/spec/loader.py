@@ -6,8 +6,9 @@ each naming its file, YAML path and line.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from simulator.errors import ModelError, Problem, ScenarioError, SocsimError
@@ -260,12 +261,10 @@ def _build(checked: dict, raw: Mapping, ctx: Context, source: str) -> Scenario |
     for name, spec in checked["models"].items():
         loc = Loc("models").child(raw["models"], name)
         try:
-            if spec["source"] == "zoo":
-                models[name] = build_zoo_model(spec["zoo"], spec["dtype"], **spec["options"])
-            else:
-                built = build_inline_model(name, spec, raw["models"][name], loc, ctx, platform)
-                if built is not None:
-                    models[name] = built
+            builder = MODEL_BUILDERS[spec["source"]]
+            built = builder(name, spec, raw["models"][name], loc, ctx, platform)
+            if built is not None:
+                models[name] = built
         except ModelError as exc:
             ctx.problem(loc, exc.message)
 
@@ -340,6 +339,34 @@ def _build(checked: dict, raw: Mapping, ctx: Context, source: str) -> Scenario |
         source_file=source,
         document=plain(raw),
     )
+
+
+def _zoo_model(
+    name: str, spec: dict, raw: Mapping, loc: Loc, ctx: Context, platform: Platform
+) -> ModelGraph:
+    return build_zoo_model(spec["zoo"], spec["dtype"], **spec["options"])
+
+
+def _onnx_model(
+    name: str, spec: dict, raw: Mapping, loc: Loc, ctx: Context, platform: Platform
+) -> ModelGraph | None:
+    from simulator.graph.onnx_import import load_onnx  # onnx is a heavy import
+
+    try:
+        return load_onnx(
+            spec["onnx"], batch=spec["batch"], fuse=spec["fuse"], dtype=spec["dtype"], name=name
+        )
+    except ModelError as exc:
+        ctx.problem(loc.child(raw, "onnx"), exc.message)
+        return None
+
+
+#: Model builders by source (see ``MODEL_SOURCES`` in :mod:`simulator.spec.modeldefs`):
+#: ``(name, checked spec, raw spec, loc, ctx, platform) -> ModelGraph or None`` (None
+#: after reporting a problem).
+MODEL_BUILDERS: Mapping[str, Callable[..., ModelGraph | None]] = MappingProxyType(
+    {"zoo": _zoo_model, "inline": build_inline_model, "onnx": _onnx_model}
+)
 
 
 def _dvfs_fields(unit: dict) -> dict:
