@@ -113,15 +113,13 @@ def _read(source: Source, label: str) -> onnx.ModelProto:
         try:
             data = source if isinstance(source, bytes) else Path(source).read_bytes()
         except OSError as exc:
-            raise ModelError(
-                f"cannot read ONNX file {label}: {exc.strerror or exc}", label
-            ) from None
+            raise ModelError(f"cannot read the file: {exc.strerror or exc}", label) from None
         try:
             model = onnx.load_model_from_string(data)
         except Exception as exc:  # protobuf's DecodeError and friends
-            raise ModelError(f"{label} is not an ONNX model (protobuf: {exc})", label) from None
+            raise ModelError(f"not an ONNX model (protobuf: {exc})", label) from None
     if not model.HasField("graph") or not model.graph.node:
-        raise ModelError(f"{label} is not an ONNX model with a graph of nodes", label)
+        raise ModelError("not an ONNX model with a graph of nodes", label)
     _check_wiring(model.graph, label)
     return model
 
@@ -140,14 +138,13 @@ def _check_wiring(graph: onnx.GraphProto, label: str) -> None:
                 continue
             if tensor not in later:
                 raise ModelError(
-                    f"{label}: node '{node.name or node.op_type}' reads '{tensor}', which "
+                    f"node '{node.name or node.op_type}' reads '{tensor}', which "
                     "no node, graph input or initializer provides",
                     label,
                 )
             cycle = _cycle(graph)
             raise ModelError(
-                f"{label}: "
-                + (
+                (
                     f"the graph has a cycle: {cycle}"
                     if cycle
                     else f"node '{node.name}' "
@@ -183,6 +180,8 @@ def _named_nodes(model: onnx.ModelProto, label: str) -> list[tuple[str, onnx.Nod
         if node.op_type == "Constant" and node.domain in STANDARD_DOMAINS:
             continue
         name = node.name or f"{node.op_type}_{index}"
+        if node.domain not in DOMAINS or node.op_type not in HANDLERS:
+            raise _unknown_op(name, node, label)
         if name in seen:
             raise ModelError(f"duplicate node name '{name}' (op names must be unique)", label)
         seen.add(name)
@@ -197,8 +196,6 @@ def _node_view(
     values: dict[str, Any],
     label: str,
 ) -> NodeView:
-    if node.domain not in DOMAINS or node.op_type not in HANDLERS:
-        raise _unknown_op(name, node, label)
     outputs = list(node.output)
     for position, tensor in enumerate([*node.input, *outputs[:1]]):
         if tensor and tensor not in shapes:
@@ -278,7 +275,7 @@ def _build(
     try:
         return ModelGraph(name, ops, [Edge(s, d, b) for (s, d), b in edges.items()])
     except ModelError as exc:
-        raise ModelError(f"{label}: {exc.message}", name) from None
+        raise ModelError(exc.message, label) from None
 
 
 def _group_inputs(views: Sequence[NodeView], group: Group, plan: Plan) -> list[TensorView]:

@@ -28,34 +28,35 @@ def fix_batch(model: onnx.ModelProto, batch: int, label: str) -> None:
     Raises
     ------
     ModelError
-        When ``batch < 1``, when an input has a fixed batch other than ``batch``, or a
-        symbolic dimension other than the first.
+        When ``batch < 1``, when ``batch != 1`` but no input has a dynamic first
+        dimension (a fixed first dimension is the model's own), or when an input has a
+        dynamic dimension other than the first.
     """
     if batch < 1:
         raise ModelError(f"batch must be >= 1, got {batch}", label)
     inits = {t.name for t in model.graph.initializer}
+    dynamic = False
     for value in model.graph.input:
         if value.name in inits or not value.type.tensor_type.HasField("shape"):
             continue
-        dims = value.type.tensor_type.shape.dim
-        for position, dim in enumerate(dims):
-            fixed = dim.HasField("dim_value") and dim.dim_value > 0
-            if position == 0 and not fixed:
-                dim.Clear()
-                dim.dim_value = batch
-            elif position == 0 and dim.dim_value != batch:
-                raise ModelError(
-                    f"graph input '{value.name}' has a fixed batch of {dim.dim_value}; "
-                    f"load it with batch={dim.dim_value}",
-                    label,
-                )
-            elif not fixed:
+        for position, dim in enumerate(value.type.tensor_type.shape.dim):
+            if dim.HasField("dim_value") and dim.dim_value > 0:
+                continue
+            if position > 0:
                 raise ModelError(
                     f"graph input '{value.name}' has a dynamic dimension "
                     f"{position} ('{dim.dim_param}'); only the batch (first) dimension "
                     "can be fixed at import",
                     label,
                 )
+            dim.Clear()
+            dim.dim_value = batch
+            dynamic = True
+    if batch != 1 and not dynamic:
+        raise ModelError(
+            f"batch={batch} asked for, but no graph input has a dynamic batch dimension",
+            label,
+        )
     # declared shapes elsewhere may still name the symbolic batch: infer them anew
     del model.graph.value_info[:]
     for value in model.graph.output:
@@ -79,7 +80,7 @@ def infer(model: onnx.ModelProto, label: str) -> onnx.ModelProto:
     try:
         return shape_inference.infer_shapes(model, strict_mode=True, data_prop=True)
     except Exception as exc:  # onnx raises InferenceError, ValidationError, RuntimeError
-        raise ModelError(f"{label}: ONNX shape inference failed: {exc}", label) from None
+        raise ModelError(f"ONNX shape inference failed: {exc}", label) from None
 
 
 def constants(model: onnx.ModelProto) -> dict[str, object]:
