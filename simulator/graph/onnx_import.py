@@ -315,7 +315,7 @@ def _group_op(
         kind=anchor.kind,
         flops=float(sum(costs[m].flops for m in computing)),
         macs=float(sum(costs[m].macs for m in computing)),
-        params=int(sum(costs[m].params for m in computing) + group.extra_params),
+        params=int(anchor.params + group.extra_params),  # fused nodes hold no weights
         input_elems=sum(t.elems for t in reads),
         output_elems=output_elems,
         dtype=dtype,
