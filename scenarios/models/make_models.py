@@ -107,6 +107,9 @@ class Net:
         b = self._weight(f"{name}.bias", (out,))
         return self._node("Gemm", [x, w, b], name, out, transB=1)
 
+    def softmax(self, x: str, name: str) -> str:
+        return self._node("Softmax", [x], name, self.channels[x], axis=-1)
+
     def model(self, output: str) -> onnx.ModelProto:
         out = helper.make_tensor_value_info(output, TensorProto.FLOAT, ["N", self.channels[output]])
         graph = helper.make_graph(self.nodes, self.name, self.inputs, [out], self.inits)
@@ -150,7 +153,7 @@ def small_cnn(resolution: int = 32, num_classes: int = 10) -> onnx.ModelProto:
 
 def mobilenet_v1(resolution: int = 224, num_classes: int = 1000) -> onnx.ModelProto:
     """MobileNetV1 (Howard et al. 2017, Table 1), width 1.0: 13 depthwise separable
-    blocks, BatchNorm after every conv, no conv biases, a 1024 -> classes Gemm."""
+    blocks, BatchNorm after every conv, no conv biases, a 1024 -> classes Gemm, softmax."""
     net = Net("mobilenet_v1", 3, resolution, seed=2)
     x = conv_bn_relu(net, "input", 32, 3, "conv1", stride=2)
     blocks = [(64, 1), (128, 2), (128, 1), (256, 2), (256, 1), (512, 2)]
@@ -160,24 +163,28 @@ def mobilenet_v1(resolution: int = 224, num_classes: int = 1000) -> onnx.ModelPr
         x = conv_bn_relu(net, x, c, 3, f"conv_dw_{i}", stride=stride, group=c)
         x = conv_bn_relu(net, x, out, 1, f"conv_pw_{i}")
     x = net.flatten(net.gap(x, "avgpool"), "flatten")
-    return net.model(net.gemm(x, num_classes, "fc"))
+    return net.model(net.softmax(net.gemm(x, num_classes, "fc"), "softmax"))
 
 
 def resnet18(resolution: int = 224, num_classes: int = 1000) -> onnx.ModelProto:
-    """ResNet-18 (He et al. 2016; torchvision layout): basic blocks [2, 2, 2, 2],
-    1x1 stride-2 downsample convs, BatchNorm, no conv biases."""
+    """ResNet-18 (He et al. 2016; torchvision layout and node names): basic blocks
+    [2, 2, 2, 2], 1x1 stride-2 downsample convs, BatchNorm, no conv biases."""
     net = Net("resnet18", 3, resolution, seed=3)
-    x = conv_bn_relu(net, "input", 64, 7, "conv1", stride=2)
+
+    def conv_bn(x: str, out: int, k: int, stride: int, conv: str, bn: str) -> str:
+        return net.bn(net.conv(x, out, k, conv, stride, k // 2), bn)
+
+    x = net.relu(conv_bn("input", 64, 7, 2, "conv1", "bn1"), "relu")
     x = net.maxpool(x, 3, 2, 1, "maxpool")
     for stage, planes in enumerate((64, 128, 256, 512), start=1):
         for block in range(2):
             p = f"layer{stage}.{block}."
             stride = 2 if stage > 1 and block == 0 else 1
-            y = conv_bn_relu(net, x, planes, 3, f"{p}conv1", stride=stride)
-            y = conv_bn_relu(net, y, planes, 3, f"{p}conv2", relu=False)
+            y = net.relu(conv_bn(x, planes, 3, stride, f"{p}conv1", f"{p}bn1"), f"{p}relu1")
+            y = conv_bn(y, planes, 3, 1, f"{p}conv2", f"{p}bn2")
             if stride != 1 or net.channels[x] != planes:
-                x = net.bn(net.conv(x, planes, 1, f"{p}downsample", stride), f"{p}downsample_bn")
-            x = net.relu(net.add(y, x, f"{p}add"), f"{p}relu")
+                x = conv_bn(x, planes, 1, stride, f"{p}downsample.0", f"{p}downsample.1")
+            x = net.relu(net.add(y, x, f"{p}add"), f"{p}relu2")
     x = net.flatten(net.gap(x, "avgpool"), "flatten")
     return net.model(net.gemm(x, num_classes, "fc"))
 

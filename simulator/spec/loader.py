@@ -357,7 +357,7 @@ def _onnx_model(
             spec["onnx"], batch=spec["batch"], fuse=spec["fuse"], dtype=spec["dtype"], name=name
         )
     except ModelError as exc:
-        ctx.problem(loc.child(raw, "onnx"), exc.message)
+        ctx.problem(loc.child(raw, "onnx"), f"{spec['onnx']}: {exc.message}")
         return None
 
 
