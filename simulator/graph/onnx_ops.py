@@ -14,9 +14,6 @@ FLOPs, multiply-accumulates and learned parameters. The conventions are those of
   torchvision's ``num_params``);
 - data movement (Reshape, Transpose, Gather on shapes, ...) costs zero FLOPs; its bytes
   are still counted from the element counts.
-
-Some ops (the ``com.microsoft`` ones onnxruntime writes into an optimized model) are
-unknown to ONNX's shape inference; :data:`SHAPE_RULES` computes their output shapes.
 """
 
 from __future__ import annotations
@@ -26,8 +23,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
-
-import numpy as np
 
 from simulator.graph.layers import FLOPS_PER_ELEMENT
 
@@ -76,6 +71,13 @@ class NodeView:
         if index < len(self.inputs) and self.inputs[index].name:
             return self.inputs[index]
         return None
+
+    def shape_of(self, index: int) -> Shape:
+        """Shape of input ``index``; ValueError when it is omitted or unknown."""
+        t = self.input(index)
+        if t is None or t.shape is None:
+            raise ValueError(f"input {index} has no known shape")
+        return t.shape
 
     def attr(self, key: str, default: Any = None) -> Any:
         value = self.attrs.get(key, default)
@@ -148,21 +150,14 @@ def _consts(node: NodeView, indices: Sequence[int]) -> int:
     return total
 
 
-def _shape(node: NodeView, index: int) -> Shape:
-    t = node.input(index)
-    if t is None or t.shape is None:
-        raise ValueError(f"input {index} has no known shape")
-    return t.shape
-
-
 # -- convolution and linear ---------------------------------------------------------
 def _conv_cost(node: NodeView, x: int, w: int, b: int | None) -> OpCost:
     """Conv-like node with data input ``x``, weight ``w`` and optional bias ``b``.
 
     MACs = ``N * C_out * prod(out_spatial) * (C_in / group) * prod(kernel)``.
     """
-    w_shape = _shape(node, w)
-    c_in = _shape(node, x)[1]
+    w_shape = node.shape_of(w)
+    c_in = node.shape_of(x)[1]
     group = int(node.attr("group", 1))
     macs = node.out_elems * math.prod(w_shape[1:])
     weights = (w,) if b is None else (w, b)
@@ -197,14 +192,14 @@ def conv_transpose(node: NodeView) -> OpCost:
     MACs = ``N * C_in * prod(in_spatial) * (C_out / group) * prod(kernel)``; W is
     ``(C_in, C_out / group, k...)``.
     """
-    w_shape = _shape(node, 1)
-    macs = _shape(node, 0)[0] * math.prod(_shape(node, 0)[1:]) * math.prod(w_shape[1:])
+    w_shape = node.shape_of(1)
+    macs = node.shape_of(0)[0] * math.prod(node.shape_of(0)[1:]) * math.prod(w_shape[1:])
     return OpCost("conv", 2.0 * macs, macs, _consts(node, (1, 2)), (1, 2))
 
 
 def _matmul_cost(node: NodeView, a: int, b: int, bias: int | None, scale: bool) -> OpCost:
     """Matrix product: MACs = output elements x K; ``fc`` when an operand is constant."""
-    a_shape = _shape(node, a)
+    a_shape = node.shape_of(a)
     k = a_shape[-2] if node.attr("transA", 0) else a_shape[-1]
     macs = node.out_elems * k
     weights = tuple(i for i in (a, b, bias) if i is not None and node.input(i) is not None)
@@ -394,91 +389,3 @@ def _table() -> dict[str, Handler]:
 
 #: Cost handler per ONNX op type (standard and ``com.microsoft`` domains).
 HANDLERS: Mapping[str, Handler] = MappingProxyType(_table())
-
-
-# -- shapes of the ops ONNX's shape inference does not know --------------------------
-def _conv_shape(x: Shape, w: Shape, node: NodeView) -> Shape:
-    spatial = len(x) - 2
-    kernel = node.attr("kernel_shape") or list(w[2:])
-    strides = node.attr("strides") or [1] * spatial
-    dilations = node.attr("dilations") or [1] * spatial
-    pads = node.attr("pads") or [0] * (2 * spatial)
-    auto_pad = node.attr("auto_pad", "NOTSET")
-    out = []
-    for i in range(spatial):
-        extent = dilations[i] * (kernel[i] - 1) + 1
-        if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
-            out.append(-(-x[2 + i] // strides[i]))
-        elif auto_pad == "VALID":
-            out.append((x[2 + i] - extent) // strides[i] + 1)
-        else:
-            total = x[2 + i] + pads[i] + pads[i + spatial]
-            out.append((total - extent) // strides[i] + 1)
-    return (x[0], w[0], *out)
-
-
-def _matmul_shape(a: Shape, b: Shape, node: NodeView) -> Shape:
-    if node.attr("transA", 0):
-        a = (*a[:-2], a[-1], a[-2])
-    if node.attr("transB", 0):
-        b = (*b[:-2], b[-1], b[-2])
-    if len(a) == 1:
-        return (*b[:-2], b[-1])
-    batch = np.broadcast_shapes(a[:-2], b[:-2]) if len(b) > 1 else ()
-    return (*batch, a[-2], b[-1]) if len(b) > 1 else a[:-1]
-
-
-def _gemm_shape(a: Shape, b: Shape, node: NodeView) -> Shape:
-    m = a[1] if node.attr("transA", 0) else a[0]
-    n = b[0] if node.attr("transB", 0) else b[1]
-    return (m, n)
-
-
-ShapeRule = Callable[[NodeView], list[Shape]]
-
-
-def _with(inputs: Sequence[int], rule: Callable[..., Shape]) -> ShapeRule:
-    return lambda node: [rule(*(_shape(node, i) for i in inputs), node)]
-
-
-def _same(index: int) -> ShapeRule:
-    return lambda node: [_shape(node, index)]
-
-
-def _broadcast(*indices: int) -> ShapeRule:
-    return lambda node: [tuple(np.broadcast_shapes(*(_shape(node, i) for i in indices)))]
-
-
-def _global_pool(node: NodeView) -> list[Shape]:
-    x = _shape(node, 0)
-    if node.attr("channels_last", 0):
-        return [(x[0], *([1] * (len(x) - 2)), x[-1])]
-    return [(*x[:2], *([1] * (len(x) - 2)))]
-
-
-def _qlinear_concat(node: NodeView) -> list[Shape]:
-    parts = [_shape(node, i) for i in range(2, len(node.inputs), 3)]
-    axis = int(node.attr("axis", 0)) % len(parts[0])
-    out = list(parts[0])
-    out[axis] = sum(p[axis] for p in parts)
-    return [tuple(out)]
-
-
-#: Output shapes of ``com.microsoft`` ops that ``onnx.shape_inference`` leaves unknown.
-SHAPE_RULES: Mapping[str, ShapeRule] = MappingProxyType(
-    {
-        "FusedConv": _with((0, 1), _conv_shape),
-        "QLinearConv": _with((0, 3), _conv_shape),
-        "FusedGemm": _with((0, 1), _gemm_shape),
-        "QGemm": _with((0, 3), _gemm_shape),
-        "FusedMatMul": _with((0, 1), _matmul_shape),
-        "QLinearAdd": _broadcast(0, 3),
-        "QLinearMul": _broadcast(0, 3),
-        "QLinearSigmoid": _same(0),
-        "QLinearLeakyRelu": _same(0),
-        "QLinearGlobalAveragePool": _global_pool,
-        "QLinearConcat": _qlinear_concat,
-        "FastGelu": _same(0),
-        "Gelu": _same(0),
-    }
-)

@@ -6,17 +6,109 @@ shape-computing subgraphs resolve). It stops at ops it has no schema for, such a
 tensor downstream unknown; a second pass walks the nodes in order and infers the rest
 node by node (:data:`simulator.graph.onnx_ops.SHAPE_RULES` for the contrib ops, ONNX's
 per-node inference for the standard ones).
+
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType
 
+import numpy as np
 import onnx
 from onnx import numpy_helper, shape_inference
 
 from simulator.errors import ModelError
-from simulator.graph.onnx_ops import SHAPE_RULES, NodeView, Shape, TensorView
+from simulator.graph.onnx_ops import NodeView, Shape, TensorView
+
+
+# -- shapes of the ops ONNX's shape inference does not know --------------------------
+def _conv_shape(x: Shape, w: Shape, node: NodeView) -> Shape:
+    spatial = len(x) - 2
+    kernel = node.attr("kernel_shape") or list(w[2:])
+    strides = node.attr("strides") or [1] * spatial
+    dilations = node.attr("dilations") or [1] * spatial
+    pads = node.attr("pads") or [0] * (2 * spatial)
+    auto_pad = node.attr("auto_pad", "NOTSET")
+    out = []
+    for i in range(spatial):
+        extent = dilations[i] * (kernel[i] - 1) + 1
+        if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+            out.append(-(-x[2 + i] // strides[i]))
+        elif auto_pad == "VALID":
+            out.append((x[2 + i] - extent) // strides[i] + 1)
+        else:
+            total = x[2 + i] + pads[i] + pads[i + spatial]
+            out.append((total - extent) // strides[i] + 1)
+    return (x[0], w[0], *out)
+
+
+def _matmul_shape(a: Shape, b: Shape, node: NodeView) -> Shape:
+    if node.attr("transA", 0):
+        a = (*a[:-2], a[-1], a[-2])
+    if node.attr("transB", 0):
+        b = (*b[:-2], b[-1], b[-2])
+    if len(a) == 1:
+        return (*b[:-2], b[-1])
+    batch = np.broadcast_shapes(a[:-2], b[:-2]) if len(b) > 1 else ()
+    return (*batch, a[-2], b[-1]) if len(b) > 1 else a[:-1]
+
+
+def _gemm_shape(a: Shape, b: Shape, node: NodeView) -> Shape:
+    m = a[1] if node.attr("transA", 0) else a[0]
+    n = b[0] if node.attr("transB", 0) else b[1]
+    return (m, n)
+
+
+ShapeRule = Callable[[NodeView], list[Shape]]
+
+
+def _with(inputs: Sequence[int], rule: Callable[..., Shape]) -> ShapeRule:
+    return lambda node: [rule(*(node.shape_of(i) for i in inputs), node)]
+
+
+def _same(index: int) -> ShapeRule:
+    return lambda node: [node.shape_of(index)]
+
+
+def _broadcast(*indices: int) -> ShapeRule:
+    return lambda node: [tuple(np.broadcast_shapes(*(node.shape_of(i) for i in indices)))]
+
+
+def _global_pool(node: NodeView) -> list[Shape]:
+    x = node.shape_of(0)
+    if node.attr("channels_last", 0):
+        return [(x[0], *([1] * (len(x) - 2)), x[-1])]
+    return [(*x[:2], *([1] * (len(x) - 2)))]
+
+
+def _qlinear_concat(node: NodeView) -> list[Shape]:
+    parts = [node.shape_of(i) for i in range(2, len(node.inputs), 3)]
+    axis = int(node.attr("axis", 0)) % len(parts[0])
+    out = list(parts[0])
+    out[axis] = sum(p[axis] for p in parts)
+    return [tuple(out)]
+
+
+#: Output shapes of ``com.microsoft`` ops that ``onnx.shape_inference`` leaves unknown.
+SHAPE_RULES: Mapping[str, ShapeRule] = MappingProxyType(
+    {
+        "FusedConv": _with((0, 1), _conv_shape),
+        "QLinearConv": _with((0, 3), _conv_shape),
+        "FusedGemm": _with((0, 1), _gemm_shape),
+        "QGemm": _with((0, 3), _gemm_shape),
+        "FusedMatMul": _with((0, 1), _matmul_shape),
+        "QLinearAdd": _broadcast(0, 3),
+        "QLinearMul": _broadcast(0, 3),
+        "QLinearSigmoid": _same(0),
+        "QLinearLeakyRelu": _same(0),
+        "QLinearGlobalAveragePool": _global_pool,
+        "QLinearConcat": _qlinear_concat,
+        "FastGelu": _same(0),
+        "Gelu": _same(0),
+    }
+)
+
 
 #: ONNX domains whose ops ONNX's shape inference knows.
 STANDARD_DOMAINS = frozenset({"", "ai.onnx"})

@@ -6,14 +6,12 @@ each naming its file, YAML path and line.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any
 
 from simulator.errors import ModelError, Problem, ScenarioError, SocsimError
 from simulator.graph.model import ModelGraph
-from simulator.graph.zoo import build_zoo_model
 from simulator.hardware.dvfs import DvfsTable, OperatingPoint
 from simulator.hardware.thermal import ThermalModel
 from simulator.hardware.units import ComputeUnit, Node, SyncPair
@@ -25,7 +23,7 @@ from simulator.platform import Platform
 from simulator.scheduling import PREDICTIVE_DISPATCHERS, AdaptiveOptions
 from simulator.schema import INVALID, Context, Loc, nearest
 from simulator.spec.definitions import LIBRARY, SCENARIO
-from simulator.spec.inline import build_inline_model
+from simulator.spec.modelbuild import MODEL_BUILDERS
 from simulator.spec.presets import collect_presets, expand_presets, with_key
 from simulator.spec.scenario import Scenario
 from simulator.spec.yamlio import YamlMap, load_yaml_file, plain
@@ -339,34 +337,6 @@ def _build(checked: dict, raw: Mapping, ctx: Context, source: str) -> Scenario |
         source_file=source,
         document=plain(raw),
     )
-
-
-def _zoo_model(
-    name: str, spec: dict, raw: Mapping, loc: Loc, ctx: Context, platform: Platform
-) -> ModelGraph:
-    return build_zoo_model(spec["zoo"], spec["dtype"], **spec["options"])
-
-
-def _onnx_model(
-    name: str, spec: dict, raw: Mapping, loc: Loc, ctx: Context, platform: Platform
-) -> ModelGraph | None:
-    from simulator.graph.onnx_import import load_onnx  # onnx is a heavy import
-
-    try:
-        return load_onnx(
-            spec["onnx"], batch=spec["batch"], fuse=spec["fuse"], dtype=spec["dtype"], name=name
-        )
-    except ModelError as exc:
-        ctx.problem(loc.child(raw, "onnx"), f"{spec['onnx']}: {exc.message}")
-        return None
-
-
-#: Model builders by source (see ``MODEL_SOURCES`` in :mod:`simulator.spec.modeldefs`):
-#: ``(name, checked spec, raw spec, loc, ctx, platform) -> ModelGraph or None`` (None
-#: after reporting a problem).
-MODEL_BUILDERS: Mapping[str, Callable[..., ModelGraph | None]] = MappingProxyType(
-    {"zoo": _zoo_model, "inline": build_inline_model, "onnx": _onnx_model}
-)
 
 
 def _dvfs_fields(unit: dict) -> dict:
