@@ -111,11 +111,12 @@ def _read(source: Source, label: str) -> onnx.ModelProto:
         model.CopyFrom(source)
     else:
         try:
-            data = source if isinstance(source, bytes) else Path(source).read_bytes()
+            if isinstance(source, bytes):
+                model = onnx.load_model_from_string(source)
+            else:  # onnx.load also reads weights stored as external data beside the file
+                model = onnx.load(str(Path(source)))
         except OSError as exc:
             raise ModelError(f"cannot read the file: {exc.strerror or exc}", label) from None
-        try:
-            model = onnx.load_model_from_string(data)
         except Exception as exc:  # protobuf's DecodeError and friends
             raise ModelError(f"not an ONNX model (protobuf: {exc})", label) from None
     if not model.HasField("graph") or not model.graph.node:

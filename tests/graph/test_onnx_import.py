@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 from onnx import TensorProto, helper
 from onnx_util import const, model, node, weight
 
@@ -324,3 +326,85 @@ def test_source_model_is_not_modified():
     before = m.SerializeToString()
     load_onnx(m, batch=3)
     assert m.SerializeToString() == before
+
+
+def test_external_data_is_read_beside_the_file(tmp_path):
+    import onnx
+
+    m = model(
+        [node("Gemm", ["x", "w"], "y", transB=1)], {"x": [1, 64]}, ["y"], [weight("w", (32, 64))]
+    )
+    path = tmp_path / "ext.onnx"
+    onnx.save_model(m, str(path), save_as_external_data=True, location="ext.bin", size_threshold=0)
+    assert (tmp_path / "ext.bin").stat().st_size == 32 * 64 * 4
+    assert load_onnx(path).op("y").params == 32 * 64
+    (tmp_path / "ext.bin").unlink()
+    with pytest.raises(ModelError, match=r"ext\.onnx"):
+        load_onnx(path)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    c_in_per_group=st.integers(1, 4),
+    groups=st.integers(1, 4),
+    out_per_group=st.integers(1, 3),
+    kernel=st.integers(1, 4),
+    stride=st.integers(1, 3),
+    padding=st.integers(0, 2),
+    size=st.integers(4, 12),
+)
+def test_conv_agrees_with_the_zoo_builder(
+    c_in_per_group, groups, out_per_group, kernel, stride, padding, size
+):
+    """Any conv imported from ONNX costs what GraphBuilder.conv says (MACs, params, kind)."""
+    from simulator.graph.layers import GraphBuilder
+
+    c_in, c_out = c_in_per_group * groups, out_per_group * groups
+    assume(size + 2 * padding >= kernel)
+    m = model(
+        [
+            node(
+                "Conv",
+                ["x", "w", "b"],
+                "y",
+                group=groups,
+                strides=[stride, stride],
+                pads=[padding] * 4,
+            )
+        ],
+        {"x": [1, c_in, size, size]},
+        ["y"],
+        [weight("w", (c_out, c_in_per_group, kernel, kernel)), weight("b", (c_out,))],
+    )
+    imported = load_onnx(m).op("y")
+    b = GraphBuilder()
+    b.conv(b.input((c_in, size, size)), c_out, kernel, stride, padding, groups, name="y")
+    ref = b.build().op("y")
+    assert (imported.kind, imported.macs, imported.flops, imported.params) == (
+        ref.kind,
+        ref.macs,
+        ref.flops,
+        ref.params,
+    )
+    assert (imported.input_elems, imported.output_elems) == (ref.input_elems, ref.output_elems)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    rows=st.integers(1, 5),
+    inner=st.integers(1, 9),
+    cols=st.integers(1, 9),
+    trans_a=st.booleans(),
+    trans_b=st.booleans(),
+)
+def test_gemm_macs_for_any_transposition(rows, inner, cols, trans_a, trans_b):
+    a_shape = [inner, rows] if trans_a else [rows, inner]
+    b_shape = (cols, inner) if trans_b else (inner, cols)
+    m = model(
+        [node("Gemm", ["a", "b"], "y", transA=int(trans_a), transB=int(trans_b))],
+        {"a": a_shape},
+        ["y"],
+        [weight("b", b_shape)],
+    )
+    op = load_onnx(m).op("y")
+    assert (op.macs, op.output_elems, op.params) == (rows * inner * cols, rows * cols, inner * cols)
