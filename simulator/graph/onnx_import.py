@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import networkx as nx
 import onnx
 
 from simulator.errors import ModelError
@@ -132,34 +133,27 @@ def _check_wiring(graph: onnx.GraphProto, label: str) -> None:
     shape, which onnxruntime (and this importer) accept.
     """
     known = {v.name for v in graph.input} | {t.name for t in graph.initializer} | {""}
-    later = {o: n for n in graph.node for o in n.output}
+    produced = {o for n in graph.node for o in n.output}
     for node in graph.node:
+        reader = node.name or node.op_type
         for tensor in node.input:
             if tensor in known:
                 continue
-            if tensor not in later:
-                raise ModelError(
-                    f"node '{node.name or node.op_type}' reads '{tensor}', which "
-                    "no node, graph input or initializer provides",
-                    label,
+            if tensor not in produced:
+                message = (
+                    f"node '{reader}' reads '{tensor}', which no node, graph input or "
+                    "initializer provides"
                 )
-            cycle = _cycle(graph)
-            raise ModelError(
-                (
-                    f"the graph has a cycle: {cycle}"
-                    if cycle
-                    else f"node '{node.name}' "
-                    f"reads '{tensor}' before it is produced (nodes must be sorted)"
-                ),
-                label,
-            )
+            elif cycle := _cycle(graph):
+                message = f"the graph has a cycle: {cycle}"
+            else:
+                message = f"node '{reader}' reads '{tensor}' before it is produced (unsorted)"
+            raise ModelError(message, label)
         known.update(node.output)
 
 
 def _cycle(graph: onnx.GraphProto) -> str:
     """A cycle through the graph's nodes as ``a -> b -> a``, or '' when acyclic."""
-    import networkx as nx
-
     g = nx.DiGraph()
     producers = {o: n.name or n.op_type for n in graph.node for o in n.output}
     for node in graph.node:

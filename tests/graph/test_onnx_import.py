@@ -408,3 +408,9 @@ def test_gemm_macs_for_any_transposition(rows, inner, cols, trans_a, trans_b):
     )
     op = load_onnx(m).op("y")
     assert (op.macs, op.output_elems, op.params) == (rows * inner * cols, rows * cols, inner * cols)
+
+
+def test_unsorted_acyclic_graph_is_an_error():
+    m = model([node("Relu", ["a"], "b"), node("Relu", ["x"], "a")], {"x": [1, 3]}, ["b"])
+    with pytest.raises(ModelError, match="reads 'a' before it is produced"):
+        load_onnx(m)
