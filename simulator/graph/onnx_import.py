@@ -10,7 +10,7 @@ nodes are not ops. Edges carry the bytes of the tensors between ops. See docs/on
 from __future__ import annotations
 
 import difflib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -246,7 +246,7 @@ def _build(
     dtype: str,
     label: str,
 ) -> ModelGraph:
-    costs = [_cost(v, label) for v in views]
+    costs = {m: _cost(views[m], label) for g in plan.groups for m in (g.anchor, *g.fused)}
     group_of = {m: k for k, g in enumerate(plan.groups) for m in g.members}
     producer = {o.name: i for i, v in enumerate(views) for o in v.outputs if o.name}
     consumed: dict[str, set[int]] = {}
@@ -288,7 +288,7 @@ def _group_inputs(views: Sequence[NodeView], group: Group, plan: Plan) -> list[T
 
 def _group_op(
     views: Sequence[NodeView],
-    costs: Sequence[OpCost],
+    costs: Mapping[int, OpCost],
     group: Group,
     reads: Sequence[TensorView],
     consumed: dict[str, set[int]],

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
@@ -96,8 +96,6 @@ class OpCost:
     flops: float = 0.0
     macs: float = 0.0
     params: int = 0
-    #: Input indices whose tensors are weights (excluded from activation bytes).
-    weight_inputs: tuple[int, ...] = field(default=(), compare=False)
 
 
 Handler = Callable[[NodeView], OpCost]
@@ -163,7 +161,7 @@ def _conv_cost(node: NodeView, x: int, w: int, b: int | None) -> OpCost:
     weights = (w,) if b is None else (w, b)
     params = _consts(node, weights)
     kind = "dwconv" if group == c_in and group > 1 else "conv"
-    return OpCost(kind, 2.0 * macs, macs, params, weights)
+    return OpCost(kind, 2.0 * macs, macs, params)
 
 
 def conv(node: NodeView) -> OpCost:
@@ -178,7 +176,7 @@ def fused_conv(node: NodeView) -> OpCost:
     sum_input = node.input(3)  # optional residual Z added before the activation
     if sum_input is not None:
         extra += node.out_elems * FLOPS_PER_ELEMENT["add"]
-    return OpCost(base.kind, base.flops + extra, base.macs, base.params, base.weight_inputs)
+    return OpCost(base.kind, base.flops + extra, base.macs, base.params)
 
 
 def qlinear_conv(node: NodeView) -> OpCost:
@@ -194,7 +192,7 @@ def conv_transpose(node: NodeView) -> OpCost:
     """
     w_shape = node.shape_of(1)
     macs = node.shape_of(0)[0] * math.prod(node.shape_of(0)[1:]) * math.prod(w_shape[1:])
-    return OpCost("conv", 2.0 * macs, macs, _consts(node, (1, 2)), (1, 2))
+    return OpCost("conv", 2.0 * macs, macs, _consts(node, (1, 2)))
 
 
 def _matmul_cost(node: NodeView, a: int, b: int, bias: int | None, scale: bool) -> OpCost:
@@ -206,7 +204,7 @@ def _matmul_cost(node: NodeView, a: int, b: int, bias: int | None, scale: bool) 
     weights = tuple(i for i in weights if node.input(i).is_const)  # type: ignore[union-attr]
     kind = "fc" if weights else "matmul"
     extra = node.out_elems * FLOPS_PER_ELEMENT["scale"] if scale else 0.0
-    return OpCost(kind, 2.0 * macs + extra, macs, _consts(node, weights), weights)
+    return OpCost(kind, 2.0 * macs + extra, macs, _consts(node, weights))
 
 
 def gemm(node: NodeView) -> OpCost:
@@ -218,7 +216,7 @@ def fused_gemm(node: NodeView) -> OpCost:
     """com.microsoft FusedGemm: Gemm plus its activation."""
     base = gemm(node)
     extra = node.out_elems * ACTIVATION_FLOPS.get(node.attr("activation", "Relu"), 1.0)
-    return OpCost(base.kind, base.flops + extra, base.macs, base.params, base.weight_inputs)
+    return OpCost(base.kind, base.flops + extra, base.macs, base.params)
 
 
 def matmul(node: NodeView) -> OpCost:
@@ -246,7 +244,7 @@ def activation(node: NodeView) -> OpCost:
     """Activations: :data:`ACTIVATION_FLOPS` per output element (PRelu's slope is a param)."""
     per = ACTIVATION_FLOPS[node.op_type]
     params = _consts(node, (1,)) if node.op_type == "PRelu" else 0
-    return OpCost("activation", node.out_elems * per, 0.0, params, (1,) if params else ())
+    return OpCost("activation", node.out_elems * per, 0.0, params)
 
 
 def elementwise(node: NodeView) -> OpCost:
@@ -255,26 +253,26 @@ def elementwise(node: NodeView) -> OpCost:
     present = [i for i in range(len(node.inputs)) if node.input(i) is not None]
     per = max(len(present) - 1, 1) * FLOPS_PER_ELEMENT["add"]
     consts = tuple(i for i in present if node.inputs[i].is_const)
-    return OpCost("elementwise", node.out_elems * per, 0.0, _consts(node, consts), consts)
+    return OpCost("elementwise", node.out_elems * per, 0.0, _consts(node, consts))
 
 
 def qlinear_binary(node: NodeView) -> OpCost:
     """QLinearAdd / QLinearMul: (a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp)."""
     consts = tuple(i for i in (0, 3) if node.inputs[i].is_const)
-    return OpCost("elementwise", float(node.out_elems), 0.0, _consts(node, consts), consts)
+    return OpCost("elementwise", float(node.out_elems), 0.0, _consts(node, consts))
 
 
 def quantize(node: NodeView) -> OpCost:
     """(De)QuantizeLinear: a scale and a zero-point shift per element; a constant input
     (a quantized weight kept for a QDQ pair) is a param."""
     consts = (0,) if node.inputs[0].is_const else ()
-    return OpCost("elementwise", 2.0 * node.out_elems, 0.0, _consts(node, consts), consts)
+    return OpCost("elementwise", 2.0 * node.out_elems, 0.0, _consts(node, consts))
 
 
 def _norm(per_elem: str, params_from: tuple[int, ...]) -> Handler:
     def handler(node: NodeView) -> OpCost:
         per = FLOPS_PER_ELEMENT[per_elem]
-        return OpCost("norm", node.out_elems * per, 0.0, _consts(node, params_from), (1, 2, 3, 4))
+        return OpCost("norm", node.out_elems * per, 0.0, _consts(node, params_from))
 
     handler.__doc__ = f"Normalisation: {FLOPS_PER_ELEMENT[per_elem]:g} FLOPs per element."
     return handler
@@ -311,8 +309,7 @@ def concat(node: NodeView) -> OpCost:
 def reshape(node: NodeView) -> OpCost:
     """Views and copies (Reshape, Transpose, Shape, Gather on shapes, ...): zero FLOPs.
     Their constant inputs (target shapes, indices) are not params."""
-    consts = tuple(i for i, t in enumerate(node.inputs) if t.is_const)
-    return OpCost("reshape", weight_inputs=consts)
+    return OpCost("reshape")
 
 
 def gather(node: NodeView) -> OpCost:
@@ -320,15 +317,14 @@ def gather(node: NodeView) -> OpCost:
     otherwise it is data movement."""
     table = node.input(0)
     if table is not None and table.is_const and len(table.shape or ()) >= 2:
-        return OpCost("embedding", 0.0, 0.0, table.elems, (0,))
+        return OpCost("embedding", 0.0, 0.0, table.elems)
     return reshape(node)
 
 
 def resize(node: NodeView) -> OpCost:
     """Resize / Upsample: one FLOP per output element (nearest costs less, linear more:
-    a documented conservative middle)."""
-    consts = tuple(i for i, t in enumerate(node.inputs) if t.is_const)
-    return OpCost("elementwise", float(node.out_elems), weight_inputs=consts)
+    a documented middle); the scales / sizes inputs are not params."""
+    return OpCost("elementwise", float(node.out_elems))
 
 
 def _table() -> dict[str, Handler]:
