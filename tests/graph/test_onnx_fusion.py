@@ -184,8 +184,10 @@ def test_ort_optimized_model_ops_are_the_profiled_nodes(tmp_path):
     assert load_onnx(optimized, fuse="none").total_macs == load_onnx(m).total_macs
 
 
-def test_quantized_model_after_ort(tmp_path):
-    """A statically quantized (QOperator) model: QLinearConv, QLinearAdd, QGemm, ..."""
+@pytest.mark.parametrize("quant_format", ["QOperator", "QDQ"])
+def test_quantized_model_after_ort(quant_format, tmp_path):
+    """A statically quantized model: QLinearConv, QLinearAdd, QGemm, QLinearGlobalAveragePool
+    (QDQ), QuantizeLinear / DequantizeLinear, as onnxruntime's optimizer leaves them."""
     quantization = pytest.importorskip("onnxruntime.quantization")
     m = make_models_module().small_cnn()
     m.graph.input[0].type.tensor_type.shape.dim[0].dim_value = 1
@@ -205,7 +207,7 @@ def test_quantized_model_after_ort(tmp_path):
         str(tmp_path / "float.onnx"),
         str(tmp_path / "int8.onnx"),
         Reader(),
-        quant_format=quantization.QuantFormat.QOperator,
+        quant_format=getattr(quantization.QuantFormat, quant_format),
     )
     from onnx import load
 

@@ -414,3 +414,18 @@ def test_unsorted_acyclic_graph_is_an_error():
     m = model([node("Relu", ["a"], "b"), node("Relu", ["x"], "a")], {"x": [1, 3]}, ["b"])
     with pytest.raises(ModelError, match="reads 'a' before it is produced"):
         load_onnx(m)
+
+
+def test_several_tensors_between_two_ops_make_one_edge():
+    m = model(
+        [
+            helper.make_node("Split", ["x"], ["a", "b"], name="split", axis=1, num_outputs=2),
+            node("Concat", ["b", "a"], "cat", axis=1),
+        ],
+        {"x": [1, 6, 2]},
+        ["cat"],
+        opset=18,
+    )
+    g = load_onnx(m)
+    assert [(e.src, e.dst, e.bytes) for e in g.edges()] == [("split", "cat", 12 * 4)]
+    assert (g.op("split").output_elems, g.op("cat").input_elems) == (12, 12)
