@@ -244,6 +244,18 @@ def _transposed(state: _State, tensor: str, consumer: int) -> int | None:
     return p if rank >= 2 and perm == swap else None
 
 
+def ort_anchor(ort_name: str) -> str:
+    """The anchor (op name under ``fuse="ort"``) of a node onnxruntime's optimizer made.
+
+    onnxruntime calls a FusedGemm ``fused <gemm>``, a Gemm made from MatMul + Add
+    ``<matmul>/MatMulAddFusion`` and a FusedMatMul
+    ``<matmul>/MatmulTransposeFusion//MatMulScaleFusion/``; a FusedConv keeps the conv's
+    name. Joins profiled node times of an optimized model with the ops of
+    ``load_onnx(original, fuse="ort")``.
+    """
+    return ort_name.removeprefix("fused ").split("/")[0]
+
+
 #: Fusion rule per anchor op type: ``(node index, state) -> Group``.
 ANCHOR_RULES: Mapping[str, Callable[[int, _State], Group]] = MappingProxyType(
     {"Conv": _conv, "Gemm": _gemm, "MatMul": _matmul}
