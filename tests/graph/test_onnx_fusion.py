@@ -171,6 +171,23 @@ def test_shape_subgraph_folds_and_identity_is_removed(tmp_path):
     assert load_onnx(m, fuse="none").order[:2] == ("ident", "shape")
 
 
+def test_fusion_sees_through_removed_identity(tmp_path):
+    m = model(
+        [
+            node("Conv", ["x", "w"], "conv"),
+            node("Identity", ["conv"], "ident"),
+            node("BatchNormalization", ["ident", "s", "b", "m", "v"], "bn"),
+            node("Dropout", ["bn"], "drop"),
+            node("Relu", ["drop"], "y"),
+        ],
+        {"x": [1, 3, 4, 4]},
+        ["y"],
+        [weight("w", (2, 3, 1, 1)), *(weight(n, (2,)) for n in "sbm"), const("v", [1.0, 2.0])],
+    )
+    ours = assert_same_grouping(m, tmp_path)
+    assert ours.order == ("conv",)
+
+
 def test_ort_optimized_model_ops_are_the_profiled_nodes(tmp_path):
     """load_onnx(optimized, fuse='none') has one op per node ORT times, by node name."""
     m = make_models_module().small_cnn()
