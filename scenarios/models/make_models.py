@@ -228,8 +228,26 @@ def tiny_mlp(features: int = 64, hidden: int = 128, classes: int = 10) -> onnx.M
     return model
 
 
+def small_cnn_fp16() -> onnx.ModelProto:
+    """:func:`small_cnn` with float16 weights and activations."""
+    model = small_cnn()
+    graph = model.graph
+    for index, tensor in enumerate(graph.initializer):
+        half = numpy_helper.to_array(tensor).astype(np.float16)
+        graph.initializer[index].CopyFrom(numpy_helper.from_array(half, tensor.name))
+    for value in (*graph.input, *graph.output):
+        value.type.tensor_type.elem_type = TensorProto.FLOAT16
+    graph.name = "small_cnn_fp16"
+    onnx.checker.check_model(model)
+    return model
+
+
 #: The files this script writes, by name.
-SHIPPED = {"small_cnn.onnx": small_cnn, "tiny_mlp.onnx": tiny_mlp}
+SHIPPED = {
+    "small_cnn.onnx": small_cnn,
+    "small_cnn_fp16.onnx": small_cnn_fp16,
+    "tiny_mlp.onnx": tiny_mlp,
+}
 
 
 def main(directory: Path = HERE) -> list[Path]:

@@ -77,3 +77,12 @@ def test_shipped_models_are_small_and_load():
         assert path.stat().st_size < 300_000
         graph = load_onnx(path)
         assert graph.total_macs > 0 and graph.name == path.stem
+
+
+def test_fp16_model_defaults_to_fp16_with_half_the_bytes():
+    fp32 = load_onnx(MODELS_DIR / "small_cnn.onnx")
+    fp16 = load_onnx(MODELS_DIR / "small_cnn_fp16.onnx")
+    assert {op.dtype for op in fp16} == {"fp16"}
+    assert fp16.order == fp32.order and fp16.total_flops == fp32.total_flops
+    assert fp16.weight_bytes * 2 == fp32.weight_bytes
+    assert [e.bytes * 2 for e in fp16.edges()] == [e.bytes for e in fp32.edges()]
