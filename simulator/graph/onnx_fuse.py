@@ -2,8 +2,8 @@
 
 ``fuse="none"`` keeps one op per node. ``fuse="ort"`` groups nodes the way
 onnxruntime's graph optimizer does at ``ORT_ENABLE_EXTENDED`` on the CPU execution
-provider (checked against the optimized model onnxruntime 1.23+ writes, see
-``tests/graph/test_onnx_fusion.py``):
+provider (checked against the optimized model the installed onnxruntime, 1.32 when
+written, saves; see ``tests/graph/test_onnx_fusion.py``):
 
 - constant folding: a node whose inputs are all constant (or a ``Shape`` of a tensor
   of static shape) is computed at load and is no op;
