@@ -117,15 +117,15 @@ def plan_ort(nodes: Sequence[NodeView], graph_outputs: frozenset[str]) -> Plan:
         elif node.op_type in ELIMINATED and not writes_output and inputs:
             dropped.add(i)
             aliases[node.outputs[0].name] = inputs[0]
+    _drop_relu_before_clip(nodes, dropped, aliases, graph_outputs)
+    for name in aliases:  # a removed node may have read another removed node's output
+        while aliases[name] in aliases:
+            aliases[name] = aliases[aliases[name]]
     nodes = [_through(node, aliases) for node in nodes]  # rules see removed nodes bypassed
-    state = _State(nodes, graph_outputs, {}, {}, constants, set())
+    state = _State(nodes, graph_outputs, _consumers(nodes, dropped), {}, constants, set())
     for i, node in enumerate(nodes):
-        if i in dropped:
-            continue
-        for t in node.inputs:
-            if t.name:
-                state.consumers.setdefault(t.name, []).append(i)
-        state.producer.update((o.name, i) for o in node.outputs if o.name)
+        if i not in dropped:
+            state.producer.update((o.name, i) for o in node.outputs if o.name)
     anchored: dict[int, Group] = {}
     for i, node in enumerate(nodes):
         rule = ANCHOR_RULES.get(node.op_type)
@@ -140,6 +140,40 @@ def plan_ort(nodes: Sequence[NodeView], graph_outputs: frozenset[str]) -> Plan:
         if i not in dropped and (i in anchored or i not in state.claimed)
     ]
     return Plan(tuple(groups), MappingProxyType(aliases), frozenset(constants))
+
+
+def _consumers(nodes: Sequence[NodeView], dropped: set[int]) -> dict[str, list[int]]:
+    """Tensor -> the nodes reading it (once per use), removed nodes left out."""
+    consumers: dict[str, list[int]] = {}
+    for i, node in enumerate(nodes):
+        if i not in dropped:
+            for t in node.inputs:
+                if t.name:
+                    consumers.setdefault(t.name, []).append(i)
+    return consumers
+
+
+def _drop_relu_before_clip(
+    nodes: Sequence[NodeView],
+    dropped: set[int],
+    aliases: dict[str, str],
+    graph_outputs: frozenset[str],
+) -> None:
+    """Relu -> Clip: onnxruntime removes the Relu (ReluClipFusion raises Clip's min to 0)."""
+    consumers = _consumers([_through(n, aliases) for n in nodes], dropped)
+    for i, node in enumerate(nodes):
+        out = node.outputs[0].name if node.outputs else ""
+        users = consumers.get(out, [])
+        if (
+            node.op_type == "Relu"
+            and i not in dropped
+            and out not in graph_outputs
+            and len(users) == 1
+            and nodes[users[0]].op_type == "Clip"
+            and all(t.is_const for t in nodes[users[0]].inputs[1:2] if t.name)  # min known
+        ):
+            dropped.add(i)
+            aliases[out] = aliases.get(node.inputs[0].name, node.inputs[0].name)
 
 
 def _through(node: NodeView, aliases: Mapping[str, str]) -> NodeView:

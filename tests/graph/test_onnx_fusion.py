@@ -13,6 +13,8 @@ import json
 import numpy as np
 import onnx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from onnx import numpy_helper
 from onnx_util import const, make_models_module, model, node, weight
 
@@ -251,3 +253,61 @@ def test_quantized_model_after_ort(quant_format, tmp_path):
         t.name: numpy_helper.to_array(t) for t in onnx.load(str(optimized)).graph.initializer
     }
     assert any(w.dtype == np.int8 for w in weights.values())
+
+
+LAYERS = ("conv", "dwconv", "bn", "act", "residual", "identity", "scale", "shift", "pool")
+ACTS = ("Relu", "Clip", "Sigmoid", "LeakyRelu", "HardSigmoid", "Tanh", "Elu")
+
+
+def random_cnn(draw_layers, acts, head_act, matmul_head) -> onnx.ModelProto:
+    """A 4-channel 6x6 CNN from a layer list; every tensor keeps its shape so residual
+    adds can reach back to any earlier tensor (which then has two consumers)."""
+    c = 4
+    nodes, inits, tensors = [], [const("lo", 0.0), const("hi", 6.0)], ["x"]
+    for i, (layer, pick) in enumerate(draw_layers):
+        x, y = tensors[-1], f"t{i}"
+        if layer in ("conv", "dwconv"):
+            group = c if layer == "dwconv" else 1
+            inits.append(weight(f"w{i}", (c, c // group, 3, 3), seed=i))
+            bias = [f"b{i}"] if pick % 2 else []
+            inits += [weight(b, (c,), seed=i) for b in bias]
+            nodes.append(node("Conv", [x, f"w{i}", *bias], y, pads=[1] * 4, group=group))
+        elif layer == "bn":
+            inits += [weight(f"bn{i}_{p}", (c,), seed=i) for p in "sbm"]
+            inits.append(const(f"bn{i}_v", [1.0] * c))
+            nodes.append(node("BatchNormalization", [x, *(f"bn{i}_{p}" for p in "sbmv")], y))
+        elif layer == "act":
+            act = acts[pick % len(acts)]
+            extra = ["lo", "hi"] if act == "Clip" else []
+            nodes.append(node(act, [x, *extra], y))
+        elif layer == "residual":
+            nodes.append(node("Add", [x, tensors[pick % len(tensors)]], y))
+        elif layer == "identity":
+            nodes.append(node("Identity" if pick % 2 else "Dropout", [x], y))
+        elif layer in ("scale", "shift"):
+            inits.append(weight(f"k{i}", (c, 1, 1), seed=i))
+            nodes.append(node("Mul" if layer == "scale" else "Add", [x, f"k{i}"], y))
+        else:
+            nodes.append(node("MaxPool", [x], y, kernel_shape=[3, 3], pads=[1] * 4))
+        tensors.append(y)
+    nodes += [node("GlobalAveragePool", [tensors[-1]], "gap"), node("Flatten", ["gap"], "flat")]
+    if matmul_head:
+        inits += [weight("fc_w", (c, 3)), weight("fc_b", (3,))]
+        nodes += [node("MatMul", ["flat", "fc_w"], "fc"), node("Add", ["fc", "fc_b"], "fc_out")]
+    else:
+        inits.append(weight("fc_w", (3, c)))
+        nodes.append(node("Gemm", ["flat", "fc_w"], "fc_out", transB=1))
+    nodes.append(node(head_act, ["fc_out", *(["lo", "hi"] if head_act == "Clip" else [])], "y"))
+    return model(nodes, {"x": ["N", c, 6, 6]}, ["y"], inits)
+
+
+@settings(max_examples=40, deadline=None)  # 1000 passed when written
+@given(
+    layers=st.lists(st.tuples(st.sampled_from(LAYERS), st.integers(0, 20)), min_size=1, max_size=8),
+    head_act=st.sampled_from([*ACTS, "Softmax"]),
+    matmul_head=st.booleans(),
+)
+def test_random_cnn_grouping_matches_ort(layers, head_act, matmul_head, tmp_path_factory):
+    """Random conv / bn / activation / residual / identity chains group as ORT groups them."""
+    m = random_cnn(layers, ACTS, head_act, matmul_head)
+    assert_same_grouping(m, tmp_path_factory.mktemp("ort"))
