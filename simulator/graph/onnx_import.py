@@ -246,6 +246,7 @@ def _build(
     dtype: str,
     label: str,
 ) -> ModelGraph:
+    views = plan.views or views
     costs = {m: _cost(views[m], label) for g in plan.groups for m in (g.anchor, *g.fused)}
     group_of = {m: k for k, g in enumerate(plan.groups) for m in g.members}
     producer = {o.name: i for i, v in enumerate(views) for o in v.outputs if o.name}
@@ -308,7 +309,7 @@ def _group_op(
     return Op(
         name=views[group.anchor].name,
         kind=anchor.kind,
-        flops=float(sum(costs[m].flops for m in computing)),
+        flops=float(sum(costs[m].flops for m in computing) + group.extra_flops),
         macs=float(sum(costs[m].macs for m in computing)),
         params=int(anchor.params + group.extra_params),  # fused nodes hold no weights
         input_elems=sum(t.elems for t in reads),

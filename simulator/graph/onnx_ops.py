@@ -111,15 +111,16 @@ def conv_transpose(node: NodeView) -> OpCost:
 
 
 def _matmul_cost(node: NodeView, a: int, b: int, bias: int | None, scale: bool) -> OpCost:
-    """Matrix product: MACs = output elements x K; ``fc`` when an operand is constant."""
+    """Matrix product: MACs = output elements x K; ``fc`` when a factor is constant (a
+    weight), ``matmul`` when both are activations; constant factors and bias are params."""
     a_shape = node.shape_of(a)
     k = a_shape[-2] if node.attr("transA", 0) else a_shape[-1]
     macs = node.out_elems * k
-    weights = tuple(i for i in (a, b, bias) if i is not None and node.input(i) is not None)
-    weights = tuple(i for i in weights if node.input(i).is_const)  # type: ignore[union-attr]
-    kind = "fc" if weights else "matmul"
+    factors = [node.input(i) for i in (a, b)]
+    kind = "fc" if any(t is not None and t.is_const for t in factors) else "matmul"
     extra = node.out_elems * FLOPS_PER_ELEMENT["scale"] if scale else 0.0
-    return OpCost(kind, 2.0 * macs + extra, macs, const_elems(node, weights))
+    params = const_elems(node, (a, b) if bias is None else (a, b, bias))
+    return OpCost(kind, 2.0 * macs + extra, macs, params)
 
 
 def gemm(node: NodeView) -> OpCost:

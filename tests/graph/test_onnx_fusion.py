@@ -13,7 +13,7 @@ import json
 import numpy as np
 import onnx
 import pytest
-from hypothesis import given, settings
+from hypothesis import given, reject, settings
 from hypothesis import strategies as st
 from onnx import numpy_helper
 from onnx_util import const, make_models_module, model, node, weight
@@ -50,15 +50,21 @@ def run_ort(m, tmp_path, profile: bool = False):
     return tmp_path / "optimized.onnx", names
 
 
-def assert_same_grouping(m, tmp_path):
+def assert_same_grouping(m, tmp_path, exact_reads: bool = True):
     optimized, _ = run_ort(m, tmp_path)
     ours = load_onnx(m, fuse="ort")
     theirs = load_onnx(optimized, fuse="none")
-    assert [ort_anchor(n) for n in theirs.order] == list(ours.order)
-    for op, ref in zip(ours, theirs, strict=True):
+    by_anchor = {ort_anchor(n): theirs.op(n) for n in theirs.order}
+    assert sorted(by_anchor) == sorted(ours.order)  # onnxruntime may order them otherwise
+    for op in ours:
+        ref = by_anchor[op.name]
         assert (op.kind, op.macs, op.params) == (ref.kind, ref.macs, ref.params), op.name
         assert op.flops == pytest.approx(ref.flops), op.name
-        assert (op.input_elems, op.output_elems) == (ref.input_elems, ref.output_elems)
+        assert op.output_elems == ref.output_elems, op.name
+        if exact_reads:
+            assert op.input_elems == ref.input_elems, op.name
+        else:  # a fused scaling feeding both operands: ORT's kernel reads its input twice
+            assert op.input_elems in (ref.input_elems, ref.input_elems / 2), op.name
     return ours
 
 
@@ -301,7 +307,7 @@ def random_cnn(draw_layers, acts, head_act, matmul_head) -> onnx.ModelProto:
     return model(nodes, {"x": ["N", c, 6, 6]}, ["y"], inits)
 
 
-@settings(max_examples=40, deadline=None)  # 1000 passed when written
+@settings(max_examples=40, deadline=None)  # 5 x 1000 passed when written
 @given(
     layers=st.lists(st.tuples(st.sampled_from(LAYERS), st.integers(0, 20)), min_size=1, max_size=8),
     head_act=st.sampled_from([*ACTS, "Softmax"]),
@@ -311,3 +317,57 @@ def test_random_cnn_grouping_matches_ort(layers, head_act, matmul_head, tmp_path
     """Random conv / bn / activation / residual / identity chains group as ORT groups them."""
     m = random_cnn(layers, ACTS, head_act, matmul_head)
     assert_same_grouping(m, tmp_path_factory.mktemp("ort"))
+
+
+MATRIX_LAYERS = ("linear", "bias", "act", "matmul", "transpose", "scale", "residual", "softmax")
+
+
+def random_mlp(layers) -> onnx.ModelProto:
+    """2-D (4 x 4) tensors through MatMuls (constant or activation operands), bias adds,
+    transposes, scalar scalings, activations, residual adds and softmaxes."""
+    n = 4
+    nodes, inits, tensors = [], [const("lo", 0.0), const("hi", 6.0)], ["x"]
+    for i, (layer, pick) in enumerate(layers):
+        x, y = tensors[-1], f"t{i}"
+        other = tensors[pick % len(tensors)]
+        if layer == "linear":
+            inits.append(weight(f"w{i}", (n, n), seed=i))
+            nodes.append(node("MatMul", [x, f"w{i}"], y))
+        elif layer == "bias":
+            inits.append(weight(f"b{i}", (n,) if pick % 2 else (1, n), seed=i))
+            nodes.append(node("Add", [x, f"b{i}"] if pick % 3 else [f"b{i}", x], y))
+        elif layer == "act":
+            act = ACTS[pick % len(ACTS)]
+            nodes.append(node(act, [x, *(["lo", "hi"] if act == "Clip" else [])], y))
+        elif layer == "matmul":
+            nodes.append(node("MatMul", [x, other] if pick % 2 else [other, x], y))
+        elif layer == "transpose":  # only into a MatMul: ORT's transpose optimizer moves
+            # and cancels other Transposes, which the importer does not reproduce
+            nodes.append(node("Transpose", [x], f"{y}_t", perm=[1, 0]))
+            nodes.append(node("MatMul", [f"{y}_t", other] if pick % 2 else [other, f"{y}_t"], y))
+        elif layer == "scale":  # 0.5 and 3 never cancel: a fused alpha is never 1
+            inits.append(const(f"s{i}", 0.5 if pick % 2 else 3.0))
+            nodes.append(node("Mul" if pick % 2 else "Div", [x, f"s{i}"], y))
+        elif layer == "residual":
+            nodes.append(node("Add", [x, other], y))
+        else:
+            nodes.append(node("Softmax", [x], y, axis=-1))
+        tensors.append(y)
+    nodes.append(node("Identity", [tensors[-1]], "y"))
+    return model(nodes, {"x": [n, n]}, ["y"], inits)
+
+
+@settings(max_examples=40, deadline=None)  # 5 x 1000 passed when written
+@given(
+    layers=st.lists(
+        st.tuples(st.sampled_from(MATRIX_LAYERS), st.integers(0, 20)), min_size=1, max_size=8
+    )
+)
+def test_random_matrix_graph_grouping_matches_ort(layers, tmp_path_factory):
+    """MatMul + Add -> Gemm (+ activation), Transpose / scaling -> FusedMatMul, at random."""
+    m = random_mlp(layers)
+    try:
+        ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    except Exception:  # onnxruntime's own optimizer breaks some chains of scalings
+        reject()
+    assert_same_grouping(m, tmp_path_factory.mktemp("ort"), exact_reads=False)
