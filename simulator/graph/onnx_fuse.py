@@ -7,7 +7,8 @@ written, saves; see ``tests/graph/test_onnx_fusion.py``):
 
 - constant folding: a node whose inputs are all constant (or a ``Shape`` of a tensor
   of static shape) is computed at load and is no op;
-- ``Identity`` / ``Dropout`` are removed (unless they produce a graph output);
+- ``Identity`` / ``Dropout`` are removed (unless they produce a graph output), and
+  a ``Relu`` before a ``Clip`` (:mod:`simulator.graph.onnx_removals`);
 - Conv folds: ``Conv -> BatchNormalization``, ``Conv -> Add(constant per-channel)``,
   ``Conv -> Mul(constant per-channel)`` change the conv's weights and bias, so the
   folded nodes cost nothing at run time (a conv without bias gains one);
@@ -19,8 +20,10 @@ written, saves; see ``tests/graph/test_onnx_fusion.py``):
   input or the output by a constant scalar -> ``FusedMatMul``.
 
 Every fusion needs the intermediate tensor to have exactly one consumer and not be a
-graph output, as onnxruntime requires. A group is named after its anchor (the Conv,
-Gemm or MatMul) and has its kind; fused activations add their FLOPs.
+graph output, as onnxruntime requires (input scalings of a MatMul excepted, see
+:func:`simulator.graph.onnx_removals.drop_input_scales`). A group is named after its
+anchor (the Conv, Gemm or MatMul) and has its kind; fused activations add their FLOPs.
+docs/onnx.md lists the rules with onnxruntime's names for them.
 """
 
 from __future__ import annotations
