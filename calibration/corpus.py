@@ -66,12 +66,17 @@ class _Builder:
         b = self.weight((c_out,), scale=0.01)
         pad = k // 2
         return self.node(
-            "Conv", [x, w, b], kernel_shape=[k, k], strides=[stride, stride],
-            pads=[pad] * 4, group=group,
-        )  # fmt: skip
+            "Conv",
+            [x, w, b],
+            kernel_shape=[k, k],
+            strides=[stride, stride],
+            pads=[pad] * 4,
+            group=group,
+        )
 
-    def conv_bn_relu(self, x: str, c_in: int, c_out: int, k: int, stride: int = 1,
-                     group: int = 1) -> str:  # fmt: skip
+    def conv_bn_relu(
+        self, x: str, c_in: int, c_out: int, k: int, stride: int = 1, group: int = 1
+    ) -> str:
         y = self.conv(x, c_in, c_out, k, stride, group)
         scale, bias = self.const(np.ones(c_out)), self.weight((c_out,), 0.1)
         mean, var = self.weight((c_out,), 0.1), self.const(np.ones(c_out))

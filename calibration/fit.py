@@ -127,8 +127,9 @@ def make_unit(
 def row_op(row: Mapping, index: int) -> Op:
     """An :class:`Op` carrying a table row's kind, dtype, FLOPs and bytes."""
     elems = round(float(row["bytes"]) / DTYPE_BYTES[row["dtype"]])
-    return Op(f"op{index}", row["kind"], flops=float(row["flops"]), input_elems=elems,
-              dtype=row["dtype"])  # fmt: skip
+    return Op(
+        f"op{index}", row["kind"], flops=float(row["flops"]), input_elems=elems, dtype=row["dtype"]
+    )
 
 
 def _stats(predicted: np.ndarray, measured: np.ndarray) -> dict[str, float]:
@@ -185,14 +186,20 @@ def fit_kernels(op_rows: pd.DataFrame, rates: HostRates) -> tuple[dict, float, f
     from scipy.optimize import least_squares
 
     result = least_squares(
-        residuals, start, bounds=(lower, upper), loss="soft_l1", f_scale=LOSS_SCALE,
-        x_scale="jac", max_nfev=2000,
-    )  # fmt: skip
+        residuals,
+        start,
+        bounds=(lower, upper),
+        loss="soft_l1",
+        f_scale=LOSS_SCALE,
+        x_scale="jac",
+        max_nfev=2000,
+    )
     return unpack(result.x)
 
 
-def fit_overhead(model_rows: pd.DataFrame, kernel_sum_s: Mapping[str, float],
-                 op_count: Mapping[str, int]) -> float:  # fmt: skip
+def fit_overhead(
+    model_rows: pd.DataFrame, kernel_sum_s: Mapping[str, float], op_count: Mapping[str, int]
+) -> float:
     """Stage 2: per-op runtime overhead (s) so predicted end-to-end times match walls.
 
     Minimises the robust (``soft_l1``) relative error of
@@ -208,9 +215,12 @@ def fit_overhead(model_rows: pd.DataFrame, kernel_sum_s: Mapping[str, float],
     from scipy.optimize import least_squares
 
     result = least_squares(
-        lambda x: (base + count * x[0] * 1e-6) / wall - 1.0, [1.0],
-        bounds=([0.0], [DISPATCH_US_BOUNDS[1]]), loss="soft_l1", f_scale=LOSS_SCALE,
-    )  # fmt: skip
+        lambda x: (base + count * x[0] * 1e-6) / wall - 1.0,
+        [1.0],
+        bounds=([0.0], [DISPATCH_US_BOUNDS[1]]),
+        loss="soft_l1",
+        f_scale=LOSS_SCALE,
+    )
     return float(result.x[0]) * 1e-6
 
 

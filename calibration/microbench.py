@@ -77,9 +77,14 @@ def conv(c_in: int, c_out: int, hw: int, k: int, group: int = 1) -> Micro:
 
     def build():
         node = helper.make_node(
-            "Conv", ["x", "w"], ["y"], name=name, kernel_shape=[k, k], pads=[k // 2] * 4,
+            "Conv",
+            ["x", "w"],
+            ["y"],
+            name=name,
+            kernel_shape=[k, k],
+            pads=[k // 2] * 4,
             group=group,
-        )  # fmt: skip
+        )
         w = _tensor("w", (c_out, c_in // group, k, k), 2)
         return _model(name, node, [_input("x", (1, c_in, hw, hw))], [w])
 
@@ -117,8 +122,13 @@ def copy(elems: int) -> Micro:
 def suite(quick: bool = False) -> tuple[Micro, ...]:
     """The benchmarks; ``quick`` keeps one small one of each kind (for tests)."""
     if quick:
-        return (gemm(128, 128, 128), conv(16, 16, 16, 3), conv(32, 32, 16, 3, 32),
-                add(1 << 16), copy(1 << 16))  # fmt: skip
+        return (
+            gemm(128, 128, 128),
+            conv(16, 16, 16, 3),
+            conv(32, 32, 16, 3, 32),
+            add(1 << 16),
+            copy(1 << 16),
+        )
     return (
         gemm(256, 256, 256),
         gemm(512, 512, 512),

@@ -86,9 +86,14 @@ def session_options(threads: int, optimized_path: Path | None = None, profile_pr
 def feeds(session, seed: int = 0) -> dict[str, np.ndarray]:
     """Seeded random inputs for every session input (symbolic dims taken as 1)."""
     rng = np.random.default_rng(seed)
-    dtypes = {"tensor(float)": np.float32, "tensor(float16)": np.float16,
-              "tensor(int64)": np.int64, "tensor(int32)": np.int32,
-              "tensor(int8)": np.int8, "tensor(uint8)": np.uint8}  # fmt: skip
+    dtypes = {
+        "tensor(float)": np.float32,
+        "tensor(float16)": np.float16,
+        "tensor(int64)": np.int64,
+        "tensor(int32)": np.int32,
+        "tensor(int8)": np.int8,
+        "tensor(uint8)": np.uint8,
+    }
     out = {}
     for item in session.get_inputs():
         shape = [d if isinstance(d, int) and d > 0 else 1 for d in item.shape]

@@ -179,12 +179,17 @@ def read_table(path: Path) -> pd.DataFrame:
             check_kind(row["kind"], name, line)
         if row["dtype"] not in DTYPE_BYTES:
             raise MeasurementError(
-                name, f"dtype must be one of {tuple(DTYPE_BYTES)}, got {row['dtype']!r}", line,
+                name,
+                f"dtype must be one of {tuple(DTYPE_BYTES)}, got {row['dtype']!r}",
+                line,
                 "dtype",
-            )  # fmt: skip
-        for column in ("flops", "bytes", "iqr_s"):
+            )
+        for column in ("flops", "bytes"):
             check_number(row[column], name, line, column)
+        if str(row["iqr_s"]).strip().lower() not in ("", "nan"):  # empty: spread not measured
+            check_number(row["iqr_s"], name, line, "iqr_s")
         check_number(row["median_s"], name, line, "median_s", positive=True)
         for column in ("runs", "threads"):
             check_number(row[column], name, line, column, positive=True)
+    frame["iqr_s"] = pd.to_numeric(frame["iqr_s"], errors="coerce")  # empty: not measured
     return frame.astype({"flops": float, "bytes": float, "median_s": float, "iqr_s": float})
