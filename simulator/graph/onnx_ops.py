@@ -1,0 +1,484 @@
+"""Per-op-type cost rules for the ONNX importer: ``op_type -> handler``.
+
+A handler reads one ONNX node (its attributes and the shapes of its inputs and
+outputs, as a :class:`NodeView`) and returns its :class:`OpCost`: the socsim op kind,
+FLOPs, multiply-accumulates and learned parameters. The conventions are those of
+:mod:`simulator.graph.layers`, so an imported model and the same zoo model agree:
+
+- a multiply-add is 1 MAC and 2 FLOPs; conv / fc / matmul have ``flops = 2 * macs``
+  (bias adds are not counted);
+- ops without multiply-adds have ``macs = 0`` and a per-element FLOP count
+  (:data:`ACTIVATION_FLOPS`, :data:`simulator.graph.layers.FLOPS_PER_ELEMENT`);
+- params are the elements of the weight and bias initializers; BatchNormalization
+  counts ``2 * C`` (scale and bias; the running mean and variance are buffers, as in
+  torchvision's ``num_params``);
+- data movement (Reshape, Transpose, Gather on shapes, ...) costs zero FLOPs; its bytes
+  are still counted from the element counts.
+
+Some ops (the ``com.microsoft`` ones onnxruntime writes into an optimized model) are
+unknown to ONNX's shape inference; :data:`SHAPE_RULES` computes their output shapes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+from simulator.graph.layers import FLOPS_PER_ELEMENT
+
+Shape = tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class TensorView:
+    """One input or output of a node.
+
+    Attributes
+    ----------
+    name : str
+        ONNX tensor name ('' for an omitted optional input).
+    shape : tuple of int or None
+        Static shape including the batch dimension; ``None`` when unknown.
+    value : numpy.ndarray or None
+        The constant value for initializers and Constant outputs, else ``None``.
+    """
+
+    name: str
+    shape: Shape | None
+    value: Any = None
+
+    @property
+    def is_const(self) -> bool:
+        return self.value is not None
+
+    @property
+    def elems(self) -> int:
+        return math.prod(self.shape) if self.shape is not None else 0
+
+
+@dataclass(frozen=True)
+class NodeView:
+    """An ONNX node with resolved shapes, as the handlers see it."""
+
+    name: str
+    op_type: str
+    attrs: Mapping[str, Any]
+    inputs: tuple[TensorView, ...]
+    outputs: tuple[TensorView, ...]
+
+    def input(self, index: int) -> TensorView | None:
+        """Input ``index``, or ``None`` when it is omitted."""
+        if index < len(self.inputs) and self.inputs[index].name:
+            return self.inputs[index]
+        return None
+
+    def attr(self, key: str, default: Any = None) -> Any:
+        value = self.attrs.get(key, default)
+        return value.decode() if isinstance(value, bytes) else value
+
+    @property
+    def out_elems(self) -> int:
+        return self.outputs[0].elems
+
+
+@dataclass(frozen=True)
+class OpCost:
+    """What one node costs: socsim kind, FLOPs, MACs and learned parameters."""
+
+    kind: str
+    flops: float = 0.0
+    macs: float = 0.0
+    params: int = 0
+    #: Input indices whose tensors are weights (excluded from activation bytes).
+    weight_inputs: tuple[int, ...] = field(default=(), compare=False)
+
+
+Handler = Callable[[NodeView], OpCost]
+
+#: FLOPs per output element of activations (documented approximations; ReLU, ReLU6
+#: (Clip) and GELU follow :data:`simulator.graph.layers.FLOPS_PER_ELEMENT`).
+ACTIVATION_FLOPS: Mapping[str, float] = MappingProxyType(
+    {
+        "Relu": FLOPS_PER_ELEMENT["relu"],
+        "Clip": FLOPS_PER_ELEMENT["relu6"],  # min and max
+        "LeakyRelu": 2.0,  # compare, multiply
+        "PRelu": 2.0,
+        "Sigmoid": 4.0,  # negate, exp, add, divide
+        "HardSigmoid": 3.0,  # multiply-add, clip
+        "HardSwish": 4.0,  # hard sigmoid and a multiply
+        "Tanh": 5.0,
+        "Elu": 3.0,
+        "Selu": 4.0,
+        "Softplus": 3.0,
+        "Softsign": 3.0,
+        "Gelu": FLOPS_PER_ELEMENT["gelu"],
+        "FastGelu": FLOPS_PER_ELEMENT["gelu"],
+        "Erf": FLOPS_PER_ELEMENT["gelu"],
+        "Exp": 1.0,
+        "Log": 1.0,
+        "Sqrt": 1.0,
+        "Reciprocal": 1.0,
+        "Neg": 1.0,
+        "Abs": 1.0,
+        "Floor": 1.0,
+        "Ceil": 1.0,
+        "Round": 1.0,
+        "Sign": 1.0,
+        "Not": 1.0,
+        "Sin": 1.0,
+        "Cos": 1.0,
+        "QLinearSigmoid": 4.0,
+        "QLinearLeakyRelu": 2.0,
+    }
+)
+
+
+def _consts(node: NodeView, indices: Sequence[int]) -> int:
+    """Elements of the constant inputs among ``indices`` (learned parameters)."""
+    total = 0
+    for i in indices:
+        t = node.input(i)
+        if t is not None and t.is_const:
+            total += t.elems
+    return total
+
+
+def _shape(node: NodeView, index: int) -> Shape:
+    t = node.input(index)
+    if t is None or t.shape is None:
+        raise ValueError(f"input {index} has no known shape")
+    return t.shape
+
+
+# -- convolution and linear ---------------------------------------------------------
+def _conv_cost(node: NodeView, x: int, w: int, b: int | None) -> OpCost:
+    """Conv-like node with data input ``x``, weight ``w`` and optional bias ``b``.
+
+    MACs = ``N * C_out * prod(out_spatial) * (C_in / group) * prod(kernel)``.
+    """
+    w_shape = _shape(node, w)
+    c_in = _shape(node, x)[1]
+    group = int(node.attr("group", 1))
+    macs = node.out_elems * math.prod(w_shape[1:])
+    weights = (w,) if b is None else (w, b)
+    params = _consts(node, weights)
+    kind = "dwconv" if group == c_in and group > 1 else "conv"
+    return OpCost(kind, 2.0 * macs, macs, params, weights)
+
+
+def conv(node: NodeView) -> OpCost:
+    """Conv / ConvInteger: (X, W, B)."""
+    return _conv_cost(node, 0, 1, 2)
+
+
+def fused_conv(node: NodeView) -> OpCost:
+    """com.microsoft FusedConv: a Conv with its activation applied in the epilogue."""
+    base = conv(node)
+    extra = node.out_elems * ACTIVATION_FLOPS.get(node.attr("activation", "Relu"), 1.0)
+    sum_input = node.input(3)  # optional residual Z added before the activation
+    if sum_input is not None:
+        extra += node.out_elems * FLOPS_PER_ELEMENT["add"]
+    return OpCost(base.kind, base.flops + extra, base.macs, base.params, base.weight_inputs)
+
+
+def qlinear_conv(node: NodeView) -> OpCost:
+    """QLinearConv: (x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp, B)."""
+    return _conv_cost(node, 0, 3, 8)
+
+
+def conv_transpose(node: NodeView) -> OpCost:
+    """ConvTranspose: every input element is scattered through the kernel.
+
+    MACs = ``N * C_in * prod(in_spatial) * (C_out / group) * prod(kernel)``; W is
+    ``(C_in, C_out / group, k...)``.
+    """
+    w_shape = _shape(node, 1)
+    macs = _shape(node, 0)[0] * math.prod(_shape(node, 0)[1:]) * math.prod(w_shape[1:])
+    return OpCost("conv", 2.0 * macs, macs, _consts(node, (1, 2)), (1, 2))
+
+
+def _matmul_cost(node: NodeView, a: int, b: int, bias: int | None, scale: bool) -> OpCost:
+    """Matrix product: MACs = output elements x K; ``fc`` when an operand is constant."""
+    a_shape = _shape(node, a)
+    k = a_shape[-2] if node.attr("transA", 0) else a_shape[-1]
+    macs = node.out_elems * k
+    weights = tuple(i for i in (a, b, bias) if i is not None and node.input(i) is not None)
+    weights = tuple(i for i in weights if node.input(i).is_const)  # type: ignore[union-attr]
+    kind = "fc" if weights else "matmul"
+    extra = node.out_elems * FLOPS_PER_ELEMENT["scale"] if scale else 0.0
+    return OpCost(kind, 2.0 * macs + extra, macs, _consts(node, weights), weights)
+
+
+def gemm(node: NodeView) -> OpCost:
+    """Gemm: (A, B, C) with transA / transB."""
+    return _matmul_cost(node, 0, 1, 2, scale=False)
+
+
+def fused_gemm(node: NodeView) -> OpCost:
+    """com.microsoft FusedGemm: Gemm plus its activation."""
+    base = gemm(node)
+    extra = node.out_elems * ACTIVATION_FLOPS.get(node.attr("activation", "Relu"), 1.0)
+    return OpCost(base.kind, base.flops + extra, base.macs, base.params, base.weight_inputs)
+
+
+def matmul(node: NodeView) -> OpCost:
+    """MatMul / MatMulInteger: (A, B)."""
+    return _matmul_cost(node, 0, 1, None, scale=False)
+
+
+def fused_matmul(node: NodeView) -> OpCost:
+    """com.microsoft FusedMatMul: MatMul with transposes and a scalar ``alpha``."""
+    return _matmul_cost(node, 0, 1, None, scale=float(node.attr("alpha", 1.0)) != 1.0)
+
+
+def qlinear_matmul(node: NodeView) -> OpCost:
+    """QLinearMatMul: (a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp)."""
+    return _matmul_cost(node, 0, 3, None, scale=False)
+
+
+def qgemm(node: NodeView) -> OpCost:
+    """com.microsoft QGemm: (A, a_scale, a_zp, B, b_scale, b_zp, C, y_scale, y_zp)."""
+    return _matmul_cost(node, 0, 3, 6, scale=False)
+
+
+# -- per-element ---------------------------------------------------------------------
+def activation(node: NodeView) -> OpCost:
+    """Activations: :data:`ACTIVATION_FLOPS` per output element (PRelu's slope is a param)."""
+    per = ACTIVATION_FLOPS[node.op_type]
+    params = _consts(node, (1,)) if node.op_type == "PRelu" else 0
+    return OpCost("activation", node.out_elems * per, 0.0, params, (1,) if params else ())
+
+
+def elementwise(node: NodeView) -> OpCost:
+    """N-ary element-wise arithmetic: ``output elems x (inputs - 1)`` FLOPs (at least 1
+    per element); constant operands (a bias, a scale) count as params."""
+    present = [i for i in range(len(node.inputs)) if node.input(i) is not None]
+    per = max(len(present) - 1, 1) * FLOPS_PER_ELEMENT["add"]
+    consts = tuple(i for i in present if node.inputs[i].is_const)
+    return OpCost("elementwise", node.out_elems * per, 0.0, _consts(node, consts), consts)
+
+
+def qlinear_binary(node: NodeView) -> OpCost:
+    """QLinearAdd / QLinearMul: (a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp)."""
+    consts = tuple(i for i in (0, 3) if node.inputs[i].is_const)
+    return OpCost("elementwise", float(node.out_elems), 0.0, _consts(node, consts), consts)
+
+
+def quantize(node: NodeView) -> OpCost:
+    """(De)QuantizeLinear: a scale and a zero-point shift per element; a constant input
+    (a quantized weight kept for a QDQ pair) is a param."""
+    consts = (0,) if node.inputs[0].is_const else ()
+    return OpCost("elementwise", 2.0 * node.out_elems, 0.0, _consts(node, consts), consts)
+
+
+def _norm(per_elem: str, params_from: tuple[int, ...]) -> Handler:
+    def handler(node: NodeView) -> OpCost:
+        per = FLOPS_PER_ELEMENT[per_elem]
+        return OpCost("norm", node.out_elems * per, 0.0, _consts(node, params_from), (1, 2, 3, 4))
+
+    handler.__doc__ = f"Normalisation: {FLOPS_PER_ELEMENT[per_elem]:g} FLOPs per element."
+    return handler
+
+
+def softmax(node: NodeView) -> OpCost:
+    """Softmax / LogSoftmax: 5 FLOPs per element (max, subtract, exp, sum, divide)."""
+    return OpCost("softmax", node.out_elems * FLOPS_PER_ELEMENT["softmax"])
+
+
+def lrn(node: NodeView) -> OpCost:
+    """LRN: ``2 * size + 3`` FLOPs per element, as :meth:`GraphBuilder.lrn`."""
+    return OpCost("lrn", node.out_elems * (2 * int(node.attr("size", 5)) + 3))
+
+
+# -- pooling and reductions ----------------------------------------------------------
+def pool(node: NodeView) -> OpCost:
+    """MaxPool / AveragePool / LpPool: ``prod(kernel)`` FLOPs per output element."""
+    return OpCost("pool", float(node.out_elems * math.prod(node.attr("kernel_shape", [1]))))
+
+
+def reduce(node: NodeView) -> OpCost:
+    """Global pools and Reduce*: one FLOP per input element plus one per output element
+    (as :meth:`GraphBuilder.global_avgpool`)."""
+    return OpCost("pool", float(node.inputs[0].elems + node.out_elems))
+
+
+# -- data movement -------------------------------------------------------------------
+def concat(node: NodeView) -> OpCost:
+    """Concat / QLinearConcat: a copy, zero FLOPs."""
+    return OpCost("concat")
+
+
+def reshape(node: NodeView) -> OpCost:
+    """Views and copies (Reshape, Transpose, Shape, Gather on shapes, ...): zero FLOPs.
+    Their constant inputs (target shapes, indices) are not params."""
+    consts = tuple(i for i, t in enumerate(node.inputs) if t.is_const)
+    return OpCost("reshape", weight_inputs=consts)
+
+
+def gather(node: NodeView) -> OpCost:
+    """Gather from a constant table is an embedding lookup (the table is params);
+    otherwise it is data movement."""
+    table = node.input(0)
+    if table is not None and table.is_const and len(table.shape or ()) >= 2:
+        return OpCost("embedding", 0.0, 0.0, table.elems, (0,))
+    return reshape(node)
+
+
+def resize(node: NodeView) -> OpCost:
+    """Resize / Upsample: one FLOP per output element (nearest costs less, linear more:
+    a documented conservative middle)."""
+    consts = tuple(i for i, t in enumerate(node.inputs) if t.is_const)
+    return OpCost("elementwise", float(node.out_elems), weight_inputs=consts)
+
+
+def _table() -> dict[str, Handler]:
+    table: dict[str, Handler] = {
+        "Conv": conv,
+        "ConvInteger": conv,
+        "FusedConv": fused_conv,
+        "QLinearConv": qlinear_conv,
+        "ConvTranspose": conv_transpose,
+        "Gemm": gemm,
+        "FusedGemm": fused_gemm,
+        "QGemm": qgemm,
+        "MatMul": matmul,
+        "MatMulInteger": matmul,
+        "FusedMatMul": fused_matmul,
+        "QLinearMatMul": qlinear_matmul,
+        "QLinearAdd": qlinear_binary,
+        "QLinearMul": qlinear_binary,
+        "QuantizeLinear": quantize,
+        "DequantizeLinear": quantize,
+        "DynamicQuantizeLinear": quantize,
+        "BatchNormalization": _norm("batchnorm", (1, 2)),
+        "LayerNormalization": _norm("layernorm", (1, 2)),
+        "InstanceNormalization": _norm("layernorm", (1, 2)),
+        "GroupNormalization": _norm("layernorm", (1, 2)),
+        "Softmax": softmax,
+        "LogSoftmax": softmax,
+        "LRN": lrn,
+        "MaxPool": pool,
+        "AveragePool": pool,
+        "LpPool": pool,
+        "QLinearAveragePool": pool,
+        "Concat": concat,
+        "QLinearConcat": concat,
+        "Gather": gather,
+        "Resize": resize,
+        "Upsample": resize,
+    }
+    table.update(dict.fromkeys(ACTIVATION_FLOPS, activation))
+    for name in ("Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum", "Mean", "Where"):
+        table[name] = elementwise
+    for name in ("Equal", "Greater", "Less", "GreaterOrEqual", "LessOrEqual", "And", "Or"):
+        table[name] = elementwise
+    for name in ("GlobalAveragePool", "GlobalMaxPool", "QLinearGlobalAveragePool", "ArgMax"):
+        table[name] = reduce
+    for name in ("ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd"):
+        table[name] = reduce
+    for name in ("ReduceL1", "ReduceL2", "ReduceSumSquare", "ReduceLogSumExp", "ArgMin"):
+        table[name] = reduce
+    movement = (
+        "Reshape Flatten Transpose Squeeze Unsqueeze Shape Size Identity Dropout Slice "
+        "Split Pad Expand Tile Cast CastLike ConstantOfShape Range GatherElements "
+        "GatherND ScatterND DepthToSpace SpaceToDepth NonZero TopK"
+    )
+    table.update(dict.fromkeys(movement.split(), reshape))
+    return table
+
+
+#: Cost handler per ONNX op type (standard and ``com.microsoft`` domains).
+HANDLERS: Mapping[str, Handler] = MappingProxyType(_table())
+
+
+# -- shapes of the ops ONNX's shape inference does not know --------------------------
+def _conv_shape(x: Shape, w: Shape, node: NodeView) -> Shape:
+    spatial = len(x) - 2
+    kernel = node.attr("kernel_shape") or list(w[2:])
+    strides = node.attr("strides") or [1] * spatial
+    dilations = node.attr("dilations") or [1] * spatial
+    pads = node.attr("pads") or [0] * (2 * spatial)
+    auto_pad = node.attr("auto_pad", "NOTSET")
+    out = []
+    for i in range(spatial):
+        extent = dilations[i] * (kernel[i] - 1) + 1
+        if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+            out.append(-(-x[2 + i] // strides[i]))
+        elif auto_pad == "VALID":
+            out.append((x[2 + i] - extent) // strides[i] + 1)
+        else:
+            total = x[2 + i] + pads[i] + pads[i + spatial]
+            out.append((total - extent) // strides[i] + 1)
+    return (x[0], w[0], *out)
+
+
+def _matmul_shape(a: Shape, b: Shape, node: NodeView) -> Shape:
+    if node.attr("transA", 0):
+        a = (*a[:-2], a[-1], a[-2])
+    if node.attr("transB", 0):
+        b = (*b[:-2], b[-1], b[-2])
+    if len(a) == 1:
+        return (*b[:-2], b[-1])
+    batch = np.broadcast_shapes(a[:-2], b[:-2]) if len(b) > 1 else ()
+    return (*batch, a[-2], b[-1]) if len(b) > 1 else a[:-1]
+
+
+def _gemm_shape(a: Shape, b: Shape, node: NodeView) -> Shape:
+    m = a[1] if node.attr("transA", 0) else a[0]
+    n = b[0] if node.attr("transB", 0) else b[1]
+    return (m, n)
+
+
+ShapeRule = Callable[[NodeView], list[Shape]]
+
+
+def _with(inputs: Sequence[int], rule: Callable[..., Shape]) -> ShapeRule:
+    return lambda node: [rule(*(_shape(node, i) for i in inputs), node)]
+
+
+def _same(index: int) -> ShapeRule:
+    return lambda node: [_shape(node, index)]
+
+
+def _broadcast(*indices: int) -> ShapeRule:
+    return lambda node: [tuple(np.broadcast_shapes(*(_shape(node, i) for i in indices)))]
+
+
+def _global_pool(node: NodeView) -> list[Shape]:
+    x = _shape(node, 0)
+    if node.attr("channels_last", 0):
+        return [(x[0], *([1] * (len(x) - 2)), x[-1])]
+    return [(*x[:2], *([1] * (len(x) - 2)))]
+
+
+def _qlinear_concat(node: NodeView) -> list[Shape]:
+    parts = [_shape(node, i) for i in range(2, len(node.inputs), 3)]
+    axis = int(node.attr("axis", 0)) % len(parts[0])
+    out = list(parts[0])
+    out[axis] = sum(p[axis] for p in parts)
+    return [tuple(out)]
+
+
+#: Output shapes of ``com.microsoft`` ops that ``onnx.shape_inference`` leaves unknown.
+SHAPE_RULES: Mapping[str, ShapeRule] = MappingProxyType(
+    {
+        "FusedConv": _with((0, 1), _conv_shape),
+        "QLinearConv": _with((0, 3), _conv_shape),
+        "FusedGemm": _with((0, 1), _gemm_shape),
+        "QGemm": _with((0, 3), _gemm_shape),
+        "FusedMatMul": _with((0, 1), _matmul_shape),
+        "QLinearAdd": _broadcast(0, 3),
+        "QLinearMul": _broadcast(0, 3),
+        "QLinearSigmoid": _same(0),
+        "QLinearLeakyRelu": _same(0),
+        "QLinearGlobalAveragePool": _global_pool,
+        "QLinearConcat": _qlinear_concat,
+        "FastGelu": _same(0),
+        "Gelu": _same(0),
+    }
+)
