@@ -172,7 +172,7 @@ def mlp(seed: int, tokens: int, dims: tuple[int, ...]):
     x = "input"
     for i, (d_in, d_out) in enumerate(itertools.pairwise(dims)):
         x = b.dense(x, d_in, d_out, relu=i < len(dims) - 2)
-    return b, [tokens, dims[0]]
+    return b, [1, tokens, dims[0]]
 
 
 def transformer(seed: int, tokens: int, d_model: int, layers: int, ff_mult: int = 4):
@@ -184,7 +184,7 @@ def transformer(seed: int, tokens: int, d_model: int, layers: int, ff_mult: int 
         q = b.node("MatMul", [h, b.weight((d_model, d_model))])
         k = b.node("MatMul", [h, b.weight((d_model, d_model))])
         v = b.node("MatMul", [h, b.weight((d_model, d_model))])
-        scores = b.node("MatMul", [q, b.node("Transpose", [k], perm=[1, 0])])
+        scores = b.node("MatMul", [q, b.node("Transpose", [k], perm=[0, 2, 1])])
         scale = b.const(np.array([1.0 / d_model**0.5]))
         probs = b.node("Softmax", [b.node("Mul", [scores, scale])], axis=-1)
         att = b.node("MatMul", [b.node("MatMul", [probs, v]), b.weight((d_model, d_model))])
@@ -193,7 +193,7 @@ def transformer(seed: int, tokens: int, d_model: int, layers: int, ff_mult: int 
         h = b.dense(h, d_model, d_model * ff_mult, relu=True)
         h = b.dense(h, d_model * ff_mult, d_model, relu=False)
         x = b.node("Add", [x, h])
-    return b, [tokens, d_model]
+    return b, [1, tokens, d_model]
 
 
 def _layer_norm(b: _Builder, x: str, d: int) -> str:

@@ -27,11 +27,11 @@ import pandas as pd
 
 from simulator.errors import SocsimError
 from simulator.graph.model import DTYPE_BYTES, Op
-from simulator.hardware.cost import op_time_s
+from simulator.hardware.cost import compute_time_s, memory_time_s, op_time_s
 from simulator.hardware.units import ComputeUnit
 
 EFF_FLOOR = 1e-4
-BANDWIDTH_FACTOR_BOUNDS = (0.02, 4.0)
+BANDWIDTH_FACTOR_BOUNDS = (0.02, 50.0)  # small working sets stream from cache, far above DRAM
 DISPATCH_US_BOUNDS = (0.0, 1000.0)
 #: soft_l1 switches from quadratic to linear at this log-residual (about 10 %).
 LOSS_SCALE = 0.1
@@ -194,7 +194,26 @@ def fit_kernels(op_rows: pd.DataFrame, rates: HostRates) -> tuple[dict, float, f
         x_scale="jac",
         max_nfev=2000,
     )
-    return unpack(result.x)
+    efficiency, bandwidth, dispatch = unpack(result.x)
+    return (
+        _identified(efficiency, ops, make_unit("cpu", rates, *unpack(result.x))),
+        bandwidth,
+        dispatch,
+    )
+
+
+def _identified(efficiency: dict, ops: Sequence[Op], unit: ComputeUnit) -> dict:
+    """The efficiencies the data determine: kinds with at least one compute-bound op.
+
+    A kind whose ops are all memory- or dispatch-bound leaves its efficiency at the
+    starting guess; it gets ``default`` (the geometric mean of the identified kinds).
+    """
+    bound = {
+        op.kind for op in ops if op.flops and compute_time_s(op, unit) > memory_time_s(op, unit)
+    }
+    kept = {k: v for k, v in efficiency.items() if k in bound}
+    kept["default"] = float(np.exp(np.mean(np.log(list(kept.values()))))) if kept else 1.0
+    return kept
 
 
 def fit_overhead(

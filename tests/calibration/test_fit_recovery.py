@@ -19,13 +19,15 @@ def synthetic_rows(seed: int, noise: float = 0.03, outliers: int = 4) -> pd.Data
     """Ops spanning compute- and memory-bound and tiny (dispatch-bound) sizes."""
     rng = np.random.default_rng(seed)
     rows = []
-    kinds = ["conv", "dwconv", "matmul", "fc", "elementwise", "reshape"]
+    kinds = ["conv", "dwconv", "matmul", "fc", "elementwise", "reshape", "activation"]
     for i in range(240):
         kind = kinds[i % len(kinds)]
         scale = 10 ** rng.uniform(3, 8)  # 1e3 .. 1e8 FLOPs
         intensity = 10 ** rng.uniform(-1.5, 2.0)  # FLOP per byte
         flops = 0.0 if kind in ("elementwise", "reshape") else scale
         nbytes = scale / intensity
+        if kind == "activation":  # 1 FLOP per 100 bytes: always memory-bound
+            flops, nbytes = scale / 100, scale
         rows.append(
             {
                 "level": "op",
@@ -61,6 +63,9 @@ def test_recovers_known_parameters(seed):
     assert bandwidth == pytest.approx(TRUE_BW_BPS, rel=0.05)
     assert dispatch == pytest.approx(TRUE_DISPATCH_S, rel=0.15)
     assert "elementwise" not in eff  # no FLOPs: no efficiency to fit
+    assert "activation" not in eff  # never compute-bound: its efficiency is not identified
+    geomean = np.exp(np.mean(np.log([eff[k] for k in ("conv", "dwconv", "matmul", "fc")])))
+    assert eff["default"] == pytest.approx(geomean, rel=1e-12)
 
 
 def test_exact_data_fits_exactly():
