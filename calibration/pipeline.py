@@ -22,7 +22,14 @@ from calibration.measure import GraphLoader, measure_models, onnx_graph, provena
 from calibration.microbench import host_rates, run_suite, suite
 from calibration.ortrun import RunSettings
 from calibration.table import Provenance, make_table, read_provenance, read_table, write_table
-from calibration.validate import graphs_for, plot, report_markdown, summary, validation_table
+from calibration.validate import (
+    check_held_out,
+    graphs_for,
+    plot,
+    report_markdown,
+    summary,
+    validation_table,
+)
 from simulator.errors import SocsimError
 
 REPORT_BEGIN = "<!-- calibration-report:begin (written by `socsim calibrate all`) -->"
@@ -130,6 +137,7 @@ def validate_files(
     """
     table = read_table(holdout_csv)
     names = sorted(set(table.loc[table["level"] == "model", "model"]))
+    check_held_out(names, device)
     originals = {n: layout.models / f"{n}.onnx" for n in names}
     missing = [n for n, p in originals.items() if not p.exists()]
     if missing:
