@@ -20,23 +20,23 @@ DEFAULT_IMAGE = Path("docs/img/calibration_pred_vs_measured.png")
 def _settings(args: argparse.Namespace):
     from calibration.ortrun import RunSettings
 
-    return RunSettings(threads=args.threads, warmup=args.warmup, runs=args.runs)
+    return RunSettings(threads=args.threads, warmup=args.warmup, runs=args.runs, rounds=args.rounds)
 
 
 def cmd_measure(args: argparse.Namespace) -> int:
-    from calibration.pipeline import Layout, measure_corpus
+    from calibration.pipeline import Layout, measure_corpora
 
-    micro = args.corpus == "fit" if args.micro is None else args.micro
+    corpora = ("fit", "holdout") if args.corpus == "both" else (args.corpus,)
+    micro = "fit" in corpora if args.micro is None else args.micro
     names = tuple(args.model or ())
-    table = measure_corpus(
-        args.corpus,
-        Layout(Path(args.output)),
-        _settings(args),
-        micro,
-        quick=args.quick,
-        names=names,
+    if names and len(corpora) > 1:
+        raise SocsimError("--model picks models of one corpus: give --corpus fit or holdout")
+    selection = {corpus: names for corpus in corpora}
+    tables = measure_corpora(
+        selection, Layout(Path(args.output)), _settings(args), micro, quick=args.quick
     )
-    print(f"{len(table)} rows -> {Path(args.output) / (args.corpus + '.csv')}")
+    for corpus, table in tables.items():
+        print(f"{corpus}: {len(table)} rows -> {Path(args.output) / (corpus + '.csv')}")
     return 0
 
 
@@ -130,7 +130,10 @@ def cmd_all(args: argparse.Namespace) -> int:
 def _run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--threads", type=int, default=1, help="intra-op threads (default 1)")
     parser.add_argument("--warmup", type=int, default=3, help="untimed runs first (default 3)")
-    parser.add_argument("--runs", type=int, default=20, help="timed runs (default 20)")
+    parser.add_argument("--runs", type=int, default=50, help="timed runs (default 50)")
+    parser.add_argument(
+        "--rounds", type=int, default=5, help="interleaved rounds the runs spread over (default 5)"
+    )
     parser.add_argument(
         "--quick", action="store_true", help="a few small models and microbenchmarks (tests)"
     )
@@ -142,7 +145,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     steps = calibrate.add_subparsers(dest="step", required=True)
 
     measure = steps.add_parser("measure", help="run a model corpus with onnxruntime, per node")
-    measure.add_argument("--corpus", choices=("fit", "holdout"), default="fit")
+    measure.add_argument("--corpus", choices=("fit", "holdout", "both"), default="fit")
     measure.add_argument("--model", action="append", help="only this corpus model (repeatable)")
     measure.add_argument(
         "--micro",

@@ -1,6 +1,6 @@
 """``measure``: run models on the host, cost their profiled nodes, tabulate.
 
-Each model runs twice (:func:`calibration.ortrun.run_model`): profiled, for per-node
+Each model runs in two sessions (:func:`calibration.ortrun.run_models`): profiled, for per-node
 kernel times, and plain, for end-to-end wall times. The optimised graph ORT saved is
 imported with ``fuse="none"`` (one socsim op per node ORT ran, same names), which gives
 every profiled node its kind, FLOPs and bytes.
@@ -14,7 +14,7 @@ import subprocess
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from calibration.ortrun import ModelRun, RunSettings, median_iqr, run_model
+from calibration.ortrun import ModelRun, RunSettings, median_iqr, run_models
 from calibration.table import Provenance
 from simulator.errors import SocsimError
 from simulator.graph.model import ModelGraph
@@ -128,12 +128,12 @@ def measure_models(
     loader: GraphLoader = onnx_graph,
     progress: Callable[[str], None] | None = None,
 ) -> list[dict]:
-    """Measure every model of ``paths`` (name -> ONNX file); the table's rows."""
+    """Measure every model of ``paths`` (name -> ONNX file), interleaved; the table's rows."""
+    runs = run_models({n: Path(p) for n, p in paths.items()}, settings, workdir)
     rows: list[dict] = []
-    for name, path in paths.items():
+    for name, run in runs.items():
         if progress:
             progress(name)
-        run = run_model(Path(path), settings, workdir)
         graph = loader(run.optimized_path, "none")
         rows.extend(model_rows(name, run, graph, settings.threads))
     return rows

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from calibration.ortrun import RunSettings, median_iqr, run_model
+from calibration.ortrun import RunSettings, median_iqr, run_models
 
 F32 = 4
 
@@ -143,12 +143,15 @@ def suite(quick: bool = False) -> tuple[Micro, ...]:
 
 def run_suite(micros: tuple[Micro, ...], settings: RunSettings, workdir: Path) -> list[dict]:
     """Measure each benchmark's kernel; rows of the measurement table (level ``micro``)."""
+    paths = {}
+    for micro in micros:
+        paths[micro.name] = workdir / f"{micro.name}.onnx"
+        paths[micro.name].parent.mkdir(parents=True, exist_ok=True)
+        paths[micro.name].write_bytes(micro.build().SerializeToString(deterministic=True))
+    results = run_models(paths, settings, workdir)
     rows = []
     for micro in micros:
-        path = workdir / f"{micro.name}.onnx"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(micro.build().SerializeToString(deterministic=True))
-        result = run_model(path, settings, workdir)
+        result = results[micro.name]
         node = next(n for n in result.nodes if n.node == micro.name)
         median, iqr = median_iqr(node.times_s)
         rows.append(

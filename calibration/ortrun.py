@@ -35,15 +35,21 @@ class RunSettings:
         Untimed runs first (allocations, caches, lazy weight packing).
     runs : int
         Timed runs; medians and IQRs are over these.
+    rounds : int
+        The timed runs are spread over this many interleaved rounds (at most ``runs``).
     """
 
     threads: int = 1
     warmup: int = 3
     runs: int = 20
+    rounds: int = 5
 
     def __post_init__(self) -> None:
-        if self.threads < 1 or self.warmup < 0 or self.runs < 1:
-            raise SocsimError(f"run settings need threads >= 1, warmup >= 0, runs >= 1; got {self}")
+        if self.threads < 1 or self.warmup < 0 or self.runs < 1 or self.rounds < 1:
+            raise SocsimError(
+                f"run settings need threads >= 1, warmup >= 0, runs >= 1, rounds >= 1; got {self}"
+            )
+        object.__setattr__(self, "rounds", min(self.rounds, self.runs))
 
 
 @dataclass(frozen=True)
@@ -146,36 +152,58 @@ def parse_profile(events: list, warmup: int = 0, source: str = "<profile>") -> l
     ]
 
 
-def run_model(path: Path, settings: RunSettings, workdir: Path) -> ModelRun:
-    """Profile ``path`` per node, then time it end to end in a second, unprofiled session.
+def _per_round(runs: int, rounds: int) -> list[int]:
+    """``runs`` split over ``rounds`` as evenly as possible (earlier rounds take the rest)."""
+    base, rest = divmod(runs, rounds)
+    return [base + (1 if i < rest else 0) for i in range(rounds)]
 
-    Profiling adds per-kernel bookkeeping, so wall times come from a session without it.
+
+def run_models(
+    paths: Mapping[str, Path], settings: RunSettings, workdir: Path
+) -> dict[str, ModelRun]:
+    """Profile every model per node and time it end to end, interleaved in rounds.
+
+    Each model gets two sessions: a profiled one (per-node kernel times) and a plain one
+    (wall times; profiling adds per-kernel bookkeeping). After the warm-up, the timed
+    runs are spread over ``settings.rounds`` rounds that visit every model in turn, so a
+    burst of load from other processes lands on many models a little instead of on one
+    model entirely.
     """
     import onnxruntime as ort
 
     workdir.mkdir(parents=True, exist_ok=True)
-    optimized = workdir / f"{path.stem}.ort_extended.onnx"
     providers = ["CPUExecutionProvider"]
-    prefix = str(workdir / f"{path.stem}.profile")
-    options = session_options(settings.threads, optimized, prefix)
-    session = ort.InferenceSession(str(path), options, providers=providers)
-    inputs = feeds(session)
-    for _ in range(settings.warmup + settings.runs):
-        session.run(None, inputs)
-    profile_file = Path(session.end_profiling())
-    events = json.loads(profile_file.read_text())
-    profile_file.unlink()
-    nodes = parse_profile(events, settings.warmup, str(profile_file))
-
-    timed = ort.InferenceSession(str(path), session_options(settings.threads), providers=providers)
-    for _ in range(settings.warmup):
-        timed.run(None, inputs)
-    wall = []
-    for _ in range(settings.runs):
-        start = time.perf_counter()
-        timed.run(None, inputs)
-        wall.append(time.perf_counter() - start)
-    return ModelRun(tuple(nodes), tuple(wall), optimized)
+    sessions = {}
+    for name, path in paths.items():
+        optimized = workdir / f"{Path(path).stem}.ort_extended.onnx"
+        prefix = str(workdir / f"{Path(path).stem}.profile")
+        profiled = ort.InferenceSession(
+            str(path), session_options(settings.threads, optimized, prefix), providers=providers
+        )
+        plain = ort.InferenceSession(
+            str(path), session_options(settings.threads), providers=providers
+        )
+        inputs = feeds(profiled)
+        for _ in range(settings.warmup):
+            profiled.run(None, inputs)
+            plain.run(None, inputs)
+        sessions[name] = (profiled, plain, inputs, optimized, [])
+    for count in _per_round(settings.runs, settings.rounds):
+        for profiled, plain, inputs, _, wall in sessions.values():
+            for _ in range(count):
+                profiled.run(None, inputs)
+            for _ in range(count):
+                begin = time.perf_counter()
+                plain.run(None, inputs)
+                wall.append(time.perf_counter() - begin)
+    out = {}
+    for name, (profiled, _, _, optimized, wall) in sessions.items():
+        profile_file = Path(profiled.end_profiling())
+        events = json.loads(profile_file.read_text())
+        profile_file.unlink()
+        nodes = parse_profile(events, settings.warmup, str(profile_file))
+        out[name] = ModelRun(tuple(nodes), tuple(wall), optimized)
+    return out
 
 
 def median_iqr(values) -> tuple[float, float]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -64,29 +64,38 @@ class Layout:
         return self.out / "validation.csv"
 
 
-def measure_corpus(
-    corpus: str,
+def measure_corpora(
+    selection: Mapping[str, tuple[str, ...]],
     layout: Layout,
     settings: RunSettings,
     micro: bool,
     quick: bool = False,
-    names: tuple[str, ...] = (),
     log: Callable[[str], None] = print,
     loader: GraphLoader = onnx_graph,
-) -> pd.DataFrame:
-    """Measure one corpus (plus microbenchmarks with ``micro``) into its CSV; the table."""
-    paths = build_corpus(corpus, layout.models, names)
-    rows = []
+) -> dict[str, pd.DataFrame]:
+    """Measure corpora (``corpus -> model names``, empty = all) interleaved, one CSV each.
+
+    Microbenchmark rows (with ``micro``) go with the ``fit`` corpus, else with the first.
+    """
+    paths = {
+        corpus: build_corpus(corpus, layout.models, names) for corpus, names in selection.items()
+    }
+    micro_rows = []
     if micro:
         log("microbenchmarks ...")
-        rows += run_suite(suite(quick), settings, layout.work / "micro")
-    rows += measure_models(
-        paths, settings, layout.work, loader, progress=lambda n: log(f"measure {n}")
-    )
-    table = make_table(rows)
-    target = layout.fit_csv if corpus == "fit" else layout.holdout_csv
-    write_table(table, target, provenance(settings.threads))
-    return table
+        micro_rows = run_suite(suite(quick), settings, layout.work / "micro")
+    every = {name: path for group in paths.values() for name, path in group.items()}
+    log(f"measuring {len(every)} models in {settings.rounds} interleaved rounds ...")
+    rows = measure_models(every, settings, layout.work, loader)
+    home = "fit" if "fit" in paths else next(iter(paths))
+    tables = {}
+    for corpus, group in paths.items():
+        mine = [r for r in rows if r["model"] in group]
+        table = make_table((micro_rows if corpus == home else []) + mine)
+        target = layout.fit_csv if corpus == "fit" else layout.holdout_csv
+        write_table(table, target, provenance(settings.threads))
+        tables[corpus] = table
+    return tables
 
 
 def rates_from(table: pd.DataFrame, threads: int) -> HostRates:
@@ -182,8 +191,8 @@ def run_all(
     layout = Layout(out)
     fit_names = tuple(r.name for r in FIT[:2]) if quick else ()
     hold_names = tuple(r.name for r in HOLDOUT[:1]) if quick else ()
-    measure_corpus("fit", layout, settings, micro=True, quick=quick, names=fit_names, log=log)
-    measure_corpus("holdout", layout, settings, micro=False, names=hold_names, log=log)
+    selection = {"fit": fit_names, "holdout": hold_names}
+    measure_corpora(selection, layout, settings, micro=True, quick=quick, log=log)
     result, _ = fit_file(layout.fit_csv, device)
     log(f"fit: {result.op_stats['n']} ops, op MAPE {result.op_stats['mape']:.1f} % -> {device}")
     image_ref = _relative(image, docs.parent) if docs is not None else None
