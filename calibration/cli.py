@@ -129,10 +129,13 @@ def cmd_all(args: argparse.Namespace) -> int:
 
 def _run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--threads", type=int, default=1, help="intra-op threads (default 1)")
-    parser.add_argument("--warmup", type=int, default=3, help="untimed runs first (default 3)")
-    parser.add_argument("--runs", type=int, default=50, help="timed runs (default 50)")
+    parser.add_argument("--warmup", type=int, default=10, help="untimed runs first (default 10)")
+    parser.add_argument("--runs", type=int, default=100, help="timed runs (default 100)")
     parser.add_argument(
-        "--rounds", type=int, default=5, help="interleaved rounds the runs spread over (default 5)"
+        "--rounds",
+        type=int,
+        default=10,
+        help="interleaved rounds the runs spread over (default 10)",
     )
     parser.add_argument(
         "--quick", action="store_true", help="a few small models and microbenchmarks (tests)"

@@ -44,6 +44,7 @@ def device_yaml(result: FitResult, provenance: Provenance, extra: Mapping[str, s
         "ops_fitted": str(result.op_stats.get("n", 0)),
         "op_mape_pct": _g(result.op_stats.get("mape", float("nan"))),
         "op_within_10pct": _g(result.op_stats.get("within_10", float("nan"))),
+        "memory_bound_ops": str(result.op_stats.get("memory_bound", 0)),
         "models_fitted": str(result.model_stats.get("n", 0)),
         "model_mape_pct": _g(result.model_stats.get("mape", float("nan"))),
         **extra,

@@ -78,7 +78,8 @@ class FitResult:
         The reference rates the efficiencies are relative to.
     op_stats, model_stats : Mapping[str, float]
         ``n``, ``mape`` (%), ``within_10`` (share) and ``median_abs_log`` of the
-        per-op and per-model (end-to-end) residuals on the fit data.
+        per-op and per-model (end-to-end) residuals on the fit data; ``op_stats`` also
+        counts the ``memory_bound`` ops (few: the bandwidth is poorly determined).
     """
 
     efficiency: Mapping[str, float]
@@ -260,7 +261,10 @@ def fit(table: pd.DataFrame, rates: HostRates) -> FitResult:
         kernel_dispatch_s=kernel_dispatch,
         overhead_s=overhead,
         rates=rates,
-        op_stats=_stats(predicted, op_rows["median_s"].to_numpy(float)),
+        op_stats={
+            **_stats(predicted, op_rows["median_s"].to_numpy(float)),
+            "memory_bound": sum(memory_time_s(op, unit) > compute_time_s(op, unit) for op in ops),
+        },
     )
     fitted_models = model_rows[model_rows["model"].isin(per_model.index)]
     if not fitted_models.empty:
