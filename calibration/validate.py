@@ -84,14 +84,19 @@ def plot(table: pd.DataFrame, path: Path, variants: tuple[str, ...] = ("original
 
     measured_ms = table["measured_s"].to_numpy(float) * 1e3
     fig, ax = plt.subplots(figsize=(5.2, 4.6), dpi=120)
-    markers = {"original": "o", "optimized": "s"}
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    styles = {
+        "original": {"marker": "o", "color": "C0"},
+        "optimized": {"marker": "s", "facecolors": "none", "edgecolors": "C1", "s": 60},
+    }
     for variant in variants:
         ax.scatter(
             measured_ms,
             table[f"predicted_s_{variant}"] * 1e3,
-            marker=markers.get(variant, "^"),
-            label=f"predicted ({variant} graph)",
             zorder=3,
+            label=f"predicted ({variant} graph)",
+            **styles.get(variant, {"marker": "^"}),
         )
     low = min(measured_ms.min(), *(table[f"predicted_s_{v}"].min() * 1e3 for v in variants))
     high = max(measured_ms.max(), *(table[f"predicted_s_{v}"].max() * 1e3 for v in variants))
@@ -108,11 +113,15 @@ def plot(table: pd.DataFrame, path: Path, variants: tuple[str, ...] = ("original
         ecolor="C0",
         lw=0.8,
     )
-    ax.set_xscale("log")
-    ax.set_yscale("log")
+    from matplotlib.ticker import FormatStrFormatter
+
+    for axis in (ax.xaxis, ax.yaxis):
+        axis.set_major_formatter(FormatStrFormatter("%g"))
+        axis.set_minor_formatter(FormatStrFormatter("%g"))
+        axis.set_tick_params(which="minor", labelsize=7)
     ax.set_xlabel("measured median latency (ms)")
     ax.set_ylabel("socsim predicted latency (ms)")
-    ax.set_title("Held-out models on host_cpu")
+    ax.set_title("Held-out models on host_cpu (bars: IQR of the runs)", fontsize=10)
     ax.legend(fontsize=8)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
