@@ -126,10 +126,16 @@ def make_unit(
 
 
 def row_op(row: Mapping, index: int) -> Op:
-    """An :class:`Op` carrying a table row's kind, dtype, FLOPs and bytes."""
+    """An :class:`Op` carrying a table row's kind, dtype, FLOPs, bytes and parallel fraction."""
     elems = round(float(row["bytes"]) / DTYPE_BYTES[row["dtype"]])
+    fraction = float(row.get("parallel_fraction", 1.0))
     return Op(
-        f"op{index}", row["kind"], flops=float(row["flops"]), input_elems=elems, dtype=row["dtype"]
+        f"op{index}",
+        row["kind"],
+        flops=float(row["flops"]),
+        input_elems=elems,
+        dtype=row["dtype"],
+        parallel_fraction=1.0 if math.isnan(fraction) else fraction,
     )
 
 

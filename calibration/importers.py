@@ -4,7 +4,8 @@ Two sources:
 
 ``csv``
     A generic CSV with columns ``model, node, kind, flops, bytes, time_ms`` (optional
-    ``dtype``, default fp32; optional ``runs``, ``threads``, default 1). ``kind`` is a
+    ``dtype``, default fp32; optional ``runs``, ``threads``, ``parallel_fraction``,
+    default 1). ``kind`` is a
     socsim op kind, or ``model`` for a whole model's end-to-end time.
 ``tflite``
     The text TFLite's ``benchmark_model --enable_op_profiling=true`` prints: the "Run
@@ -28,7 +29,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from calibration.table import MeasurementError, check_kind, check_number, make_table
+from calibration.table import (
+    MeasurementError,
+    check_fraction,
+    check_kind,
+    check_number,
+    make_table,
+)
 from simulator.graph.model import DTYPE_BYTES
 
 GENERIC_COLUMNS = ("model", "node", "kind", "flops", "bytes", "time_ms")
@@ -150,6 +157,9 @@ def import_generic_csv(path: Path) -> pd.DataFrame:
                 "iqr_s": math.nan,
                 "runs": int(check_number(row.get("runs") or 1, file, line, "runs", True)),
                 "threads": int(check_number(row.get("threads") or 1, file, line, "threads", True)),
+                "parallel_fraction": check_fraction(
+                    row.get("parallel_fraction") or 1, file, line, "parallel_fraction"
+                ),
             }
         )
     return make_table(out)

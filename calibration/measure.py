@@ -91,6 +91,7 @@ def model_rows(model: str, run: ModelRun, graph: ModelGraph, threads: int) -> li
                 "iqr_s": iqr,
                 "runs": len(node.times_s),
                 "threads": threads,
+                "parallel_fraction": op.parallel_fraction,
             }
         )
     if not rows:

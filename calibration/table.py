@@ -35,6 +35,7 @@ COLUMNS: Mapping[str, str] = {
     "iqr_s": "inter-quartile range of the time (s)",
     "runs": "timed runs",
     "threads": "intra-op threads",
+    "parallel_fraction": "Amdahl parallel fraction p of the op (1 when not given)",
 }
 LEVELS = ("op", "model", "micro")
 PROVENANCE_SUFFIX = ".provenance.json"
@@ -115,9 +116,18 @@ def check_number(
     return number
 
 
+def check_fraction(value: Any, file: str, line: int | None, column: str) -> float:
+    """``value`` as a float in [0, 1], else a :class:`MeasurementError`."""
+    number = check_number(value, file, line, column)
+    if number > 1:
+        raise MeasurementError(file, f"must be in [0, 1], got {value!r}", line, column)
+    return number
+
+
 def make_table(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     """A measurement table with exactly :data:`COLUMNS`, in that order."""
     frame = pd.DataFrame(list(rows), columns=list(COLUMNS))
+    frame["parallel_fraction"] = frame["parallel_fraction"].fillna(1.0)
     return frame.astype({"runs": "int64", "threads": "int64"}) if len(frame) else frame
 
 
@@ -191,5 +201,12 @@ def read_table(path: Path) -> pd.DataFrame:
         check_number(row["median_s"], name, line, "median_s", positive=True)
         for column in ("runs", "threads"):
             check_number(row[column], name, line, column, positive=True)
+        if not 0 <= check_number(row["parallel_fraction"], name, line, "parallel_fraction") <= 1:
+            raise MeasurementError(
+                name,
+                f"must be in [0, 1], got {row['parallel_fraction']!r}",
+                line,
+                "parallel_fraction",
+            )
     frame["iqr_s"] = pd.to_numeric(frame["iqr_s"], errors="coerce")  # empty: not measured
     return frame.astype({"flops": float, "bytes": float, "median_s": float, "iqr_s": float})

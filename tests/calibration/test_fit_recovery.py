@@ -97,3 +97,17 @@ def test_overhead_stage_recovers_per_op_gap():
     assert result.dispatch_s == pytest.approx(TRUE_DISPATCH_S + 7e-6, rel=1e-3)
     assert result.model_stats["mape"] < 0.01
     assert result.model_stats["within_10"] == 1.0
+
+
+def test_recovers_with_threads_and_parallel_fractions():
+    """4 threads, ops 90 % parallel: S(4) = 1 / (0.1 + 0.9 / 4) = 3.077 is socsim's, not eff's."""
+    rates = HostRates({"fp32": 400e9}, 40e9, threads=4)
+    frame = synthetic_rows(5, noise=0.0, outliers=0)
+    frame["parallel_fraction"] = 0.9
+    unit = make_unit("cpu", rates, TRUE_EFF, TRUE_BW_BPS, TRUE_DISPATCH_S)
+    ops = [row_op(r, i) for i, r in enumerate(frame.to_dict("records"))]
+    assert ops[0].parallel_fraction == 0.9
+    frame["median_s"] = predict(ops, unit)
+    eff, _, _ = fit_kernels(frame, rates)
+    assert eff["matmul"] == pytest.approx(0.85, rel=1e-4)
+    assert eff["dwconv"] == pytest.approx(0.08, rel=1e-4)

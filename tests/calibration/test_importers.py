@@ -119,6 +119,7 @@ def test_generic_csv_exact_and_round_trip(tmp_path):
     assert list(table["median_s"]) == pytest.approx([125e-6, 10e-6, 200e-6], rel=1e-12)
     assert list(table["kind"]) == ["conv", "activation", ""]
     assert table["dtype"].tolist() == ["fp32"] * 3
+    assert table["parallel_fraction"].tolist() == [1.0] * 3
     write_table(table, tmp_path / "out.csv")
     back = read_table(tmp_path / "out.csv")
     assert back["median_s"].tolist() == pytest.approx(table["median_s"].tolist(), rel=1e-8)
@@ -138,6 +139,12 @@ def test_generic_csv_exact_and_round_trip(tmp_path):
         ),
         ("model,node,kind,flops,bytes,time_ms\nnet,a,conv,x,1,1\n", 2, "flops", "number"),
         ("model,node,kind,flops,bytes,time_ms\n", None, None, "no rows"),
+        (
+            "model,node,kind,flops,bytes,time_ms,parallel_fraction\nnet,a,conv,1,1,1,1.5\n",
+            2,
+            "parallel_fraction",
+            "[0, 1]",
+        ),
     ],
 )
 def test_generic_csv_bad_input(tmp_path, text, line, column, words):
