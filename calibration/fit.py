@@ -18,6 +18,7 @@ with ``peak`` and a reference bandwidth from the microbenchmarks. Two stages:
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -26,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from simulator.errors import SocsimError
+from simulator.frozen import FrozenMap
 from simulator.graph.model import DTYPE_BYTES, Op
 from simulator.hardware.cost import compute_time_s, memory_time_s, op_time_s
 from simulator.hardware.units import ComputeUnit
@@ -56,6 +58,7 @@ class HostRates:
     threads: int = 1
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "peak_flops", FrozenMap(self.peak_flops))
         if not self.peak_flops or any(not v > 0 for v in self.peak_flops.values()):
             raise SocsimError(f"host rates need a peak > 0 for some dtype, got {self.peak_flops}")
         if not self.bandwidth_bps > 0 or self.threads < 1:
@@ -89,6 +92,10 @@ class FitResult:
     rates: HostRates
     op_stats: Mapping[str, float] = field(default_factory=dict)
     model_stats: Mapping[str, float] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for name in ("efficiency", "op_stats", "model_stats"):
+            object.__setattr__(self, name, FrozenMap(getattr(self, name)))
 
     @property
     def dispatch_s(self) -> float:
@@ -276,5 +283,5 @@ def fit(table: pd.DataFrame, rates: HostRates) -> FitResult:
     if not fitted_models.empty:
         e2e = np.array([per_model[m] + counts[m] * overhead for m in fitted_models["model"]])
         stats = _stats(e2e, fitted_models["median_s"].to_numpy(float))
-        result = FitResult(**{**result.__dict__, "model_stats": stats})
+        result = dataclasses.replace(result, model_stats=stats)
     return result

@@ -14,6 +14,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 
 import numpy as np
 
@@ -21,6 +22,17 @@ from simulator.errors import SocsimError
 
 KERNEL_SUFFIX = "_kernel_time"
 US = 1e-6
+#: ORT input type -> numpy dtype of the random feeds.
+INPUT_DTYPES: Mapping[str, type] = MappingProxyType(
+    {
+        "tensor(float)": np.float32,
+        "tensor(float16)": np.float16,
+        "tensor(int64)": np.int64,
+        "tensor(int32)": np.int32,
+        "tensor(int8)": np.int8,
+        "tensor(uint8)": np.uint8,
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -92,20 +104,15 @@ def session_options(threads: int, optimized_path: Path | None = None, profile_pr
 def feeds(session, seed: int = 0) -> dict[str, np.ndarray]:
     """Seeded random inputs for every session input (symbolic dims taken as 1)."""
     rng = np.random.default_rng(seed)
-    dtypes = {
-        "tensor(float)": np.float32,
-        "tensor(float16)": np.float16,
-        "tensor(int64)": np.int64,
-        "tensor(int32)": np.int32,
-        "tensor(int8)": np.int8,
-        "tensor(uint8)": np.uint8,
-    }
     out = {}
     for item in session.get_inputs():
         shape = [d if isinstance(d, int) and d > 0 else 1 for d in item.shape]
-        if item.type not in dtypes:
-            raise SocsimError(f"input '{item.name}': unsupported type {item.type}")
-        out[item.name] = rng.standard_normal(shape).astype(dtypes[item.type])
+        if item.type not in INPUT_DTYPES:
+            raise SocsimError(
+                f"input '{item.name}': unsupported type {item.type}; "
+                f"supported: {', '.join(INPUT_DTYPES)}"
+            )
+        out[item.name] = rng.standard_normal(shape).astype(INPUT_DTYPES[item.type])
     return out
 
 

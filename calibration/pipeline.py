@@ -7,6 +7,7 @@ models, fit, write the device preset, validate on the hold-out set and write the
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from collections.abc import Callable, Mapping
@@ -209,6 +210,4 @@ def run_all(
 
 
 def _relative(path: Path, base: Path) -> str:
-    import os
-
     return os.path.relpath(Path(path).resolve(), Path(base).resolve())

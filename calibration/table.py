@@ -76,6 +76,10 @@ class Provenance:
     threads: int
     notes: str = ""
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.threads, int) or self.threads < 1:
+            raise SocsimError(f"provenance: threads must be an integer >= 1, got {self.threads!r}")
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "date": self.date,
@@ -152,7 +156,7 @@ def read_provenance(path: Path) -> Provenance | None:
     try:
         data = json.loads(side.read_text())
         return Provenance(**data)
-    except (ValueError, TypeError) as exc:
+    except (ValueError, TypeError, SocsimError) as exc:
         raise MeasurementError(str(side), f"unreadable provenance: {exc}") from None
 
 
