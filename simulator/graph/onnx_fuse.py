@@ -49,7 +49,8 @@ class Group:
     anchor : int
         The node that names the op and gives its kind.
     fused : tuple of int
-        Nodes computed in the anchor's kernel: their FLOPs and params add up.
+        Nodes computed in the anchor's kernel: their FLOPs add up (an activation or
+        a scalar scaling holds no weights of its own once fused).
     folded : tuple of int
         Nodes folded into the anchor's weights at load: they cost nothing.
     extra_params : int

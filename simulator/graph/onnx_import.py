@@ -10,10 +10,11 @@ nodes are not ops. Edges carry the bytes of the tensors between ops. See docs/on
 from __future__ import annotations
 
 import difflib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import networkx as nx
 import onnx
 
 from simulator.errors import ModelError
@@ -111,17 +112,16 @@ def _read(source: Source, label: str) -> onnx.ModelProto:
         model.CopyFrom(source)
     else:
         try:
-            data = source if isinstance(source, bytes) else Path(source).read_bytes()
+            if isinstance(source, bytes):
+                model = onnx.load_model_from_string(source)
+            else:  # onnx.load also reads weights stored as external data beside the file
+                model = onnx.load(str(Path(source)))
         except OSError as exc:
-            raise ModelError(
-                f"cannot read ONNX file {label}: {exc.strerror or exc}", label
-            ) from None
-        try:
-            model = onnx.load_model_from_string(data)
+            raise ModelError(f"cannot read the file: {exc.strerror or exc}", label) from None
         except Exception as exc:  # protobuf's DecodeError and friends
-            raise ModelError(f"{label} is not an ONNX model (protobuf: {exc})", label) from None
+            raise ModelError(f"not an ONNX model (protobuf: {exc})", label) from None
     if not model.HasField("graph") or not model.graph.node:
-        raise ModelError(f"{label} is not an ONNX model with a graph of nodes", label)
+        raise ModelError("not an ONNX model with a graph of nodes", label)
     _check_wiring(model.graph, label)
     return model
 
@@ -133,35 +133,27 @@ def _check_wiring(graph: onnx.GraphProto, label: str) -> None:
     shape, which onnxruntime (and this importer) accept.
     """
     known = {v.name for v in graph.input} | {t.name for t in graph.initializer} | {""}
-    later = {o: n for n in graph.node for o in n.output}
+    produced = {o for n in graph.node for o in n.output}
     for node in graph.node:
+        reader = node.name or node.op_type
         for tensor in node.input:
             if tensor in known:
                 continue
-            if tensor not in later:
-                raise ModelError(
-                    f"{label}: node '{node.name or node.op_type}' reads '{tensor}', which "
-                    "no node, graph input or initializer provides",
-                    label,
+            if tensor not in produced:
+                message = (
+                    f"node '{reader}' reads '{tensor}', which no node, graph input or "
+                    "initializer provides"
                 )
-            cycle = _cycle(graph)
-            raise ModelError(
-                f"{label}: "
-                + (
-                    f"the graph has a cycle: {cycle}"
-                    if cycle
-                    else f"node '{node.name}' "
-                    f"reads '{tensor}' before it is produced (nodes must be sorted)"
-                ),
-                label,
-            )
+            elif cycle := _cycle(graph):
+                message = f"the graph has a cycle: {cycle}"
+            else:
+                message = f"node '{reader}' reads '{tensor}' before it is produced (unsorted)"
+            raise ModelError(message, label)
         known.update(node.output)
 
 
 def _cycle(graph: onnx.GraphProto) -> str:
     """A cycle through the graph's nodes as ``a -> b -> a``, or '' when acyclic."""
-    import networkx as nx
-
     g = nx.DiGraph()
     producers = {o: n.name or n.op_type for n in graph.node for o in n.output}
     for node in graph.node:
@@ -183,6 +175,8 @@ def _named_nodes(model: onnx.ModelProto, label: str) -> list[tuple[str, onnx.Nod
         if node.op_type == "Constant" and node.domain in STANDARD_DOMAINS:
             continue
         name = node.name or f"{node.op_type}_{index}"
+        if node.domain not in DOMAINS or node.op_type not in HANDLERS:
+            raise _unknown_op(name, node, label)
         if name in seen:
             raise ModelError(f"duplicate node name '{name}' (op names must be unique)", label)
         seen.add(name)
@@ -197,8 +191,6 @@ def _node_view(
     values: dict[str, Any],
     label: str,
 ) -> NodeView:
-    if node.domain not in DOMAINS or node.op_type not in HANDLERS:
-        raise _unknown_op(name, node, label)
     outputs = list(node.output)
     for position, tensor in enumerate([*node.input, *outputs[:1]]):
         if tensor and tensor not in shapes:
@@ -254,7 +246,7 @@ def _build(
     dtype: str,
     label: str,
 ) -> ModelGraph:
-    costs = [_cost(v, label) for v in views]
+    costs = {m: _cost(views[m], label) for g in plan.groups for m in (g.anchor, *g.fused)}
     group_of = {m: k for k, g in enumerate(plan.groups) for m in g.members}
     producer = {o.name: i for i, v in enumerate(views) for o in v.outputs if o.name}
     consumed: dict[str, set[int]] = {}
@@ -278,7 +270,7 @@ def _build(
     try:
         return ModelGraph(name, ops, [Edge(s, d, b) for (s, d), b in edges.items()])
     except ModelError as exc:
-        raise ModelError(f"{label}: {exc.message}", name) from None
+        raise ModelError(exc.message, label) from None
 
 
 def _group_inputs(views: Sequence[NodeView], group: Group, plan: Plan) -> list[TensorView]:
@@ -296,7 +288,7 @@ def _group_inputs(views: Sequence[NodeView], group: Group, plan: Plan) -> list[T
 
 def _group_op(
     views: Sequence[NodeView],
-    costs: Sequence[OpCost],
+    costs: Mapping[int, OpCost],
     group: Group,
     reads: Sequence[TensorView],
     consumed: dict[str, set[int]],
@@ -318,7 +310,7 @@ def _group_op(
         kind=anchor.kind,
         flops=float(sum(costs[m].flops for m in computing)),
         macs=float(sum(costs[m].macs for m in computing)),
-        params=int(sum(costs[m].params for m in computing) + group.extra_params),
+        params=int(anchor.params + group.extra_params),  # fused nodes hold no weights
         input_elems=sum(t.elems for t in reads),
         output_elems=output_elems,
         dtype=dtype,

@@ -14,20 +14,15 @@ FLOPs, multiply-accumulates and learned parameters. The conventions are those of
   torchvision's ``num_params``);
 - data movement (Reshape, Transpose, Gather on shapes, ...) costs zero FLOPs; its bytes
   are still counted from the element counts.
-
-Some ops (the ``com.microsoft`` ones onnxruntime writes into an optimized model) are
-unknown to ONNX's shape inference; :data:`SHAPE_RULES` computes their output shapes.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
-
-import numpy as np
 
 from simulator.graph.layers import FLOPS_PER_ELEMENT
 
@@ -77,6 +72,13 @@ class NodeView:
             return self.inputs[index]
         return None
 
+    def shape_of(self, index: int) -> Shape:
+        """Shape of input ``index``; ValueError when it is omitted or unknown."""
+        t = self.input(index)
+        if t is None or t.shape is None:
+            raise ValueError(f"input {index} has no known shape")
+        return t.shape
+
     def attr(self, key: str, default: Any = None) -> Any:
         value = self.attrs.get(key, default)
         return value.decode() if isinstance(value, bytes) else value
@@ -94,8 +96,6 @@ class OpCost:
     flops: float = 0.0
     macs: float = 0.0
     params: int = 0
-    #: Input indices whose tensors are weights (excluded from activation bytes).
-    weight_inputs: tuple[int, ...] = field(default=(), compare=False)
 
 
 Handler = Callable[[NodeView], OpCost]
@@ -148,27 +148,20 @@ def _consts(node: NodeView, indices: Sequence[int]) -> int:
     return total
 
 
-def _shape(node: NodeView, index: int) -> Shape:
-    t = node.input(index)
-    if t is None or t.shape is None:
-        raise ValueError(f"input {index} has no known shape")
-    return t.shape
-
-
 # -- convolution and linear ---------------------------------------------------------
 def _conv_cost(node: NodeView, x: int, w: int, b: int | None) -> OpCost:
     """Conv-like node with data input ``x``, weight ``w`` and optional bias ``b``.
 
     MACs = ``N * C_out * prod(out_spatial) * (C_in / group) * prod(kernel)``.
     """
-    w_shape = _shape(node, w)
-    c_in = _shape(node, x)[1]
+    w_shape = node.shape_of(w)
+    c_in = node.shape_of(x)[1]
     group = int(node.attr("group", 1))
     macs = node.out_elems * math.prod(w_shape[1:])
     weights = (w,) if b is None else (w, b)
     params = _consts(node, weights)
     kind = "dwconv" if group == c_in and group > 1 else "conv"
-    return OpCost(kind, 2.0 * macs, macs, params, weights)
+    return OpCost(kind, 2.0 * macs, macs, params)
 
 
 def conv(node: NodeView) -> OpCost:
@@ -183,7 +176,7 @@ def fused_conv(node: NodeView) -> OpCost:
     sum_input = node.input(3)  # optional residual Z added before the activation
     if sum_input is not None:
         extra += node.out_elems * FLOPS_PER_ELEMENT["add"]
-    return OpCost(base.kind, base.flops + extra, base.macs, base.params, base.weight_inputs)
+    return OpCost(base.kind, base.flops + extra, base.macs, base.params)
 
 
 def qlinear_conv(node: NodeView) -> OpCost:
@@ -197,21 +190,21 @@ def conv_transpose(node: NodeView) -> OpCost:
     MACs = ``N * C_in * prod(in_spatial) * (C_out / group) * prod(kernel)``; W is
     ``(C_in, C_out / group, k...)``.
     """
-    w_shape = _shape(node, 1)
-    macs = _shape(node, 0)[0] * math.prod(_shape(node, 0)[1:]) * math.prod(w_shape[1:])
-    return OpCost("conv", 2.0 * macs, macs, _consts(node, (1, 2)), (1, 2))
+    w_shape = node.shape_of(1)
+    macs = node.shape_of(0)[0] * math.prod(node.shape_of(0)[1:]) * math.prod(w_shape[1:])
+    return OpCost("conv", 2.0 * macs, macs, _consts(node, (1, 2)))
 
 
 def _matmul_cost(node: NodeView, a: int, b: int, bias: int | None, scale: bool) -> OpCost:
     """Matrix product: MACs = output elements x K; ``fc`` when an operand is constant."""
-    a_shape = _shape(node, a)
+    a_shape = node.shape_of(a)
     k = a_shape[-2] if node.attr("transA", 0) else a_shape[-1]
     macs = node.out_elems * k
     weights = tuple(i for i in (a, b, bias) if i is not None and node.input(i) is not None)
     weights = tuple(i for i in weights if node.input(i).is_const)  # type: ignore[union-attr]
     kind = "fc" if weights else "matmul"
     extra = node.out_elems * FLOPS_PER_ELEMENT["scale"] if scale else 0.0
-    return OpCost(kind, 2.0 * macs + extra, macs, _consts(node, weights), weights)
+    return OpCost(kind, 2.0 * macs + extra, macs, _consts(node, weights))
 
 
 def gemm(node: NodeView) -> OpCost:
@@ -223,7 +216,7 @@ def fused_gemm(node: NodeView) -> OpCost:
     """com.microsoft FusedGemm: Gemm plus its activation."""
     base = gemm(node)
     extra = node.out_elems * ACTIVATION_FLOPS.get(node.attr("activation", "Relu"), 1.0)
-    return OpCost(base.kind, base.flops + extra, base.macs, base.params, base.weight_inputs)
+    return OpCost(base.kind, base.flops + extra, base.macs, base.params)
 
 
 def matmul(node: NodeView) -> OpCost:
@@ -251,7 +244,7 @@ def activation(node: NodeView) -> OpCost:
     """Activations: :data:`ACTIVATION_FLOPS` per output element (PRelu's slope is a param)."""
     per = ACTIVATION_FLOPS[node.op_type]
     params = _consts(node, (1,)) if node.op_type == "PRelu" else 0
-    return OpCost("activation", node.out_elems * per, 0.0, params, (1,) if params else ())
+    return OpCost("activation", node.out_elems * per, 0.0, params)
 
 
 def elementwise(node: NodeView) -> OpCost:
@@ -260,26 +253,26 @@ def elementwise(node: NodeView) -> OpCost:
     present = [i for i in range(len(node.inputs)) if node.input(i) is not None]
     per = max(len(present) - 1, 1) * FLOPS_PER_ELEMENT["add"]
     consts = tuple(i for i in present if node.inputs[i].is_const)
-    return OpCost("elementwise", node.out_elems * per, 0.0, _consts(node, consts), consts)
+    return OpCost("elementwise", node.out_elems * per, 0.0, _consts(node, consts))
 
 
 def qlinear_binary(node: NodeView) -> OpCost:
     """QLinearAdd / QLinearMul: (a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp)."""
     consts = tuple(i for i in (0, 3) if node.inputs[i].is_const)
-    return OpCost("elementwise", float(node.out_elems), 0.0, _consts(node, consts), consts)
+    return OpCost("elementwise", float(node.out_elems), 0.0, _consts(node, consts))
 
 
 def quantize(node: NodeView) -> OpCost:
     """(De)QuantizeLinear: a scale and a zero-point shift per element; a constant input
     (a quantized weight kept for a QDQ pair) is a param."""
     consts = (0,) if node.inputs[0].is_const else ()
-    return OpCost("elementwise", 2.0 * node.out_elems, 0.0, _consts(node, consts), consts)
+    return OpCost("elementwise", 2.0 * node.out_elems, 0.0, _consts(node, consts))
 
 
 def _norm(per_elem: str, params_from: tuple[int, ...]) -> Handler:
     def handler(node: NodeView) -> OpCost:
         per = FLOPS_PER_ELEMENT[per_elem]
-        return OpCost("norm", node.out_elems * per, 0.0, _consts(node, params_from), (1, 2, 3, 4))
+        return OpCost("norm", node.out_elems * per, 0.0, _consts(node, params_from))
 
     handler.__doc__ = f"Normalisation: {FLOPS_PER_ELEMENT[per_elem]:g} FLOPs per element."
     return handler
@@ -316,8 +309,7 @@ def concat(node: NodeView) -> OpCost:
 def reshape(node: NodeView) -> OpCost:
     """Views and copies (Reshape, Transpose, Shape, Gather on shapes, ...): zero FLOPs.
     Their constant inputs (target shapes, indices) are not params."""
-    consts = tuple(i for i, t in enumerate(node.inputs) if t.is_const)
-    return OpCost("reshape", weight_inputs=consts)
+    return OpCost("reshape")
 
 
 def gather(node: NodeView) -> OpCost:
@@ -325,15 +317,14 @@ def gather(node: NodeView) -> OpCost:
     otherwise it is data movement."""
     table = node.input(0)
     if table is not None and table.is_const and len(table.shape or ()) >= 2:
-        return OpCost("embedding", 0.0, 0.0, table.elems, (0,))
+        return OpCost("embedding", 0.0, 0.0, table.elems)
     return reshape(node)
 
 
 def resize(node: NodeView) -> OpCost:
     """Resize / Upsample: one FLOP per output element (nearest costs less, linear more:
-    a documented conservative middle)."""
-    consts = tuple(i for i, t in enumerate(node.inputs) if t.is_const)
-    return OpCost("elementwise", float(node.out_elems), weight_inputs=consts)
+    a documented middle); the scales / sizes inputs are not params."""
+    return OpCost("elementwise", float(node.out_elems))
 
 
 def _table() -> dict[str, Handler]:
@@ -394,91 +385,3 @@ def _table() -> dict[str, Handler]:
 
 #: Cost handler per ONNX op type (standard and ``com.microsoft`` domains).
 HANDLERS: Mapping[str, Handler] = MappingProxyType(_table())
-
-
-# -- shapes of the ops ONNX's shape inference does not know --------------------------
-def _conv_shape(x: Shape, w: Shape, node: NodeView) -> Shape:
-    spatial = len(x) - 2
-    kernel = node.attr("kernel_shape") or list(w[2:])
-    strides = node.attr("strides") or [1] * spatial
-    dilations = node.attr("dilations") or [1] * spatial
-    pads = node.attr("pads") or [0] * (2 * spatial)
-    auto_pad = node.attr("auto_pad", "NOTSET")
-    out = []
-    for i in range(spatial):
-        extent = dilations[i] * (kernel[i] - 1) + 1
-        if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
-            out.append(-(-x[2 + i] // strides[i]))
-        elif auto_pad == "VALID":
-            out.append((x[2 + i] - extent) // strides[i] + 1)
-        else:
-            total = x[2 + i] + pads[i] + pads[i + spatial]
-            out.append((total - extent) // strides[i] + 1)
-    return (x[0], w[0], *out)
-
-
-def _matmul_shape(a: Shape, b: Shape, node: NodeView) -> Shape:
-    if node.attr("transA", 0):
-        a = (*a[:-2], a[-1], a[-2])
-    if node.attr("transB", 0):
-        b = (*b[:-2], b[-1], b[-2])
-    if len(a) == 1:
-        return (*b[:-2], b[-1])
-    batch = np.broadcast_shapes(a[:-2], b[:-2]) if len(b) > 1 else ()
-    return (*batch, a[-2], b[-1]) if len(b) > 1 else a[:-1]
-
-
-def _gemm_shape(a: Shape, b: Shape, node: NodeView) -> Shape:
-    m = a[1] if node.attr("transA", 0) else a[0]
-    n = b[0] if node.attr("transB", 0) else b[1]
-    return (m, n)
-
-
-ShapeRule = Callable[[NodeView], list[Shape]]
-
-
-def _with(inputs: Sequence[int], rule: Callable[..., Shape]) -> ShapeRule:
-    return lambda node: [rule(*(_shape(node, i) for i in inputs), node)]
-
-
-def _same(index: int) -> ShapeRule:
-    return lambda node: [_shape(node, index)]
-
-
-def _broadcast(*indices: int) -> ShapeRule:
-    return lambda node: [tuple(np.broadcast_shapes(*(_shape(node, i) for i in indices)))]
-
-
-def _global_pool(node: NodeView) -> list[Shape]:
-    x = _shape(node, 0)
-    if node.attr("channels_last", 0):
-        return [(x[0], *([1] * (len(x) - 2)), x[-1])]
-    return [(*x[:2], *([1] * (len(x) - 2)))]
-
-
-def _qlinear_concat(node: NodeView) -> list[Shape]:
-    parts = [_shape(node, i) for i in range(2, len(node.inputs), 3)]
-    axis = int(node.attr("axis", 0)) % len(parts[0])
-    out = list(parts[0])
-    out[axis] = sum(p[axis] for p in parts)
-    return [tuple(out)]
-
-
-#: Output shapes of ``com.microsoft`` ops that ``onnx.shape_inference`` leaves unknown.
-SHAPE_RULES: Mapping[str, ShapeRule] = MappingProxyType(
-    {
-        "FusedConv": _with((0, 1), _conv_shape),
-        "QLinearConv": _with((0, 3), _conv_shape),
-        "FusedGemm": _with((0, 1), _gemm_shape),
-        "QGemm": _with((0, 3), _gemm_shape),
-        "FusedMatMul": _with((0, 1), _matmul_shape),
-        "QLinearAdd": _broadcast(0, 3),
-        "QLinearMul": _broadcast(0, 3),
-        "QLinearSigmoid": _same(0),
-        "QLinearLeakyRelu": _same(0),
-        "QLinearGlobalAveragePool": _global_pool,
-        "QLinearConcat": _qlinear_concat,
-        "FastGelu": _same(0),
-        "Gelu": _same(0),
-    }
-)

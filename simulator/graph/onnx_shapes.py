@@ -6,17 +6,109 @@ shape-computing subgraphs resolve). It stops at ops it has no schema for, such a
 tensor downstream unknown; a second pass walks the nodes in order and infers the rest
 node by node (:data:`simulator.graph.onnx_ops.SHAPE_RULES` for the contrib ops, ONNX's
 per-node inference for the standard ones).
+
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType
 
+import numpy as np
 import onnx
 from onnx import numpy_helper, shape_inference
 
 from simulator.errors import ModelError
-from simulator.graph.onnx_ops import SHAPE_RULES, NodeView, Shape, TensorView
+from simulator.graph.onnx_ops import NodeView, Shape, TensorView
+
+
+# -- shapes of the ops ONNX's shape inference does not know --------------------------
+def _conv_shape(x: Shape, w: Shape, node: NodeView) -> Shape:
+    spatial = len(x) - 2
+    kernel = node.attr("kernel_shape") or list(w[2:])
+    strides = node.attr("strides") or [1] * spatial
+    dilations = node.attr("dilations") or [1] * spatial
+    pads = node.attr("pads") or [0] * (2 * spatial)
+    auto_pad = node.attr("auto_pad", "NOTSET")
+    out = []
+    for i in range(spatial):
+        extent = dilations[i] * (kernel[i] - 1) + 1
+        if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+            out.append(-(-x[2 + i] // strides[i]))
+        elif auto_pad == "VALID":
+            out.append((x[2 + i] - extent) // strides[i] + 1)
+        else:
+            total = x[2 + i] + pads[i] + pads[i + spatial]
+            out.append((total - extent) // strides[i] + 1)
+    return (x[0], w[0], *out)
+
+
+def _matmul_shape(a: Shape, b: Shape, node: NodeView) -> Shape:
+    if node.attr("transA", 0):
+        a = (*a[:-2], a[-1], a[-2])
+    if node.attr("transB", 0):
+        b = (*b[:-2], b[-1], b[-2])
+    if len(a) == 1:
+        return (*b[:-2], b[-1])
+    batch = np.broadcast_shapes(a[:-2], b[:-2]) if len(b) > 1 else ()
+    return (*batch, a[-2], b[-1]) if len(b) > 1 else a[:-1]
+
+
+def _gemm_shape(a: Shape, b: Shape, node: NodeView) -> Shape:
+    m = a[1] if node.attr("transA", 0) else a[0]
+    n = b[0] if node.attr("transB", 0) else b[1]
+    return (m, n)
+
+
+ShapeRule = Callable[[NodeView], list[Shape]]
+
+
+def _with(inputs: Sequence[int], rule: Callable[..., Shape]) -> ShapeRule:
+    return lambda node: [rule(*(node.shape_of(i) for i in inputs), node)]
+
+
+def _same(index: int) -> ShapeRule:
+    return lambda node: [node.shape_of(index)]
+
+
+def _broadcast(*indices: int) -> ShapeRule:
+    return lambda node: [tuple(np.broadcast_shapes(*(node.shape_of(i) for i in indices)))]
+
+
+def _global_pool(node: NodeView) -> list[Shape]:
+    x = node.shape_of(0)
+    if node.attr("channels_last", 0):
+        return [(x[0], *([1] * (len(x) - 2)), x[-1])]
+    return [(*x[:2], *([1] * (len(x) - 2)))]
+
+
+def _qlinear_concat(node: NodeView) -> list[Shape]:
+    parts = [node.shape_of(i) for i in range(2, len(node.inputs), 3)]
+    axis = int(node.attr("axis", 0)) % len(parts[0])
+    out = list(parts[0])
+    out[axis] = sum(p[axis] for p in parts)
+    return [tuple(out)]
+
+
+#: Output shapes of ``com.microsoft`` ops that ``onnx.shape_inference`` leaves unknown.
+SHAPE_RULES: Mapping[str, ShapeRule] = MappingProxyType(
+    {
+        "FusedConv": _with((0, 1), _conv_shape),
+        "QLinearConv": _with((0, 3), _conv_shape),
+        "FusedGemm": _with((0, 1), _gemm_shape),
+        "QGemm": _with((0, 3), _gemm_shape),
+        "FusedMatMul": _with((0, 1), _matmul_shape),
+        "QLinearAdd": _broadcast(0, 3),
+        "QLinearMul": _broadcast(0, 3),
+        "QLinearSigmoid": _same(0),
+        "QLinearLeakyRelu": _same(0),
+        "QLinearGlobalAveragePool": _global_pool,
+        "QLinearConcat": _qlinear_concat,
+        "FastGelu": _same(0),
+        "Gelu": _same(0),
+    }
+)
+
 
 #: ONNX domains whose ops ONNX's shape inference knows.
 STANDARD_DOMAINS = frozenset({"", "ai.onnx"})
@@ -28,34 +120,35 @@ def fix_batch(model: onnx.ModelProto, batch: int, label: str) -> None:
     Raises
     ------
     ModelError
-        When ``batch < 1``, when an input has a fixed batch other than ``batch``, or a
-        symbolic dimension other than the first.
+        When ``batch < 1``, when ``batch != 1`` but no input has a dynamic first
+        dimension (a fixed first dimension is the model's own), or when an input has a
+        dynamic dimension other than the first.
     """
     if batch < 1:
         raise ModelError(f"batch must be >= 1, got {batch}", label)
     inits = {t.name for t in model.graph.initializer}
+    dynamic = False
     for value in model.graph.input:
         if value.name in inits or not value.type.tensor_type.HasField("shape"):
             continue
-        dims = value.type.tensor_type.shape.dim
-        for position, dim in enumerate(dims):
-            fixed = dim.HasField("dim_value") and dim.dim_value > 0
-            if position == 0 and not fixed:
-                dim.Clear()
-                dim.dim_value = batch
-            elif position == 0 and dim.dim_value != batch:
-                raise ModelError(
-                    f"graph input '{value.name}' has a fixed batch of {dim.dim_value}; "
-                    f"load it with batch={dim.dim_value}",
-                    label,
-                )
-            elif not fixed:
+        for position, dim in enumerate(value.type.tensor_type.shape.dim):
+            if dim.HasField("dim_value") and dim.dim_value > 0:
+                continue
+            if position > 0:
                 raise ModelError(
                     f"graph input '{value.name}' has a dynamic dimension "
                     f"{position} ('{dim.dim_param}'); only the batch (first) dimension "
                     "can be fixed at import",
                     label,
                 )
+            dim.Clear()
+            dim.dim_value = batch
+            dynamic = True
+    if batch != 1 and not dynamic:
+        raise ModelError(
+            f"batch={batch} asked for, but no graph input has a dynamic batch dimension",
+            label,
+        )
     # declared shapes elsewhere may still name the symbolic batch: infer them anew
     del model.graph.value_info[:]
     for value in model.graph.output:
@@ -79,7 +172,7 @@ def infer(model: onnx.ModelProto, label: str) -> onnx.ModelProto:
     try:
         return shape_inference.infer_shapes(model, strict_mode=True, data_prop=True)
     except Exception as exc:  # onnx raises InferenceError, ValidationError, RuntimeError
-        raise ModelError(f"{label}: ONNX shape inference failed: {exc}", label) from None
+        raise ModelError(f"ONNX shape inference failed: {exc}", label) from None
 
 
 def constants(model: onnx.ModelProto) -> dict[str, object]:

@@ -12,7 +12,6 @@ from typing import Any
 
 from simulator.errors import ModelError, Problem, ScenarioError, SocsimError
 from simulator.graph.model import ModelGraph
-from simulator.graph.zoo import build_zoo_model
 from simulator.hardware.dvfs import DvfsTable, OperatingPoint
 from simulator.hardware.thermal import ThermalModel
 from simulator.hardware.units import ComputeUnit, Node, SyncPair
@@ -24,7 +23,7 @@ from simulator.platform import Platform
 from simulator.scheduling import PREDICTIVE_DISPATCHERS, AdaptiveOptions
 from simulator.schema import INVALID, Context, Loc, nearest
 from simulator.spec.definitions import LIBRARY, SCENARIO
-from simulator.spec.inline import build_inline_model
+from simulator.spec.modelbuild import MODEL_BUILDERS
 from simulator.spec.presets import collect_presets, expand_presets, with_key
 from simulator.spec.scenario import Scenario
 from simulator.spec.yamlio import YamlMap, load_yaml_file, plain
@@ -260,12 +259,10 @@ def _build(checked: dict, raw: Mapping, ctx: Context, source: str) -> Scenario |
     for name, spec in checked["models"].items():
         loc = Loc("models").child(raw["models"], name)
         try:
-            if spec["source"] == "zoo":
-                models[name] = build_zoo_model(spec["zoo"], spec["dtype"], **spec["options"])
-            else:
-                built = build_inline_model(name, spec, raw["models"][name], loc, ctx, platform)
-                if built is not None:
-                    models[name] = built
+            builder = MODEL_BUILDERS[spec["source"]]
+            built = builder(name, spec, raw["models"][name], loc, ctx, platform)
+            if built is not None:
+                models[name] = built
         except ModelError as exc:
             ctx.problem(loc, exc.message)
 

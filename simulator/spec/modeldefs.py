@@ -1,15 +1,17 @@
-"""Model sections of the scenario format: a model from the zoo or written inline.
+"""Model sections of the scenario format: a model from the zoo, an ONNX file, or inline.
 
 ``models.<name>`` is one of the :data:`MODEL_SOURCES`, told apart by the key that names
-the source (``zoo:``, ``ops:``); :class:`ModelChoice` checks it against that source's
-schema and tags the result with ``source``.
+the source (``zoo:``, ``onnx:``, ``ops:``); :class:`ModelChoice` checks it against that
+source's schema and tags the result with ``source``.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from simulator.graph.model import DTYPE_BYTES, OP_KINDS
+from simulator.graph.onnx_fuse import PLANS
 from simulator.graph.zoo import zoo_names, zoo_options
 from simulator.schema import (
     INVALID,
@@ -24,6 +26,7 @@ from simulator.schema import (
     Record,
     Schema,
     Text,
+    mark_of,
 )
 
 DTYPES = tuple(DTYPE_BYTES)
@@ -108,9 +111,51 @@ def _option_schema(annotation: Any) -> Schema:
     return AnyValue()
 
 
+def model_file_path(value: str, loc: Loc, ctx: Context) -> Path:
+    """Where the model file ``value`` named at ``loc`` lives: relative paths are relative
+    to the scenario (or included) file that names it. The one place model paths are
+    resolved, so a directory rule can be applied here."""
+    mark = mark_of(loc.container, loc.key)
+    base = Path(mark.file).parent if mark is not None else Path(ctx.base_dir or ".")
+    return base / value
+
+
+class OnnxFile(Schema):
+    """The path of an existing ONNX file, relative to the file that names it."""
+
+    def describe(self) -> str:
+        return "the path of an .onnx file (relative to this YAML file)"
+
+    def check(self, value: Any, loc: Loc, ctx: Context) -> Any:
+        if not isinstance(value, str) or not value:
+            return ctx.problem(loc, f"expected {self.describe()}")
+        path = model_file_path(value, loc, ctx)
+        if not path.is_file():
+            return ctx.problem(loc, f"no ONNX file at {path}")
+        return str(path)
+
+
+ONNX_MODEL = Record(
+    {
+        "onnx": Field(OnnxFile()),
+        "batch": Field(Number(integer=True, ge=1), default=1, doc="fixes a dynamic batch"),
+        "fuse": Field(
+            Text(choices=tuple(PLANS), what="fusion"),
+            default="ort",
+            doc="ort: as onnxruntime fuses (CPU, extended); none: one op per node",
+        ),
+        "dtype": Field(
+            Text(choices=DTYPES, what="dtype"), default=None, doc="default: the model's"
+        ),
+    },
+    name="onnx model",
+)
+
+
 #: Model sources by the key that selects them: ``key -> (source name, schema)``.
 MODEL_SOURCES: dict[str, tuple[str, Schema]] = {
     "zoo": ("zoo", ZooModel()),
+    "onnx": ("onnx", ONNX_MODEL),
     "ops": ("inline", INLINE_MODEL),
 }
 

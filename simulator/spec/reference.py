@@ -57,6 +57,7 @@ def render() -> str:
         ("`nodes.<name>`", d.NODE),
         ("`nodes.<name>.units.<name>`", d.UNIT),
         ("`links.<name>`", d.LINK),
+        ("`models.<name>` (ONNX file, see onnx.md)", m.ONNX_MODEL),
         ("`models.<name>` (inline)", m.INLINE_MODEL),
         ("`models.<name>.ops[i]`", m.INLINE_OP),
         ("`models.<name>.edges[i]`", m.INLINE_EDGE),

@@ -1,0 +1,223 @@
+"""fuse='ort' groups nodes as onnxruntime's optimizer does; ORT-optimized models load.
+
+Every case asks onnxruntime itself (ORT_ENABLE_EXTENDED, CPU) for its optimized model
+and compares: the ops of ``load_onnx(original, fuse='ort')`` are exactly the nodes of
+the model onnxruntime writes (names mapped back to their anchor node), with the same
+FLOPs, MACs and params as loading that optimized model with ``fuse='none'``.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from onnx import numpy_helper
+from onnx_util import const, make_models_module, model, node, weight
+
+from simulator.graph.onnx_import import load_onnx
+
+ort = pytest.importorskip("onnxruntime")
+
+
+def run_ort(m, tmp_path, profile: bool = False):
+    """Optimize ``m`` with onnxruntime; the optimized file and the profiled node names."""
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
+    options.optimized_model_filepath = str(tmp_path / "optimized.onnx")
+    options.intra_op_num_threads = 1
+    if profile:
+        options.enable_profiling = True
+        options.profile_file_prefix = str(tmp_path / "profile")
+    session = ort.InferenceSession(
+        m.SerializeToString(), options, providers=["CPUExecutionProvider"]
+    )
+    names: set[str] = set()
+    if profile:
+        feeds = {}
+        for value in session.get_inputs():
+            shape = [d if isinstance(d, int) else 1 for d in value.shape]
+            dtype = np.int64 if "int64" in value.type else np.float32
+            feeds[value.name] = np.ones(shape, dtype=dtype)
+        session.run(None, feeds)
+        with open(session.end_profiling(), encoding="utf-8") as f:
+            events = json.load(f)
+        names = {e["name"].removesuffix("_kernel_time") for e in events if e.get("cat") == "Node"}
+    return tmp_path / "optimized.onnx", names
+
+
+def anchor_of(ort_name: str) -> str:
+    """onnxruntime's name of a fused node -> the node it was built from."""
+    return ort_name.removeprefix("fused ").split("/")[0]
+
+
+def assert_same_grouping(m, tmp_path):
+    optimized, _ = run_ort(m, tmp_path)
+    ours = load_onnx(m, fuse="ort")
+    theirs = load_onnx(optimized, fuse="none")
+    assert [anchor_of(n) for n in theirs.order] == list(ours.order)
+    for op, ref in zip(ours, theirs, strict=True):
+        assert (op.kind, op.macs, op.params) == (ref.kind, ref.macs, ref.params), op.name
+        assert op.flops == pytest.approx(ref.flops), op.name
+        assert (op.input_elems, op.output_elems) == (ref.input_elems, ref.output_elems)
+    return ours
+
+
+def test_small_cnn_fusion_matches_ort(tmp_path):
+    ours = assert_same_grouping(make_models_module().small_cnn(), tmp_path)
+    # conv1 = conv + bn (folded, free) + relu (fused): 16*16*16 outputs x 27 MACs
+    conv1 = ours.op("conv1")
+    assert conv1.macs == 16 * 16 * 16 * 27
+    assert conv1.flops == 2 * conv1.macs + 16 * 16 * 16  # + one FLOP per ReLU
+    assert conv1.params == 16 * 27 + 16  # the folded BatchNorm becomes a bias
+    assert "pw1" in ours and "res1" in ours and "res1_relu" in ours  # add+relu stay apart
+
+
+def test_mlp_matmul_add_relu_becomes_one_gemm(tmp_path):
+    ours = assert_same_grouping(make_models_module().tiny_mlp(), tmp_path)
+    assert ours.order == ("fc0", "fc1", "fc2", "softmax")
+    fc0 = ours.op("fc0")
+    assert (fc0.kind, fc0.macs, fc0.params) == ("fc", 64 * 128, 64 * 128 + 128)
+    assert fc0.flops == 2 * 64 * 128 + 128  # + ReLU
+
+
+@pytest.mark.parametrize("act", ["Relu", "Sigmoid", "LeakyRelu", "HardSigmoid", "Tanh", "Elu"])
+def test_activation_fusion_per_anchor(act, tmp_path):
+    """Which activations fuse into Conv and Gemm differs (Clip: conv only; Elu: gemm only)."""
+    m = model(
+        [
+            node("Conv", ["x", "w"], "conv", group=4),
+            node(act, ["conv"], "conv_act"),
+            node("Flatten", ["conv_act"], "flat"),
+            node("Gemm", ["flat", "g"], "gemm", transB=1),
+            node(act, ["gemm"], "gemm_act"),
+        ],
+        {"x": [1, 4, 4, 4]},
+        ["gemm_act"],
+        [weight("w", (4, 1, 3, 3)), weight("g", (5, 16))],
+    )
+    assert_same_grouping(m, tmp_path)
+
+
+def test_clip_fuses_into_conv_not_gemm(tmp_path):
+    m = model(
+        [
+            node("Conv", ["x", "w"], "conv"),
+            node("Clip", ["conv", "lo", "hi"], "relu6"),
+            node("Flatten", ["relu6"], "flat"),
+            node("Gemm", ["flat", "g"], "gemm", transB=1),
+            node("Clip", ["gemm", "lo", "hi"], "clip2"),
+        ],
+        {"x": [1, 2, 3, 3]},
+        ["clip2"],
+        [weight("w", (2, 2, 1, 1)), weight("g", (3, 18)), const("lo", 0.0), const("hi", 6.0)],
+    )
+    ours = assert_same_grouping(m, tmp_path)
+    assert ours.order == ("conv", "flat", "gemm", "clip2")
+
+
+def test_conv_folds_constant_add_and_mul_and_keeps_fan_out(tmp_path):
+    m = model(
+        [
+            node("Conv", ["x", "w"], "conv"),
+            node("Add", ["conv", "k"], "add_k"),
+            node("Mul", ["add_k", "s"], "mul_s"),
+            node("Conv", ["mul_s", "w2"], "conv2"),
+            node("Relu", ["conv2"], "relu"),
+            node("Add", ["conv2", "relu"], "out"),  # conv2 feeds two nodes: no fusion
+        ],
+        {"x": [1, 4, 5, 5]},
+        ["out"],
+        [weight(n, s) for n, s in (("w", (4, 4, 1, 1)), ("k", (4, 1, 1)), ("s", (1, 4, 1, 1)))]
+        + [weight("w2", (4, 4, 1, 1))],
+    )
+    ours = assert_same_grouping(m, tmp_path)
+    assert ours.order == ("conv", "conv2", "relu", "out")
+    assert ours.op("conv").flops == 2 * 25 * 4 * 4  # folded nodes cost nothing
+
+
+def test_transpose_and_scale_fuse_into_matmul(tmp_path):
+    m = model(
+        [
+            node("Transpose", ["x"], "xt", perm=[0, 2, 1]),
+            node("MatMul", ["x", "xt"], "scores"),
+            node("Mul", ["scores", "scale"], "scaled"),
+            node("Softmax", ["scaled"], "y", axis=-1),
+        ],
+        {"x": [2, 3, 8]},
+        ["y"],
+        [const("scale", 0.125)],
+    )
+    ours = assert_same_grouping(m, tmp_path)
+    scores = ours.op("scores")
+    assert (scores.kind, scores.macs) == ("matmul", 2 * 3 * 3 * 8)
+    assert scores.flops == 2 * scores.macs + 18  # the folded scaling, as the zoo counts it
+
+
+def test_shape_subgraph_folds_and_identity_is_removed(tmp_path):
+    m = model(
+        [
+            node("Identity", ["x"], "ident"),
+            node("Shape", ["ident"], "shape"),
+            node("Gather", ["shape", "zero"], "batch", axis=0),
+            node("Unsqueeze", ["batch", "axes"], "batch1"),
+            node("Concat", ["batch1", "minus1"], "target", axis=0),
+            node("Reshape", ["ident", "target"], "flat"),
+            node("Relu", ["flat"], "relu"),
+            node("Dropout", ["relu"], "y"),  # produces the graph output: kept
+        ],
+        {"x": ["N", 3, 8]},
+        ["y"],
+        [const("zero", 0, "int64"), const("axes", [0], "int64"), const("minus1", [-1], "int64")],
+    )
+    ours = assert_same_grouping(m, tmp_path)
+    assert ours.order == ("flat", "relu", "y")
+    assert load_onnx(m, fuse="none").order[:2] == ("ident", "shape")
+
+
+def test_ort_optimized_model_ops_are_the_profiled_nodes(tmp_path):
+    """load_onnx(optimized, fuse='none') has one op per node ORT times, by node name."""
+    m = make_models_module().small_cnn()
+    optimized, profiled = run_ort(m, tmp_path, profile=True)
+    assert set(load_onnx(optimized, fuse="none").order) == profiled
+    # the contrib ops ORT writes are costed like the nodes they replace
+    assert load_onnx(optimized, fuse="none").total_macs == load_onnx(m).total_macs
+
+
+@pytest.mark.parametrize("quant_format", ["QOperator", "QDQ"])
+def test_quantized_model_after_ort(quant_format, tmp_path):
+    """A statically quantized model: QLinearConv, QLinearAdd, QGemm, QLinearGlobalAveragePool
+    (QDQ), QuantizeLinear / DequantizeLinear, as onnxruntime's optimizer leaves them."""
+    quantization = pytest.importorskip("onnxruntime.quantization")
+    m = make_models_module().small_cnn()
+    m.graph.input[0].type.tensor_type.shape.dim[0].dim_value = 1
+    (tmp_path / "float.onnx").write_bytes(m.SerializeToString())
+
+    class Reader(quantization.CalibrationDataReader):
+        def __init__(self):
+            rng = np.random.default_rng(0)
+            self.feeds = iter(
+                [{"input": rng.standard_normal((1, 3, 32, 32)).astype(np.float32)}] * 2
+            )
+
+        def get_next(self):
+            return next(self.feeds, None)
+
+    quantization.quantize_static(
+        str(tmp_path / "float.onnx"),
+        str(tmp_path / "int8.onnx"),
+        Reader(),
+        quant_format=getattr(quantization.QuantFormat, quant_format),
+    )
+    from onnx import load
+
+    quantized = load(str(tmp_path / "int8.onnx"))
+    optimized, profiled = run_ort(quantized, tmp_path, profile=True)
+    graph = load_onnx(optimized, fuse="none")
+    assert set(graph.order) == profiled
+    assert {op.dtype for op in graph} == {"int8"}
+    assert graph.total_macs == load_onnx(m).total_macs  # same convs and gemm, in int8
+    kinds = {op.kind for op in graph}
+    assert {"conv", "dwconv", "fc", "elementwise"} <= kinds
+    weights = {t.name: numpy_helper.to_array(t) for t in load(str(optimized)).graph.initializer}
+    assert any(w.dtype == np.int8 for w in weights.values())
