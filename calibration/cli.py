@@ -20,7 +20,13 @@ DEFAULT_IMAGE = Path("docs/img/calibration_pred_vs_measured.png")
 def _settings(args: argparse.Namespace):
     from calibration.ortrun import RunSettings
 
-    return RunSettings(threads=args.threads, warmup=args.warmup, runs=args.runs, rounds=args.rounds)
+    return RunSettings(
+        threads=args.threads,
+        warmup=args.warmup,
+        runs=args.runs,
+        rounds=args.rounds,
+        clock=args.clock,
+    )
 
 
 def cmd_measure(args: argparse.Namespace) -> int:
@@ -136,6 +142,13 @@ def _run_options(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=10,
         help="interleaved rounds the runs spread over (default 10)",
+    )
+    parser.add_argument(
+        "--clock",
+        choices=("wall", "cpu"),
+        default="wall",
+        help="end-to-end clock: wall (default), or the thread's CPU time (threads = 1; "
+        "ignores preemption on a shared machine)",
     )
     parser.add_argument(
         "--quick", action="store_true", help="a few small models and microbenchmarks (tests)"

@@ -37,6 +37,7 @@ def device_yaml(result: FitResult, provenance: Provenance, extra: Mapping[str, s
         "host": provenance.host,
         "runtime": provenance.runtime,
         "threads": str(provenance.threads),
+        **({"notes": provenance.notes} if provenance.notes else {}),
         "peak_gflops_measured": _g(max(rates.peak_flops.values()) / 1e9),
         "stream_gb_s_measured": _g(rates.bandwidth_bps / 1e9),
         "kernel_dispatch_us": _g(result.kernel_dispatch_s * 1e6),

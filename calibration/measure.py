@@ -1,7 +1,7 @@
 """``measure``: run models on the host, cost their profiled nodes, tabulate.
 
 Each model runs in two sessions (:func:`calibration.ortrun.run_models`): profiled, for per-node
-kernel times, and plain, for end-to-end wall times. The optimised graph ORT saved is
+kernel times, and plain, for end-to-end times. The optimised graph ORT saved is
 imported with ``fuse="none"`` (one socsim op per node ORT ran, same names), which gives
 every profiled node its kind, FLOPs and bytes.
 """
@@ -101,7 +101,7 @@ def model_rows(model: str, run: ModelRun, graph: ModelGraph, threads: int) -> li
             f"model '{model}': no profiled node is in the imported graph "
             f"(profile: {seen} ...; graph: {have} ...)"
         )
-    median, iqr = median_iqr(run.wall_s)
+    median, iqr = median_iqr(run.e2e_s)
     rows.append(
         {
             "level": "model",
@@ -115,7 +115,7 @@ def model_rows(model: str, run: ModelRun, graph: ModelGraph, threads: int) -> li
             "bytes": float(sum(op.bytes_moved for op in graph)),
             "median_s": median,
             "iqr_s": iqr,
-            "runs": len(run.wall_s),
+            "runs": len(run.e2e_s),
             "threads": threads,
         }
     )

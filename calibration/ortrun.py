@@ -1,4 +1,4 @@
-"""Running ONNX models with onnxruntime on the host CPU: per-node profiles and wall times.
+"""Running ONNX models with onnxruntime on the host CPU: per-node profiles, end-to-end times.
 
 Sessions are pinned: ``intra_op_num_threads`` as asked, one inter-op thread, sequential
 execution, ``ORT_ENABLE_EXTENDED`` graph optimisation (the fusions ORT applies on CPU;
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -22,6 +22,10 @@ from simulator.errors import SocsimError
 
 KERNEL_SUFFIX = "_kernel_time"
 US = 1e-6
+#: End-to-end clocks (seconds): wall time, or the calling thread's CPU time.
+CLOCKS: Mapping[str, Callable[[], float]] = MappingProxyType(
+    {"wall": time.perf_counter, "cpu": time.thread_time}
+)
 #: ORT input type -> numpy dtype of the random feeds.
 INPUT_DTYPES: Mapping[str, type] = MappingProxyType(
     {
@@ -49,14 +53,24 @@ class RunSettings:
         Timed runs; medians and IQRs are over these.
     rounds : int
         The timed runs are spread over this many interleaved rounds (at most ``runs``).
+    clock : str
+        End-to-end clock, one of :data:`CLOCKS`: ``wall`` (latency as a user sees it) or
+        ``cpu`` (the calling thread's CPU time: leaves out time the thread was preempted
+        by other processes on a shared machine; one thread only, since ORT then runs
+        every kernel on the calling thread).
     """
 
     threads: int = 1
     warmup: int = 3
     runs: int = 20
     rounds: int = 5
+    clock: str = "wall"
 
     def __post_init__(self) -> None:
+        if self.clock not in CLOCKS:
+            raise SocsimError(f"unknown clock '{self.clock}'; valid: {', '.join(CLOCKS)}")
+        if self.clock == "cpu" and self.threads != 1:
+            raise SocsimError("clock 'cpu' times the calling thread only: it needs threads = 1")
         if self.threads < 1 or self.warmup < 0 or self.runs < 1 or self.rounds < 1:
             raise SocsimError(
                 f"run settings need threads >= 1, warmup >= 0, runs >= 1, rounds >= 1; got {self}"
@@ -79,7 +93,7 @@ class ModelRun:
     """What one model's measurement produced."""
 
     nodes: tuple[NodeTimes, ...]
-    wall_s: tuple[float, ...]
+    e2e_s: tuple[float, ...]
     optimized_path: Path
     extra: Mapping[str, str] = field(default_factory=dict)
 
@@ -171,7 +185,8 @@ def run_models(
     """Profile every model per node and time it end to end, interleaved in rounds.
 
     Each model gets two sessions: a profiled one (per-node kernel times) and a plain one
-    (wall times; profiling adds per-kernel bookkeeping). After the warm-up, the timed
+    (end-to-end times by ``settings.clock``; profiling adds per-kernel bookkeeping).
+    After the warm-up, the timed
     runs are spread over ``settings.rounds`` rounds that visit every model in turn, so a
     burst of load from other processes lands on many models a little instead of on one
     model entirely.
@@ -180,6 +195,7 @@ def run_models(
 
     workdir.mkdir(parents=True, exist_ok=True)
     providers = ["CPUExecutionProvider"]
+    clock = CLOCKS[settings.clock]
     sessions = {}
     for name, path in paths.items():
         optimized = workdir / f"{Path(path).stem}.ort_extended.onnx"
@@ -196,20 +212,20 @@ def run_models(
             plain.run(None, inputs)
         sessions[name] = (profiled, plain, inputs, optimized, [])
     for count in _per_round(settings.runs, settings.rounds):
-        for profiled, plain, inputs, _, wall in sessions.values():
+        for profiled, plain, inputs, _, e2e in sessions.values():
             for _ in range(count):
                 profiled.run(None, inputs)
             for _ in range(count):
-                begin = time.perf_counter()
+                begin = clock()
                 plain.run(None, inputs)
-                wall.append(time.perf_counter() - begin)
+                e2e.append(clock() - begin)
     out = {}
-    for name, (profiled, _, _, optimized, wall) in sessions.items():
+    for name, (profiled, _, _, optimized, e2e) in sessions.items():
         profile_file = Path(profiled.end_profiling())
         events = json.loads(profile_file.read_text())
         profile_file.unlink()
         nodes = parse_profile(events, settings.warmup, str(profile_file))
-        out[name] = ModelRun(tuple(nodes), tuple(wall), optimized)
+        out[name] = ModelRun(tuple(nodes), tuple(e2e), optimized)
     return out
 
 

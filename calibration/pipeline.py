@@ -94,7 +94,9 @@ def measure_corpora(
         mine = [r for r in rows if r["model"] in group]
         table = make_table((micro_rows if corpus == home else []) + mine)
         target = layout.fit_csv if corpus == "fit" else layout.holdout_csv
-        write_table(table, target, provenance(settings.threads))
+        write_table(
+            table, target, provenance(settings.threads, f"end-to-end clock: {settings.clock}")
+        )
         tables[corpus] = table
     return tables
 

@@ -142,3 +142,15 @@ def test_cli_reports_bad_input_as_error(tmp_path, capsys):
     assert "bad.csv:2: column 'time_ms'" in capsys.readouterr().err
     assert main(["calibrate", "fit", str(tmp_path / "missing.csv")]) == EXIT_ERROR
     assert "file not found" in capsys.readouterr().err
+
+
+def test_run_settings_validate():
+    from calibration.ortrun import RunSettings
+
+    assert RunSettings(runs=3, rounds=10).rounds == 3  # at most one run per round
+    with pytest.raises(SocsimError, match="unknown clock 'cycles'"):
+        RunSettings(clock="cycles")
+    with pytest.raises(SocsimError, match="threads = 1"):
+        RunSettings(threads=2, clock="cpu")
+    with pytest.raises(SocsimError, match="runs >= 1"):
+        RunSettings(runs=0)

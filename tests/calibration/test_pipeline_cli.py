@@ -12,7 +12,7 @@ from calibration.device import load_platform, read_calibration_comments
 from calibration.pipeline import REPORT_BEGIN, REPORT_END
 from simulator.cli import EXIT_ERROR, main
 
-FAST = ["--quick", "--runs", "5", "--warmup", "1"]
+FAST = ["--quick", "--runs", "5", "--warmup", "1", "--clock", "cpu"]
 
 
 @pytest.fixture(scope="module")
@@ -46,6 +46,7 @@ def test_all_writes_preset_report_and_figure(quick_run):
     comments = read_calibration_comments(device)
     assert comments["fit_models"] == ", ".join(sorted(r.name for r in FIT[:2]))
     assert int(comments["ops_fitted"]) > 10
+    assert comments["notes"] == "end-to-end clock: cpu"
     unit = load_platform(device).unit("host_cpu.cpu")
     assert unit.peak_flops["fp32"] == pytest.approx(
         float(comments["peak_gflops_measured"]) * 1e9, rel=1e-5
