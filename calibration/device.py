@@ -78,7 +78,8 @@ def device_yaml(result: FitResult, provenance: Provenance, extra: Mapping[str, s
         note = "  # geometric mean of the fitted kinds" if kind == "default" else ""
         lines.append(f"            {kind}: {_g(eff)}{note}")
     lines += [
-        f"          memory_bandwidth_gb_s: {_g(result.bandwidth_bps / 1e9)}   # fitted",
+        f"          memory_bandwidth_gb_s: {_g(result.bandwidth_bps / 1e9)}   # fitted; not DRAM"
+        " bandwidth when the working sets are cache-resident (docs/calibration.md)",
         f"          dispatch_us: {_g(result.dispatch_s * 1e6)}               # fitted: kernel"
         " + runtime overhead",
         "",
