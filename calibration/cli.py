@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 
 from simulator.errors import SocsimError
@@ -77,6 +78,23 @@ def cmd_import(args: argparse.Namespace) -> int:
     return 0
 
 
+def _peak(text: str) -> tuple[str, float]:
+    """``DTYPE=GFLOPS`` of ``--peak-gflops`` -> (dtype, FLOP/s)."""
+    from simulator.graph.model import DTYPE_BYTES
+
+    dtype, sep, value = text.partition("=")
+    try:
+        gflops = float(value)
+    except ValueError:
+        gflops = math.nan
+    if not sep or dtype not in DTYPE_BYTES or not gflops > 0:
+        raise SocsimError(
+            f"--peak-gflops takes DTYPE=GFLOPS with DTYPE one of {', '.join(DTYPE_BYTES)} and "
+            f"GFLOPS > 0, got '{text}'"
+        )
+    return dtype, gflops * 1e9
+
+
 def cmd_fit(args: argparse.Namespace) -> int:
     from calibration.fit import HostRates
     from calibration.pipeline import fit_file
@@ -85,11 +103,9 @@ def cmd_fit(args: argparse.Namespace) -> int:
     if args.peak_gflops or args.bandwidth_gb_s:
         if not (args.peak_gflops and args.bandwidth_gb_s):
             raise SocsimError("give both --peak-gflops and --bandwidth-gb-s, or neither")
-        peaks = {}
-        for text in args.peak_gflops:
-            dtype, _, value = text.partition("=")
-            peaks[dtype] = float(value) * 1e9
-        rates = HostRates(peaks, args.bandwidth_gb_s * 1e9, args.threads)
+        rates = HostRates(
+            dict(_peak(text) for text in args.peak_gflops), args.bandwidth_gb_s * 1e9, args.threads
+        )
     result, _ = fit_file(Path(args.measurements), Path(args.output), rates)
     print(
         f"fitted {result.op_stats['n']} ops: op MAPE {result.op_stats['mape']:.1f} %, "

@@ -253,7 +253,9 @@ def import_tflite(
     out = []
     for entry in profile:
         kind = tflite_kind(entry["node_type"], extra_kinds)
-        if kind is None:
+        if kind is not None:
+            check_kind(kind, file, entry["line"], "node type")
+        else:
             raise MeasurementError(
                 file,
                 f"no op kind known for node type '{entry['node_type']}'; map it with "

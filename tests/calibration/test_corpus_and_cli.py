@@ -142,6 +142,12 @@ def test_cli_reports_bad_input_as_error(tmp_path, capsys):
     assert "bad.csv:2: column 'time_ms'" in capsys.readouterr().err
     assert main(["calibrate", "fit", str(tmp_path / "missing.csv")]) == EXIT_ERROR
     assert "file not found" in capsys.readouterr().err
+    (tmp_path / "ok.csv").write_text(GENERIC)
+    args = ["calibrate", "fit", str(tmp_path / "ok.csv"), "--bandwidth-gb-s", "40"]
+    assert main([*args, "--peak-gflops", "fp33=100"]) == EXIT_ERROR
+    assert "DTYPE=GFLOPS" in capsys.readouterr().err
+    assert main([*args, "--peak-gflops", "fp32=fast"]) == EXIT_ERROR
+    assert "got 'fp32=fast'" in capsys.readouterr().err
 
 
 def test_run_settings_validate():

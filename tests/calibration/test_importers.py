@@ -91,6 +91,8 @@ def test_tflite_unknown_node_type_names_line(tmp_path):
         tmp_path / "p.txt", tmp_path / "w.csv", "m", {"TfLiteGpuDelegateV2": "custom"}
     )
     assert list(table["kind"])[:2] == ["conv", "custom"]
+    with pytest.raises(MeasurementError, match="unknown op kind 'gpu'"):
+        import_tflite(tmp_path / "p.txt", tmp_path / "w.csv", "m", {"TfLiteGpuDelegateV2": "gpu"})
 
 
 def test_tflite_without_section_or_work_row(tmp_path):
