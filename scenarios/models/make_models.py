@@ -228,8 +228,98 @@ def tiny_mlp(features: int = 64, hidden: int = 128, classes: int = 10) -> onnx.M
     return model
 
 
+def transformer_encoder(
+    layers: int = 2, d_model: int = 64, heads: int = 4, d_ff: int = 256, seq_len: int = 16
+) -> onnx.ModelProto:
+    """Post-LN transformer encoder layers as exporters write them (opset 20): MatMul + Add
+    projections, Reshape / Transpose head splits, a scaled scores MatMul, Softmax,
+    LayerNormalization and Gelu; node names follow the zoo's ``transformer_encoder``."""
+    rng = np.random.default_rng(5)
+    nodes: list[onnx.NodeProto] = []
+    inits: list[onnx.TensorProto] = []
+    d_head = d_model // heads
+
+    def tensor(name: str, data) -> str:
+        inits.append(numpy_helper.from_array(np.asarray(data), name))
+        return name
+
+    def op(kind: str, inputs: list[str], name: str, **attrs) -> str:
+        nodes.append(helper.make_node(kind, inputs, [name], name=name, **attrs))
+        return name
+
+    def linear(x: str, d_in: int, d_out: int, name: str) -> str:
+        w = tensor(f"{name}.weight", (rng.standard_normal((d_in, d_out)) * 0.1).astype(np.float32))
+        b = tensor(f"{name}.bias", (rng.standard_normal(d_out) * 0.1).astype(np.float32))
+        return op("Add", [op("MatMul", [x, w], name), b], f"{name}_bias")
+
+    def norm(x: str, name: str) -> str:
+        gamma = tensor(f"{name}.weight", np.ones(d_model, np.float32))
+        beta = tensor(f"{name}.bias", np.zeros(d_model, np.float32))
+        return op("LayerNormalization", [x, gamma, beta], name, axis=-1)
+
+    split = tensor("split_heads", np.array([0, seq_len, heads, d_head], np.int64))
+    merge = tensor("merge_heads", np.array([0, seq_len, d_model], np.int64))
+    scale = tensor("scale", np.array(1.0 / np.sqrt(d_head), np.float32))
+    x = "input"
+    for i in range(layers):
+        p = f"layer{i}."
+        heads_of = {
+            part: op(
+                "Reshape",
+                [linear(x, d_model, d_model, f"{p}{part}_proj"), split],
+                f"{p}{part}_heads",
+            )
+            for part in ("q", "k", "v")
+        }
+        q = op("Transpose", [heads_of["q"]], f"{p}q_t", perm=[0, 2, 1, 3])
+        k = op("Transpose", [heads_of["k"]], f"{p}k_t", perm=[0, 2, 3, 1])
+        v = op("Transpose", [heads_of["v"]], f"{p}v_t", perm=[0, 2, 1, 3])
+        scores = op("Mul", [op("MatMul", [q, k], f"{p}scores"), scale], f"{p}scale")
+        context = op("MatMul", [op("Softmax", [scores], f"{p}softmax", axis=-1), v], f"{p}context")
+        context = op("Transpose", [context], f"{p}context_t", perm=[0, 2, 1, 3])
+        context = op("Reshape", [context, merge], f"{p}merge")
+        attn = linear(context, d_model, d_model, f"{p}out_proj")
+        x = norm(op("Add", [x, attn], f"{p}add1"), f"{p}ln1")
+        h = op("Gelu", [linear(x, d_model, d_ff, f"{p}ffn1")], f"{p}gelu")
+        h = linear(h, d_ff, d_model, f"{p}ffn2")
+        x = norm(op("Add", [x, h], f"{p}add2"), f"{p}ln2")
+    graph = helper.make_graph(
+        nodes,
+        "transformer_encoder",
+        [helper.make_tensor_value_info("input", TensorProto.FLOAT, ["N", seq_len, d_model])],
+        [helper.make_tensor_value_info(x, TensorProto.FLOAT, ["N", seq_len, d_model])],
+        inits,
+    )
+    model = helper.make_model(
+        graph,
+        opset_imports=[helper.make_opsetid("", 20)],
+        ir_version=IR_VERSION,
+        producer_name="socsim make_models.py",
+    )
+    onnx.checker.check_model(model)
+    return model
+
+
+def small_cnn_fp16() -> onnx.ModelProto:
+    """:func:`small_cnn` with float16 weights and activations."""
+    model = small_cnn()
+    graph = model.graph
+    for index, tensor in enumerate(graph.initializer):
+        half = numpy_helper.to_array(tensor).astype(np.float16)
+        graph.initializer[index].CopyFrom(numpy_helper.from_array(half, tensor.name))
+    for value in (*graph.input, *graph.output):
+        value.type.tensor_type.elem_type = TensorProto.FLOAT16
+    graph.name = "small_cnn_fp16"
+    onnx.checker.check_model(model)
+    return model
+
+
 #: The files this script writes, by name.
-SHIPPED = {"small_cnn.onnx": small_cnn, "tiny_mlp.onnx": tiny_mlp}
+SHIPPED = {
+    "small_cnn.onnx": small_cnn,
+    "small_cnn_fp16.onnx": small_cnn_fp16,
+    "tiny_mlp.onnx": tiny_mlp,
+}
 
 
 def main(directory: Path = HERE) -> list[Path]:

@@ -25,7 +25,7 @@ Gemm or MatMul) and has its kind; fused activations add their FLOPs.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 from simulator.graph.onnx_ops import NodeView
@@ -117,13 +117,14 @@ def plan_ort(nodes: Sequence[NodeView], graph_outputs: frozenset[str]) -> Plan:
         elif node.op_type in ELIMINATED and not writes_output and inputs:
             dropped.add(i)
             aliases[node.outputs[0].name] = inputs[0]
+    nodes = [_through(node, aliases) for node in nodes]  # rules see removed nodes bypassed
     state = _State(nodes, graph_outputs, {}, {}, constants, set())
     for i, node in enumerate(nodes):
         if i in dropped:
             continue
         for t in node.inputs:
             if t.name:
-                state.consumers.setdefault(aliases.get(t.name, t.name), []).append(i)
+                state.consumers.setdefault(t.name, []).append(i)
         state.producer.update((o.name, i) for o in node.outputs if o.name)
     anchored: dict[int, Group] = {}
     for i, node in enumerate(nodes):
@@ -139,6 +140,14 @@ def plan_ort(nodes: Sequence[NodeView], graph_outputs: frozenset[str]) -> Plan:
         if i not in dropped and (i in anchored or i not in state.claimed)
     ]
     return Plan(tuple(groups), MappingProxyType(aliases), frozenset(constants))
+
+
+def _through(node: NodeView, aliases: Mapping[str, str]) -> NodeView:
+    """``node`` reading the inputs of the removed nodes it read."""
+    if not any(t.name in aliases for t in node.inputs):
+        return node
+    inputs = tuple(replace(t, name=aliases.get(t.name, t.name)) for t in node.inputs)
+    return replace(node, inputs=inputs)
 
 
 def _activation(state: _State, tensor: str, allowed: frozenset[str]) -> tuple[int, ...]:
@@ -242,6 +251,18 @@ def _transposed(state: _State, tensor: str, consumer: int) -> int | None:
     rank = len(perm)
     swap = [*range(rank - 2), rank - 1, rank - 2]
     return p if rank >= 2 and perm == swap else None
+
+
+def ort_anchor(ort_name: str) -> str:
+    """The anchor (op name under ``fuse="ort"``) of a node onnxruntime's optimizer made.
+
+    onnxruntime calls a FusedGemm ``fused <gemm>``, a Gemm made from MatMul + Add
+    ``<matmul>/MatMulAddFusion`` and a FusedMatMul
+    ``<matmul>/MatmulTransposeFusion//MatMulScaleFusion/``; a FusedConv keeps the conv's
+    name. Joins profiled node times of an optimized model with the ops of
+    ``load_onnx(original, fuse="ort")``.
+    """
+    return ort_name.removeprefix("fused ").split("/")[0]
 
 
 #: Fusion rule per anchor op type: ``(node index, state) -> Group``.

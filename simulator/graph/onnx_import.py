@@ -12,7 +12,6 @@ from __future__ import annotations
 import difflib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 import networkx as nx
 import onnx
@@ -92,8 +91,8 @@ def load_onnx(
     model_name = model_name or model.graph.name or "onnx_model"
     nodes = _named_nodes(model, label)
     shapes = resolve(model, nodes, label)
-    values = constants(model)
-    views = [_node_view(n, node, shapes, values, label) for n, node in nodes]
+    consts = constants(model)
+    views = [_node_view(n, node, shapes, consts, label) for n, node in nodes]
     outputs = frozenset(o.name for o in model.graph.output)
     plan = PLANS[fuse](views, outputs)
     return _build(model_name, views, plan, outputs, dtype or _default_dtype(model), label)
@@ -188,7 +187,7 @@ def _node_view(
     name: str,
     node: onnx.NodeProto,
     shapes: dict[str, tuple[int, ...]],
-    values: dict[str, Any],
+    consts: frozenset[str],
     label: str,
 ) -> NodeView:
     outputs = list(node.output)
@@ -204,7 +203,7 @@ def _node_view(
         name,
         node.op_type,
         {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute},
-        tuple(TensorView(t, shapes.get(t), values.get(t)) for t in node.input),
+        tuple(TensorView(t, shapes.get(t), t in consts) for t in node.input),
         tuple(TensorView(t, shapes.get(t)) for t in outputs),
     )
 

@@ -39,17 +39,13 @@ class TensorView:
         ONNX tensor name ('' for an omitted optional input).
     shape : tuple of int or None
         Static shape including the batch dimension; ``None`` when unknown.
-    value : numpy.ndarray or None
-        The constant value for initializers and Constant outputs, else ``None``.
+    is_const : bool
+        True for initializers and Constant-node outputs (weights, shapes, indices).
     """
 
     name: str
     shape: Shape | None
-    value: Any = None
-
-    @property
-    def is_const(self) -> bool:
-        return self.value is not None
+    is_const: bool = False
 
     @property
     def elems(self) -> int:

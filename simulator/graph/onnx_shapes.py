@@ -16,7 +16,7 @@ from types import MappingProxyType
 
 import numpy as np
 import onnx
-from onnx import numpy_helper, shape_inference
+from onnx import shape_inference
 
 from simulator.errors import ModelError
 from simulator.graph.onnx_ops import NodeView, Shape, TensorView
@@ -175,18 +175,11 @@ def infer(model: onnx.ModelProto, label: str) -> onnx.ModelProto:
         raise ModelError(f"ONNX shape inference failed: {exc}", label) from None
 
 
-def constants(model: onnx.ModelProto) -> dict[str, object]:
-    """Initializers and Constant-node outputs as numpy arrays (by tensor name)."""
-    values: dict[str, object] = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
-    for node in model.graph.node:
-        if node.op_type == "Constant" and node.domain in STANDARD_DOMAINS:
-            attr = node.attribute[0]
-            values[node.output[0]] = (
-                numpy_helper.to_array(onnx.helper.get_attribute_value(attr))
-                if attr.name == "value"
-                else onnx.helper.get_attribute_value(attr)
-            )
-    return values
+def constants(model: onnx.ModelProto) -> frozenset[str]:
+    """Names of the constant tensors: initializers and Constant-node outputs."""
+    names = {t.name for t in model.graph.initializer}
+    names.update(n.output[0] for n in model.graph.node if n.op_type == "Constant" and n.output)
+    return frozenset(names)
 
 
 def resolve(
@@ -224,8 +217,8 @@ def resolve(
                 shapes[out] = tuple(int(d) for d in shape)
                 types[out] = onnx.helper.make_tensor_type_proto(elem, list(shape))
         elif node.domain in STANDARD_DOMAINS and all(i in types for i in node.input if i):
-            schema = onnx.defs.get_schema(node.op_type, versions.get(node.domain, 1), "")
             try:
+                schema = onnx.defs.get_schema(node.op_type, versions.get(node.domain, 1), "")
                 inferred = shape_inference.infer_node_outputs(
                     schema,
                     node,

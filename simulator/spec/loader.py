@@ -325,6 +325,10 @@ def _build(checked: dict, raw: Mapping, ctx: Context, source: str) -> Scenario |
             )
     if ctx.problems:
         return None
+    document = plain(raw)
+    for name, spec in checked["models"].items():
+        if "onnx" in spec:  # a file path made absolute: the document reloads from anywhere
+            document["models"][name]["onnx"] = spec["onnx"]
     return Scenario(
         name=checked["name"],
         seed=checked["seed"],
@@ -335,7 +339,7 @@ def _build(checked: dict, raw: Mapping, ctx: Context, source: str) -> Scenario |
         duration_s=checked["duration_s"],
         scheduler=checked["scheduler"],
         source_file=source,
-        document=plain(raw),
+        document=document,
     )
 
 

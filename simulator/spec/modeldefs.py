@@ -132,7 +132,7 @@ class OnnxFile(Schema):
         path = model_file_path(value, loc, ctx)
         if not path.is_file():
             return ctx.problem(loc, f"no ONNX file at {path}")
-        return str(path)
+        return str(path.resolve())
 
 
 ONNX_MODEL = Record(

@@ -15,6 +15,7 @@ import pytest
 from onnx import numpy_helper
 from onnx_util import const, make_models_module, model, node, weight
 
+from simulator.graph.onnx_fuse import ort_anchor
 from simulator.graph.onnx_import import load_onnx
 
 ort = pytest.importorskip("onnxruntime")
@@ -46,16 +47,11 @@ def run_ort(m, tmp_path, profile: bool = False):
     return tmp_path / "optimized.onnx", names
 
 
-def anchor_of(ort_name: str) -> str:
-    """onnxruntime's name of a fused node -> the node it was built from."""
-    return ort_name.removeprefix("fused ").split("/")[0]
-
-
 def assert_same_grouping(m, tmp_path):
     optimized, _ = run_ort(m, tmp_path)
     ours = load_onnx(m, fuse="ort")
     theirs = load_onnx(optimized, fuse="none")
-    assert [anchor_of(n) for n in theirs.order] == list(ours.order)
+    assert [ort_anchor(n) for n in theirs.order] == list(ours.order)
     for op, ref in zip(ours, theirs, strict=True):
         assert (op.kind, op.macs, op.params) == (ref.kind, ref.macs, ref.params), op.name
         assert op.flops == pytest.approx(ref.flops), op.name
@@ -175,6 +171,23 @@ def test_shape_subgraph_folds_and_identity_is_removed(tmp_path):
     assert load_onnx(m, fuse="none").order[:2] == ("ident", "shape")
 
 
+def test_fusion_sees_through_removed_identity(tmp_path):
+    m = model(
+        [
+            node("Conv", ["x", "w"], "conv"),
+            node("Identity", ["conv"], "ident"),
+            node("BatchNormalization", ["ident", "s", "b", "m", "v"], "bn"),
+            node("Dropout", ["bn"], "drop"),
+            node("Relu", ["drop"], "y"),
+        ],
+        {"x": [1, 3, 4, 4]},
+        ["y"],
+        [weight("w", (2, 3, 1, 1)), *(weight(n, (2,)) for n in "sbm"), const("v", [1.0, 2.0])],
+    )
+    ours = assert_same_grouping(m, tmp_path)
+    assert ours.order == ("conv",)
+
+
 def test_ort_optimized_model_ops_are_the_profiled_nodes(tmp_path):
     """load_onnx(optimized, fuse='none') has one op per node ORT times, by node name."""
     m = make_models_module().small_cnn()
@@ -182,6 +195,8 @@ def test_ort_optimized_model_ops_are_the_profiled_nodes(tmp_path):
     assert set(load_onnx(optimized, fuse="none").order) == profiled
     # the contrib ops ORT writes are costed like the nodes they replace
     assert load_onnx(optimized, fuse="none").total_macs == load_onnx(m).total_macs
+    # and the profiled names map onto the ops of the original model under fuse="ort"
+    assert {ort_anchor(n) for n in profiled} == set(load_onnx(m, fuse="ort").order)
 
 
 @pytest.mark.parametrize("quant_format", ["QOperator", "QDQ"])

@@ -429,3 +429,30 @@ def test_several_tensors_between_two_ops_make_one_edge():
     g = load_onnx(m)
     assert [(e.src, e.dst, e.bytes) for e in g.edges()] == [("split", "cat", 12 * 4)]
     assert (g.op("split").output_elems, g.op("cat").input_elems) == (12, 12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_corrupted_files_load_or_raise_model_error(data):
+    """Flipped, cut or spliced bytes never escape as anything but a ModelError."""
+    from onnx_util import MODELS_DIR
+
+    raw = bytearray(
+        (MODELS_DIR / data.draw(st.sampled_from(["small_cnn.onnx", "tiny_mlp.onnx"]))).read_bytes()
+    )
+    for _ in range(data.draw(st.integers(1, 4))):
+        if not raw:
+            break
+        at = data.draw(st.integers(0, len(raw) - 1))
+        action = data.draw(st.sampled_from(["flip", "cut", "splice"]))
+        if action == "flip":
+            raw[at] = data.draw(st.integers(0, 255))
+        elif action == "cut":
+            raw = raw[: max(at, 1)]
+        else:
+            del raw[at : at + data.draw(st.integers(1, 40))]
+    try:
+        graph = load_onnx(bytes(raw))
+    except ModelError:
+        return
+    assert len(graph) >= 1

@@ -77,3 +77,39 @@ def test_shipped_models_are_small_and_load():
         assert path.stat().st_size < 300_000
         graph = load_onnx(path)
         assert graph.total_macs > 0 and graph.name == path.stem
+
+
+def test_fp16_model_defaults_to_fp16_with_half_the_bytes():
+    fp32 = load_onnx(MODELS_DIR / "small_cnn.onnx")
+    fp16 = load_onnx(MODELS_DIR / "small_cnn_fp16.onnx")
+    assert {op.dtype for op in fp16} == {"fp16"}
+    assert fp16.order == fp32.order and fp16.total_flops == fp32.total_flops
+    assert fp16.weight_bytes * 2 == fp32.weight_bytes
+    assert [e.bytes * 2 for e in fp16.edges()] == [e.bytes for e in fp32.edges()]
+
+
+def test_transformer_encoder_matches_the_zoo_op_by_op():
+    """Exporter-style attention (MatMul + Add, head reshapes, scaled scores) under
+    fuse='ort' gives the zoo's transformer ops exactly; the head splits are extra
+    zero-FLOP reshapes."""
+    options = {"layers": 2, "d_model": 64, "heads": 4, "d_ff": 256, "seq_len": 16}
+    imported = load_onnx(make_models.transformer_encoder(**options), fuse="ort")
+    zoo = build_zoo_model("transformer_encoder", "fp32", **options)
+    assert (imported.total_macs, imported.total_params, imported.total_flops) == (
+        zoo.total_macs,
+        zoo.total_params,
+        zoo.total_flops,
+    )
+    for op in zoo:
+        if op.name == "input":  # the zoo's explicit input op; ONNX has a graph input
+            continue
+        mine = imported.op(op.name)
+        assert (mine.kind, mine.macs, mine.flops, mine.params) == (
+            op.kind,
+            op.macs,
+            op.flops,
+            op.params,
+        ), op.name
+    extra = set(imported.order) - set(zoo.order)
+    # per layer: 3 head reshapes, 3 transposes, the context transpose and merge
+    assert {imported.op(n).kind for n in extra} == {"reshape"} and len(extra) == 2 * 8

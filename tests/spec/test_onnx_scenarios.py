@@ -63,3 +63,15 @@ def test_example_scenario_runs(spec):
     assert graph.order[0] == "conv1" and len(graph) == 10  # fused as onnxruntime does
     result = simulate(scenario)
     assert result.summary["completed"] == 30
+
+
+def test_resolved_document_reloads_from_another_directory(spec, tmp_path_factory):
+    from simulator.spec import parse_scenario
+
+    scenario = spec.load(with_model(spec))
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    again = parse_scenario(scenario.document, base_dir=elsewhere, source=str(elsewhere / "x.yaml"))
+    assert again.models["net"].order == scenario.models["net"].order
+    assert scenario.document["models"]["net"]["onnx"] == str(
+        (spec.root / "models" / "small_cnn.onnx").resolve()
+    )
