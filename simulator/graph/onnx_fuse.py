@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
-from simulator.graph.onnx_ops import NodeView
+from simulator.graph.onnx_view import NodeView
 
 #: Activations onnxruntime's ConvActivationFusion folds into FusedConv on CPU.
 CONV_ACTIVATIONS = frozenset({"Relu", "Clip", "Sigmoid", "LeakyRelu", "HardSigmoid", "Tanh"})

@@ -20,8 +20,9 @@ from simulator.errors import ModelError
 from simulator.graph.layers import DEFAULT_PARALLEL_FRACTION
 from simulator.graph.model import DTYPE_BYTES, Edge, ModelGraph, Op
 from simulator.graph.onnx_fuse import PLANS, Group, Plan
-from simulator.graph.onnx_ops import HANDLERS, NodeView, OpCost, TensorView
+from simulator.graph.onnx_ops import HANDLERS
 from simulator.graph.onnx_shapes import STANDARD_DOMAINS, constants, fix_batch, infer, resolve
+from simulator.graph.onnx_view import NodeView, OpCost, TensorView
 
 #: Domains whose ops the importer knows (standard ONNX and onnxruntime's contrib ops).
 DOMAINS = STANDARD_DOMAINS | {"com.microsoft"}

@@ -19,82 +19,12 @@ FLOPs, multiply-accumulates and learned parameters. The conventions are those of
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any
 
 from simulator.graph.layers import FLOPS_PER_ELEMENT
-
-Shape = tuple[int, ...]
-
-
-@dataclass(frozen=True)
-class TensorView:
-    """One input or output of a node.
-
-    Attributes
-    ----------
-    name : str
-        ONNX tensor name ('' for an omitted optional input).
-    shape : tuple of int or None
-        Static shape including the batch dimension; ``None`` when unknown.
-    is_const : bool
-        True for initializers and Constant-node outputs (weights, shapes, indices).
-    """
-
-    name: str
-    shape: Shape | None
-    is_const: bool = False
-
-    @property
-    def elems(self) -> int:
-        return math.prod(self.shape) if self.shape is not None else 0
-
-
-@dataclass(frozen=True)
-class NodeView:
-    """An ONNX node with resolved shapes, as the handlers see it."""
-
-    name: str
-    op_type: str
-    attrs: Mapping[str, Any]
-    inputs: tuple[TensorView, ...]
-    outputs: tuple[TensorView, ...]
-
-    def input(self, index: int) -> TensorView | None:
-        """Input ``index``, or ``None`` when it is omitted."""
-        if index < len(self.inputs) and self.inputs[index].name:
-            return self.inputs[index]
-        return None
-
-    def shape_of(self, index: int) -> Shape:
-        """Shape of input ``index``; ValueError when it is omitted or unknown."""
-        t = self.input(index)
-        if t is None or t.shape is None:
-            raise ValueError(f"input {index} has no known shape")
-        return t.shape
-
-    def attr(self, key: str, default: Any = None) -> Any:
-        value = self.attrs.get(key, default)
-        return value.decode() if isinstance(value, bytes) else value
-
-    @property
-    def out_elems(self) -> int:
-        return self.outputs[0].elems
-
-
-@dataclass(frozen=True)
-class OpCost:
-    """What one node costs: socsim kind, FLOPs, MACs and learned parameters."""
-
-    kind: str
-    flops: float = 0.0
-    macs: float = 0.0
-    params: int = 0
-
-
-Handler = Callable[[NodeView], OpCost]
+from simulator.graph.onnx_contrib import CONTRIB_HANDLERS
+from simulator.graph.onnx_view import Handler, NodeView, OpCost, const_elems
 
 #: FLOPs per output element of activations (documented approximations; ReLU, ReLU6
 #: (Clip) and GELU follow :data:`simulator.graph.layers.FLOPS_PER_ELEMENT`).
@@ -113,7 +43,6 @@ ACTIVATION_FLOPS: Mapping[str, float] = MappingProxyType(
         "Softplus": 3.0,
         "Softsign": 3.0,
         "Gelu": FLOPS_PER_ELEMENT["gelu"],
-        "FastGelu": FLOPS_PER_ELEMENT["gelu"],
         "Erf": FLOPS_PER_ELEMENT["gelu"],
         "Exp": 1.0,
         "Log": 1.0,
@@ -134,16 +63,6 @@ ACTIVATION_FLOPS: Mapping[str, float] = MappingProxyType(
 )
 
 
-def _consts(node: NodeView, indices: Sequence[int]) -> int:
-    """Elements of the constant inputs among ``indices`` (learned parameters)."""
-    total = 0
-    for i in indices:
-        t = node.input(i)
-        if t is not None and t.is_const:
-            total += t.elems
-    return total
-
-
 # -- convolution and linear ---------------------------------------------------------
 def _conv_cost(node: NodeView, x: int, w: int, b: int | None) -> OpCost:
     """Conv-like node with data input ``x``, weight ``w`` and optional bias ``b``.
@@ -155,7 +74,7 @@ def _conv_cost(node: NodeView, x: int, w: int, b: int | None) -> OpCost:
     group = int(node.attr("group", 1))
     macs = node.out_elems * math.prod(w_shape[1:])
     weights = (w,) if b is None else (w, b)
-    params = _consts(node, weights)
+    params = const_elems(node, weights)
     kind = "dwconv" if group == c_in and group > 1 else "conv"
     return OpCost(kind, 2.0 * macs, macs, params)
 
@@ -188,7 +107,7 @@ def conv_transpose(node: NodeView) -> OpCost:
     """
     w_shape = node.shape_of(1)
     macs = node.shape_of(0)[0] * math.prod(node.shape_of(0)[1:]) * math.prod(w_shape[1:])
-    return OpCost("conv", 2.0 * macs, macs, _consts(node, (1, 2)))
+    return OpCost("conv", 2.0 * macs, macs, const_elems(node, (1, 2)))
 
 
 def _matmul_cost(node: NodeView, a: int, b: int, bias: int | None, scale: bool) -> OpCost:
@@ -200,7 +119,7 @@ def _matmul_cost(node: NodeView, a: int, b: int, bias: int | None, scale: bool) 
     weights = tuple(i for i in weights if node.input(i).is_const)  # type: ignore[union-attr]
     kind = "fc" if weights else "matmul"
     extra = node.out_elems * FLOPS_PER_ELEMENT["scale"] if scale else 0.0
-    return OpCost(kind, 2.0 * macs + extra, macs, _consts(node, weights))
+    return OpCost(kind, 2.0 * macs + extra, macs, const_elems(node, weights))
 
 
 def gemm(node: NodeView) -> OpCost:
@@ -239,7 +158,7 @@ def qgemm(node: NodeView) -> OpCost:
 def activation(node: NodeView) -> OpCost:
     """Activations: :data:`ACTIVATION_FLOPS` per output element (PRelu's slope is a param)."""
     per = ACTIVATION_FLOPS[node.op_type]
-    params = _consts(node, (1,)) if node.op_type == "PRelu" else 0
+    params = const_elems(node, (1,)) if node.op_type == "PRelu" else 0
     return OpCost("activation", node.out_elems * per, 0.0, params)
 
 
@@ -249,26 +168,26 @@ def elementwise(node: NodeView) -> OpCost:
     present = [i for i in range(len(node.inputs)) if node.input(i) is not None]
     per = max(len(present) - 1, 1) * FLOPS_PER_ELEMENT["add"]
     consts = tuple(i for i in present if node.inputs[i].is_const)
-    return OpCost("elementwise", node.out_elems * per, 0.0, _consts(node, consts))
+    return OpCost("elementwise", node.out_elems * per, 0.0, const_elems(node, consts))
 
 
 def qlinear_binary(node: NodeView) -> OpCost:
     """QLinearAdd / QLinearMul: (a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp)."""
     consts = tuple(i for i in (0, 3) if node.inputs[i].is_const)
-    return OpCost("elementwise", float(node.out_elems), 0.0, _consts(node, consts))
+    return OpCost("elementwise", float(node.out_elems), 0.0, const_elems(node, consts))
 
 
 def quantize(node: NodeView) -> OpCost:
     """(De)QuantizeLinear: a scale and a zero-point shift per element; a constant input
     (a quantized weight kept for a QDQ pair) is a param."""
     consts = (0,) if node.inputs[0].is_const else ()
-    return OpCost("elementwise", 2.0 * node.out_elems, 0.0, _consts(node, consts))
+    return OpCost("elementwise", 2.0 * node.out_elems, 0.0, const_elems(node, consts))
 
 
 def _norm(per_elem: str, params_from: tuple[int, ...]) -> Handler:
     def handler(node: NodeView) -> OpCost:
         per = FLOPS_PER_ELEMENT[per_elem]
-        return OpCost("norm", node.out_elems * per, 0.0, _consts(node, params_from))
+        return OpCost("norm", node.out_elems * per, 0.0, const_elems(node, params_from))
 
     handler.__doc__ = f"Normalisation: {FLOPS_PER_ELEMENT[per_elem]:g} FLOPs per element."
     return handler
@@ -376,8 +295,10 @@ def _table() -> dict[str, Handler]:
         "GatherND ScatterND DepthToSpace SpaceToDepth NonZero TopK"
     )
     table.update(dict.fromkeys(movement.split(), reshape))
+    table.update(CONTRIB_HANDLERS)
     return table
 
 
-#: Cost handler per ONNX op type (standard and ``com.microsoft`` domains).
+#: Cost handler per ONNX op type (standard and ``com.microsoft`` domains; the
+#: transformer contrib ops are in :mod:`simulator.graph.onnx_contrib`).
 HANDLERS: Mapping[str, Handler] = MappingProxyType(_table())

@@ -4,7 +4,7 @@ ONNX's own shape inference runs first (``strict_mode``, with data propagation so
 shape-computing subgraphs resolve). It stops at ops it has no schema for, such as the
 ``com.microsoft`` ones onnxruntime writes into an optimized model, and leaves every
 tensor downstream unknown; a second pass walks the nodes in order and infers the rest
-node by node (:data:`simulator.graph.onnx_ops.SHAPE_RULES` for the contrib ops, ONNX's
+node by node (:data:`SHAPE_RULES` for the contrib ops, ONNX's
 per-node inference for the standard ones).
 
 """
@@ -19,7 +19,8 @@ import onnx
 from onnx import shape_inference
 
 from simulator.errors import ModelError
-from simulator.graph.onnx_ops import NodeView, Shape, TensorView
+from simulator.graph.onnx_contrib import CONTRIB_SHAPES
+from simulator.graph.onnx_view import NodeView, Shape, TensorView
 
 
 # -- shapes of the ops ONNX's shape inference does not know --------------------------
@@ -104,8 +105,8 @@ SHAPE_RULES: Mapping[str, ShapeRule] = MappingProxyType(
         "QLinearLeakyRelu": _same(0),
         "QLinearGlobalAveragePool": _global_pool,
         "QLinearConcat": _qlinear_concat,
-        "FastGelu": _same(0),
         "Gelu": _same(0),
+        **CONTRIB_SHAPES,
     }
 )
 

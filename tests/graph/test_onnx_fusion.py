@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import onnx
 import pytest
 from onnx import numpy_helper
 from onnx_util import const, make_models_module, model, node, weight
@@ -199,6 +200,20 @@ def test_ort_optimized_model_ops_are_the_profiled_nodes(tmp_path):
     assert {ort_anchor(n) for n in profiled} == set(load_onnx(m, fuse="ort").order)
 
 
+def test_ort_optimized_transformer_loads_with_its_contrib_ops(tmp_path):
+    """onnxruntime rewrites residual + LayerNorm into SkipLayerNormalization, bias + Gelu
+    into BiasGelu and the scaled scores into FusedMatMul; all load and cost the same."""
+    m = make_models_module().transformer_encoder(layers=1)
+    optimized, profiled = run_ort(m, tmp_path, profile=True)
+    graph = load_onnx(optimized, fuse="none")
+    assert set(graph.order) == profiled
+    types = {n.op_type for n in onnx.load(str(optimized)).graph.node}
+    assert {"SkipLayerNormalization", "BiasGelu", "FusedMatMul"} <= types
+    original = load_onnx(m, fuse="none")
+    assert graph.total_macs == original.total_macs
+    assert graph.total_params == original.total_params - 1  # the scale constant is folded
+
+
 @pytest.mark.parametrize("quant_format", ["QOperator", "QDQ"])
 def test_quantized_model_after_ort(quant_format, tmp_path):
     """A statically quantized model: QLinearConv, QLinearAdd, QGemm, QLinearGlobalAveragePool
@@ -224,9 +239,7 @@ def test_quantized_model_after_ort(quant_format, tmp_path):
         Reader(),
         quant_format=getattr(quantization.QuantFormat, quant_format),
     )
-    from onnx import load
-
-    quantized = load(str(tmp_path / "int8.onnx"))
+    quantized = onnx.load(str(tmp_path / "int8.onnx"))
     optimized, profiled = run_ort(quantized, tmp_path, profile=True)
     graph = load_onnx(optimized, fuse="none")
     assert set(graph.order) == profiled
@@ -234,5 +247,7 @@ def test_quantized_model_after_ort(quant_format, tmp_path):
     assert graph.total_macs == load_onnx(m).total_macs  # same convs and gemm, in int8
     kinds = {op.kind for op in graph}
     assert {"conv", "dwconv", "fc", "elementwise"} <= kinds
-    weights = {t.name: numpy_helper.to_array(t) for t in load(str(optimized)).graph.initializer}
+    weights = {
+        t.name: numpy_helper.to_array(t) for t in onnx.load(str(optimized)).graph.initializer
+    }
     assert any(w.dtype == np.int8 for w in weights.values())
