@@ -227,6 +227,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_score_parser(sub)
 
     from analysis.cli import add_plot_parser, add_report_parser  # the composition root
+    from calibration.cli import add_parser as add_calibrate_parser
+
+    add_calibrate_parser(sub)
 
     add_plot_parser(sub)
     add_report_parser(sub)

@@ -1,0 +1,237 @@
+"""``socsim calibrate measure|fit|validate|import-csv|all``.
+
+``simulator/cli.py`` registers it with one line (``add_parser(sub)``); heavy imports
+(onnxruntime, scipy, matplotlib) happen inside the handlers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+
+from simulator.errors import SocsimError
+
+DEFAULT_OUT = Path("runs/calibration")
+DEFAULT_DEVICE = Path("scenarios/devices/host_cpu.yaml")
+DEFAULT_DOCS = Path("docs/calibration.md")
+DEFAULT_IMAGE = Path("docs/img/calibration_pred_vs_measured.png")
+
+
+def _settings(args: argparse.Namespace):
+    from calibration.ortrun import RunSettings
+
+    return RunSettings(
+        threads=args.threads,
+        warmup=args.warmup,
+        runs=args.runs,
+        rounds=args.rounds,
+        clock=args.clock,
+    )
+
+
+def cmd_measure(args: argparse.Namespace) -> int:
+    from calibration.pipeline import Layout, measure_corpora
+
+    corpora = ("fit", "holdout") if args.corpus == "both" else (args.corpus,)
+    micro = "fit" in corpora if args.micro is None else args.micro
+    names = tuple(args.model or ())
+    if names and len(corpora) > 1:
+        raise SocsimError("--model picks models of one corpus: give --corpus fit or holdout")
+    selection = {corpus: names for corpus in corpora}
+    tables = measure_corpora(
+        selection, Layout(Path(args.output)), _settings(args), micro, quick=args.quick
+    )
+    for corpus, table in tables.items():
+        print(f"{corpus}: {len(table)} rows -> {Path(args.output) / (corpus + '.csv')}")
+    return 0
+
+
+def _kinds(pairs: list[str]) -> dict[str, str]:
+    out = {}
+    for text in pairs:
+        key, sep, value = text.rpartition("=")
+        if not sep or not key:
+            raise SocsimError(f"--kind takes NODE_TYPE=KIND, got '{text}'")
+        out[key] = value
+    return out
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from calibration.importers import IMPORTERS
+    from calibration.table import Provenance, write_table
+
+    if args.format == "tflite" and not (args.work and args.model):
+        raise SocsimError("--format tflite needs --work FILE (node,flops,bytes) and --model NAME")
+    table = IMPORTERS[args.format](
+        Path(args.file),
+        work=Path(args.work) if args.work else None,
+        model=args.model,
+        kinds=_kinds(args.kind),
+        threads=args.threads,
+    )
+    provenance = Provenance(
+        args.date or "unknown", args.host or "unknown", args.runtime or args.format, args.threads
+    )
+    write_table(table, Path(args.output), provenance)
+    print(f"{len(table)} rows -> {args.output}")
+    return 0
+
+
+def _peak(text: str) -> tuple[str, float]:
+    """``DTYPE=GFLOPS`` of ``--peak-gflops`` -> (dtype, FLOP/s)."""
+    from simulator.graph.model import DTYPE_BYTES
+
+    dtype, sep, value = text.partition("=")
+    try:
+        gflops = float(value)
+    except ValueError:
+        gflops = math.nan
+    if not sep or dtype not in DTYPE_BYTES or not gflops > 0:
+        raise SocsimError(
+            f"--peak-gflops takes DTYPE=GFLOPS with DTYPE one of {', '.join(DTYPE_BYTES)} and "
+            f"GFLOPS > 0, got '{text}'"
+        )
+    return dtype, gflops * 1e9
+
+
+def cmd_fit(args: argparse.Namespace) -> int:
+    from calibration.fit import HostRates
+    from calibration.pipeline import fit_file
+
+    rates = None
+    if args.peak_gflops or args.bandwidth_gb_s:
+        if not (args.peak_gflops and args.bandwidth_gb_s):
+            raise SocsimError("give both --peak-gflops and --bandwidth-gb-s, or neither")
+        rates = HostRates(
+            dict(_peak(text) for text in args.peak_gflops), args.bandwidth_gb_s * 1e9, args.threads
+        )
+    result, _ = fit_file(Path(args.measurements), Path(args.output), rates)
+    print(
+        f"fitted {result.op_stats['n']} ops: op MAPE {result.op_stats['mape']:.1f} %, "
+        f"within ±10 % {result.op_stats['within_10'] * 100:.0f} %; "
+        f"dispatch {result.dispatch_s * 1e6:.2f} µs, "
+        f"bandwidth {result.bandwidth_bps / 1e9:.1f} GB/s"
+    )
+    print(f"-> {args.output}")
+    return 0
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from calibration.pipeline import Layout, validate_files
+    from calibration.validate import summary
+
+    layout = Layout(Path(args.output))
+    table, report = validate_files(
+        Path(args.measurements), Path(args.device), layout, layout.out / "pred_vs_measured.png"
+    )
+    (layout.out / "validation.md").write_text(report)
+    figures = summary(table)
+    print(
+        f"{figures['n']} held-out models: MAPE {figures['mape']:.1f} %, within ±10 % "
+        f"{figures['within_10'] * 100:.0f} % -> {layout.out / 'validation.md'}"
+    )
+    return 0
+
+
+def cmd_all(args: argparse.Namespace) -> int:
+    from calibration.pipeline import run_all
+
+    docs = None if args.no_docs else Path(args.docs)
+    run_all(
+        Path(args.output),
+        Path(args.device),
+        docs,
+        Path(args.image),
+        _settings(args),
+        quick=args.quick,
+    )
+    return 0
+
+
+def _run_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--threads", type=int, default=1, help="intra-op threads (default 1)")
+    parser.add_argument("--warmup", type=int, default=10, help="untimed runs first (default 10)")
+    parser.add_argument("--runs", type=int, default=100, help="timed runs (default 100)")
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=10,
+        help="interleaved rounds the runs spread over (default 10)",
+    )
+    parser.add_argument(
+        "--clock",
+        choices=("wall", "cpu"),
+        default="wall",
+        help="end-to-end clock: wall (default), or the thread's CPU time (threads = 1; "
+        "ignores preemption on a shared machine)",
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="a few small models and microbenchmarks (tests)"
+    )
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    """Add the ``calibrate`` subcommand (and its own subcommands) to the ``socsim`` parser."""
+    calibrate = sub.add_parser("calibrate", help="measure the host, fit a device preset, validate")
+    steps = calibrate.add_subparsers(dest="step", required=True)
+
+    measure = steps.add_parser("measure", help="run a model corpus with onnxruntime, per node")
+    measure.add_argument("--corpus", choices=("fit", "holdout", "both"), default="fit")
+    measure.add_argument("--model", action="append", help="only this corpus model (repeatable)")
+    measure.add_argument(
+        "--micro",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="microbenchmarks too (default: with the fit corpus)",
+    )
+    measure.add_argument("-o", "--output", default=str(DEFAULT_OUT), help="folder")
+    _run_options(measure)
+    measure.set_defaults(handler=cmd_measure)
+
+    fit = steps.add_parser("fit", help="fit a measurement table, write a device preset")
+    fit.add_argument("measurements", help="measurement CSV (fit corpus)")
+    fit.add_argument("-o", "--output", default=str(DEFAULT_DEVICE), help="device YAML")
+    fit.add_argument(
+        "--peak-gflops",
+        action="append",
+        metavar="DTYPE=GFLOPS",
+        help="peak instead of microbenchmark rows (repeatable)",
+    )
+    fit.add_argument("--bandwidth-gb-s", type=float, help="bandwidth instead of microbenchmarks")
+    fit.add_argument("--threads", type=int, default=1, help="cores of the measured runs")
+    fit.set_defaults(handler=cmd_fit)
+
+    validate = steps.add_parser("validate", help="predict held-out models, compare, plot")
+    validate.add_argument("measurements", help="measurement CSV (hold-out corpus)")
+    validate.add_argument("--device", default=str(DEFAULT_DEVICE), help="fitted device YAML")
+    validate.add_argument("-o", "--output", default=str(DEFAULT_OUT), help="folder")
+    validate.set_defaults(handler=cmd_validate)
+
+    imp = steps.add_parser("import-csv", help="per-op times measured elsewhere -> table")
+    imp.add_argument("file", help="generic CSV, or benchmark_model --enable_op_profiling text")
+    imp.add_argument("--format", choices=("csv", "tflite"), default="csv")
+    imp.add_argument("--work", help="tflite: CSV node,flops,bytes[,dtype] of the profiled nodes")
+    imp.add_argument("--model", help="tflite: the model's name")
+    imp.add_argument(
+        "--kind",
+        action="append",
+        default=[],
+        metavar="NODE_TYPE=KIND",
+        help="tflite: op kind of a node type (repeatable)",
+    )
+    imp.add_argument("--threads", type=int, default=1)
+    imp.add_argument("--host", help="provenance: the device")
+    imp.add_argument("--runtime", help="provenance: runtime and version")
+    imp.add_argument("--date", help="provenance: when measured")
+    imp.add_argument("-o", "--output", required=True, help="measurement CSV")
+    imp.set_defaults(handler=cmd_import)
+
+    every = steps.add_parser("all", help="measure, fit, validate, write the preset and report")
+    every.add_argument("-o", "--output", default=str(DEFAULT_OUT), help="work folder")
+    every.add_argument("--device", default=str(DEFAULT_DEVICE), help="device YAML to write")
+    every.add_argument("--docs", default=str(DEFAULT_DOCS), help="docs page to update")
+    every.add_argument("--image", default=str(DEFAULT_IMAGE), help="figure to write")
+    every.add_argument("--no-docs", action="store_true", help="do not touch the docs page")
+    _run_options(every)
+    every.set_defaults(handler=cmd_all)

@@ -1,0 +1,153 @@
+"""The fitted host CPU as a device preset, and socsim's prediction on it.
+
+The preset file is a normal library file (``presets: nodes: host_cpu:``), loadable with
+``include:`` like the other files under ``scenarios/devices/``. Its provenance (date,
+host, runtime, threads, the fit's residuals and data size) sits in ``# calibration.KEY:
+VALUE`` comment lines at the top, which :func:`read_calibration_comments` reads back.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from pathlib import Path
+
+from calibration.fit import FitResult
+from calibration.table import Provenance
+from simulator.errors import SocsimError
+from simulator.graph.model import ModelGraph
+
+NODE = "host_cpu"
+UNIT = "cpu"
+_COMMENT = re.compile(r"^#\s*calibration\.([a-z0-9_]+):\s*(.*)$")
+
+
+def _g(value: float) -> str:
+    return f"{value:.6g}"
+
+
+def device_yaml(result: FitResult, provenance: Provenance, extra: Mapping[str, str]) -> str:
+    """The preset file's text.
+
+    ``extra`` adds ``calibration.KEY: VALUE`` provenance lines (e.g. the data used).
+    """
+    rates = result.rates
+    keys = {
+        "date": provenance.date,
+        "host": provenance.host,
+        "runtime": provenance.runtime,
+        "threads": str(provenance.threads),
+        **({"notes": provenance.notes} if provenance.notes else {}),
+        "peak_gflops_measured": _g(max(rates.peak_flops.values()) / 1e9),
+        "stream_gb_s_measured": _g(rates.bandwidth_bps / 1e9),
+        "kernel_dispatch_us": _g(result.kernel_dispatch_s * 1e6),
+        "runtime_overhead_us_per_op": _g(result.overhead_s * 1e6),
+        "ops_fitted": str(result.op_stats.get("n", 0)),
+        "op_mape_pct": _g(result.op_stats.get("mape", float("nan"))),
+        "op_within_10pct": _g(result.op_stats.get("within_10", float("nan"))),
+        "memory_bound_ops": str(result.op_stats.get("memory_bound", 0)),
+        "models_fitted": str(result.model_stats.get("n", 0)),
+        "model_mape_pct": _g(result.model_stats.get("mape", float("nan"))),
+        **extra,
+    }
+    lines = [
+        "# scenarios/devices/host_cpu.yaml",
+        "#",
+        "# The machine this file was calibrated on, as one CPU unit: written by",
+        "# `socsim calibrate fit` (docs/calibration.md), not by hand. Peak = the best",
+        "# microbenchmark FLOP/s (fp32 GEMM/conv kernels of onnxruntime on this host),",
+        "# efficiencies relative to it, bandwidth and dispatch fitted to per-op profiles by",
+        "# robust least squares; dispatch includes the runtime's per-node overhead fitted to",
+        "# end-to-end times of the fit models. Powers are not measured (0 W).",
+        "#",
+        *(f"# calibration.{key}: {value}" for key, value in keys.items()),
+        "presets:",
+        "  nodes:",
+        f"    {NODE}:",
+        "      role: device",
+        "      units:",
+        f"        {UNIT}:",
+        "          kind: cpu",
+        f"          cores: {rates.threads}                        # intra-op threads measured with",
+        "          peak_gflops:                    # PER CORE: measured peak / threads",
+    ]
+    for dtype, peak in sorted(rates.peak_flops.items()):
+        lines.append(f"            {dtype}: {_g(peak / rates.threads / 1e9)}")
+    lines.append("          efficiency:                     # fitted, achieved / peak")
+    for kind, eff in sorted(result.efficiency.items(), key=lambda kv: kv[0] != "default"):
+        note = "  # geometric mean of the fitted kinds" if kind == "default" else ""
+        lines.append(f"            {kind}: {_g(eff)}{note}")
+    lines += [
+        f"          memory_bandwidth_gb_s: {_g(result.bandwidth_bps / 1e9)}   # fitted; not DRAM"
+        " bandwidth when the working sets are cache-resident (docs/calibration.md)",
+        f"          dispatch_us: {_g(result.dispatch_s * 1e6)}               # fitted: kernel"
+        " + runtime overhead",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def write_device(
+    path: Path, result: FitResult, provenance: Provenance, extra: Mapping[str, str] | None = None
+) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(device_yaml(result, provenance, extra or {}))
+
+
+def read_calibration_comments(path: Path) -> dict[str, str]:
+    """The ``# calibration.KEY: VALUE`` lines of a preset file."""
+    found = {}
+    for line in Path(path).read_text().splitlines():
+        match = _COMMENT.match(line.strip())
+        if match:
+            found[match.group(1)] = match.group(2).strip()
+    return found
+
+
+def load_platform(device_path: Path, node: str = NODE):
+    """The :class:`~simulator.platform.Platform` of one preset node, via the scenario loader.
+
+    Raises
+    ------
+    ScenarioError
+        When the file or the preset is invalid (as ``socsim validate`` reports it).
+    """
+    from simulator.spec import parse_scenario
+
+    device_path = Path(device_path).resolve()
+    document = {
+        "name": "calibration_probe",
+        "include": [device_path.name],
+        "nodes": {node: {"preset": node}},
+        "models": {"probe": {"ops": [{"name": "probe", "kind": "custom", "flops": 1}]}},
+        "workload": [
+            {
+                "app": "probe",
+                "model": "probe",
+                "source": node,
+                "count": 1,
+                "arrival": {"process": "periodic", "period_ms": 1},
+            }
+        ],
+        "placement": {"policy": "single", "unit": UNIT},
+    }
+    return parse_scenario(document, base_dir=device_path.parent, source="<calibration>").platform
+
+
+def predict_latency_s(graph: ModelGraph, platform, node: str = NODE, unit: str = UNIT) -> float:
+    """socsim's latency (s) of one request of ``graph`` with every op on ``node.unit``.
+
+    The pure list-schedule estimate (:func:`simulator.placement.estimate.estimate`), which
+    equals the engine for a lone request.
+    """
+    from simulator.placement.base import PlacementSpec, place
+    from simulator.placement.estimate import estimate
+    from simulator.placement.plan import compile_plan
+    from simulator.platform import CostOracle
+
+    oracle = CostOracle(platform)
+    placement = place(PlacementSpec("single", {"unit": unit}), graph, oracle, node)
+    latency = estimate(compile_plan(graph, placement, oracle), oracle).latency_s
+    if not latency > 0:
+        raise SocsimError(f"model '{graph.name}': predicted latency {latency} s is not > 0")
+    return latency

@@ -1,0 +1,140 @@
+"""``measure``: run models on the host, cost their profiled nodes, tabulate.
+
+Each model runs in two sessions (:func:`calibration.ortrun.run_models`): profiled, for per-node
+kernel times, and plain, for end-to-end times. The optimised graph ORT saved is
+imported with ``fuse="none"`` (one socsim op per node ORT ran, same names), which gives
+every profiled node its kind, FLOPs and bytes.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import platform as host_platform
+import subprocess
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from calibration.ortrun import ModelRun, RunSettings, median_iqr, run_models
+from calibration.table import Provenance
+from simulator.errors import SocsimError
+from simulator.graph.model import ModelGraph
+
+GraphLoader = Callable[[Path, str], ModelGraph]
+
+
+def onnx_graph(path: Path, fuse: str) -> ModelGraph:
+    """``simulator.graph.onnx_import.load_onnx(path, fuse=fuse)``, imported lazily."""
+    try:
+        from simulator.graph.onnx_import import load_onnx
+    except ImportError as exc:
+        raise SocsimError(
+            f"calibration needs the ONNX importer (simulator.graph.onnx_import): {exc}"
+        ) from None
+    return load_onnx(path, fuse=fuse, name=Path(path).stem)
+
+
+def host_name() -> str:
+    """The CPU model: lscpu's 'Model name', else ``platform.processor()``, else the arch."""
+    try:
+        text = subprocess.run(
+            ["lscpu"], capture_output=True, text=True, check=False, timeout=10
+        ).stdout
+        for line in text.splitlines():
+            if line.lower().startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return host_platform.processor() or host_platform.machine() or "unknown"
+
+
+def provenance(threads: int, notes: str = "") -> Provenance:
+    """Now (UTC), this host, this onnxruntime."""
+    import onnxruntime as ort
+
+    return Provenance(
+        date=dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        host=f"{host_name()} ({host_platform.machine()}, {host_platform.system()})",
+        runtime=f"onnxruntime {ort.__version__} CPUExecutionProvider",
+        threads=threads,
+        notes=notes,
+    )
+
+
+def model_rows(model: str, run: ModelRun, graph: ModelGraph, threads: int) -> list[dict]:
+    """Rows of one model: each profiled node that the graph has, then the whole model.
+
+    Raises
+    ------
+    SocsimError
+        When no profiled node is in the graph (the names do not match).
+    """
+    rows = []
+    for node in run.nodes:
+        if node.node not in graph:
+            continue
+        op = graph.op(node.node)
+        median, iqr = median_iqr(node.times_s)
+        if median <= 0:
+            continue  # below the profiler's 1 µs resolution in most runs
+        rows.append(
+            {
+                "level": "op",
+                "model": model,
+                "node": node.node,
+                "kind": op.kind,
+                "op_type": node.op_type,
+                "dtype": op.dtype,
+                "shapes": node.shapes,
+                "flops": op.flops,
+                "bytes": float(op.bytes_moved),
+                "median_s": median,
+                "iqr_s": iqr,
+                "runs": len(node.times_s),
+                "threads": threads,
+                "parallel_fraction": op.parallel_fraction,
+            }
+        )
+    if not rows:
+        have = ", ".join(list(graph.order)[:5])
+        seen = ", ".join(n.node for n in run.nodes[:5])
+        raise SocsimError(
+            f"model '{model}': no profiled node is in the imported graph "
+            f"(profile: {seen} ...; graph: {have} ...)"
+        )
+    median, iqr = median_iqr(run.e2e_s)
+    rows.append(
+        {
+            "level": "model",
+            "model": model,
+            "node": "",
+            "kind": "",
+            "op_type": "",
+            "dtype": rows[0]["dtype"],
+            "shapes": "",
+            "flops": graph.total_flops,
+            "bytes": float(sum(op.bytes_moved for op in graph)),
+            "median_s": median,
+            "iqr_s": iqr,
+            "runs": len(run.e2e_s),
+            "threads": threads,
+        }
+    )
+    return rows
+
+
+def measure_models(
+    paths: Mapping[str, Path],
+    settings: RunSettings,
+    workdir: Path,
+    loader: GraphLoader = onnx_graph,
+    progress: Callable[[str], None] | None = None,
+) -> list[dict]:
+    """Measure every model of ``paths`` (name -> ONNX file), interleaved; the table's rows."""
+    runs = run_models({n: Path(p) for n, p in paths.items()}, settings, workdir)
+    rows: list[dict] = []
+    for name, run in runs.items():
+        if progress:
+            progress(name)
+        graph = loader(run.optimized_path, "none")
+        rows.extend(model_rows(name, run, graph, settings.threads))
+    return rows

@@ -1,0 +1,235 @@
+"""Running ONNX models with onnxruntime on the host CPU: per-node profiles, end-to-end times.
+
+Sessions are pinned: ``intra_op_num_threads`` as asked, one inter-op thread, sequential
+execution, ``ORT_ENABLE_EXTENDED`` graph optimisation (the fusions ORT applies on CPU;
+the optimised graph is saved so its nodes can be costed one by one). The profile JSON
+(Chrome trace format) has one ``Node`` event per kernel per run, named
+``<node>_kernel_time`` with ``dur`` in microseconds and ``args.op_name``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+
+import numpy as np
+
+from simulator.errors import SocsimError
+
+KERNEL_SUFFIX = "_kernel_time"
+US = 1e-6
+#: End-to-end clocks (seconds): wall time, or the calling thread's CPU time.
+CLOCKS: Mapping[str, Callable[[], float]] = MappingProxyType(
+    {"wall": time.perf_counter, "cpu": time.thread_time}
+)
+#: ORT input type -> numpy dtype of the random feeds.
+INPUT_DTYPES: Mapping[str, type] = MappingProxyType(
+    {
+        "tensor(float)": np.float32,
+        "tensor(float16)": np.float16,
+        "tensor(int64)": np.int64,
+        "tensor(int32)": np.int32,
+        "tensor(int8)": np.int8,
+        "tensor(uint8)": np.uint8,
+    }
+)
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """How a model is run.
+
+    Attributes
+    ----------
+    threads : int
+        intra-op threads (1 = one core: least noise, the default).
+    warmup : int
+        Untimed runs first (allocations, caches, lazy weight packing).
+    runs : int
+        Timed runs; medians and IQRs are over these.
+    rounds : int
+        The timed runs are spread over this many interleaved rounds (at most ``runs``).
+    clock : str
+        End-to-end clock, one of :data:`CLOCKS`: ``wall`` (latency as a user sees it) or
+        ``cpu`` (the calling thread's CPU time: leaves out time the thread was preempted
+        by other processes on a shared machine; one thread only, since ORT then runs
+        every kernel on the calling thread).
+    """
+
+    threads: int = 1
+    warmup: int = 3
+    runs: int = 20
+    rounds: int = 5
+    clock: str = "wall"
+
+    def __post_init__(self) -> None:
+        if self.clock not in CLOCKS:
+            raise SocsimError(f"unknown clock '{self.clock}'; valid: {', '.join(CLOCKS)}")
+        if self.clock == "cpu" and self.threads != 1:
+            raise SocsimError("clock 'cpu' times the calling thread only: it needs threads = 1")
+        if self.threads < 1 or self.warmup < 0 or self.runs < 1 or self.rounds < 1:
+            raise SocsimError(
+                f"run settings need threads >= 1, warmup >= 0, runs >= 1, rounds >= 1; got {self}"
+            )
+        object.__setattr__(self, "rounds", min(self.rounds, self.runs))
+
+
+@dataclass(frozen=True)
+class NodeTimes:
+    """Per-run kernel times of one profiled node."""
+
+    node: str
+    op_type: str
+    shapes: str
+    times_s: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class ModelRun:
+    """What one model's measurement produced."""
+
+    nodes: tuple[NodeTimes, ...]
+    e2e_s: tuple[float, ...]
+    optimized_path: Path
+    extra: Mapping[str, str] = field(default_factory=dict)
+
+
+def session_options(threads: int, optimized_path: Path | None = None, profile_prefix: str = ""):
+    """The pinned :class:`onnxruntime.SessionOptions` (see the module docstring)."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
+    if optimized_path is not None:
+        options.optimized_model_filepath = str(optimized_path)
+    if profile_prefix:
+        options.enable_profiling = True
+        options.profile_file_prefix = profile_prefix
+    return options
+
+
+def feeds(session, seed: int = 0) -> dict[str, np.ndarray]:
+    """Seeded random inputs for every session input (symbolic dims taken as 1)."""
+    rng = np.random.default_rng(seed)
+    out = {}
+    for item in session.get_inputs():
+        shape = [d if isinstance(d, int) and d > 0 else 1 for d in item.shape]
+        if item.type not in INPUT_DTYPES:
+            raise SocsimError(
+                f"input '{item.name}': unsupported type {item.type}; "
+                f"supported: {', '.join(INPUT_DTYPES)}"
+            )
+        out[item.name] = rng.standard_normal(shape).astype(INPUT_DTYPES[item.type])
+    return out
+
+
+def _shape_text(args: Mapping) -> str:
+    def one(entries) -> str:
+        parts = []
+        for entry in entries or []:
+            for dims in entry.values():
+                parts.append("x".join(str(d) for d in dims))
+        return ";".join(parts)
+
+    return f"{one(args.get('input_type_shape'))}->{one(args.get('output_type_shape'))}"
+
+
+def parse_profile(events: list, warmup: int = 0, source: str = "<profile>") -> list[NodeTimes]:
+    """Kernel times per node from ORT profile events, dropping each node's first ``warmup``.
+
+    Nodes keep their first-seen (execution) order.
+
+    Raises
+    ------
+    SocsimError
+        When the events are not a list of trace events or hold no kernel times.
+    """
+    if not isinstance(events, list):
+        raise SocsimError(f"{source}: an ORT profile is a JSON list of trace events")
+    seen: dict[str, tuple[str, str, list[float]]] = {}
+    for event in events:
+        if not isinstance(event, dict) or event.get("cat") != "Node":
+            continue
+        name = str(event.get("name", ""))
+        if not name.endswith(KERNEL_SUFFIX):
+            continue
+        node = name[: -len(KERNEL_SUFFIX)]
+        args = event.get("args", {})
+        entry = seen.setdefault(node, (str(args.get("op_name", "")), _shape_text(args), []))
+        entry[2].append(float(event["dur"]) * US)
+    if not seen:
+        raise SocsimError(f"{source}: no '*{KERNEL_SUFFIX}' node events (was profiling on?)")
+    return [
+        NodeTimes(node, op_type, shapes, tuple(times[warmup:]))
+        for node, (op_type, shapes, times) in seen.items()
+        if len(times) > warmup
+    ]
+
+
+def _per_round(runs: int, rounds: int) -> list[int]:
+    """``runs`` split over ``rounds`` as evenly as possible (earlier rounds take the rest)."""
+    base, rest = divmod(runs, rounds)
+    return [base + (1 if i < rest else 0) for i in range(rounds)]
+
+
+def run_models(
+    paths: Mapping[str, Path], settings: RunSettings, workdir: Path
+) -> dict[str, ModelRun]:
+    """Profile every model per node and time it end to end, interleaved in rounds.
+
+    Each model gets two sessions: a profiled one (per-node kernel times) and a plain one
+    (end-to-end times by ``settings.clock``; profiling adds per-kernel bookkeeping).
+    After the warm-up, the timed
+    runs are spread over ``settings.rounds`` rounds that visit every model in turn, so a
+    burst of load from other processes lands on many models a little instead of on one
+    model entirely.
+    """
+    import onnxruntime as ort
+
+    workdir.mkdir(parents=True, exist_ok=True)
+    providers = ["CPUExecutionProvider"]
+    clock = CLOCKS[settings.clock]
+    sessions = {}
+    for name, path in paths.items():
+        optimized = workdir / f"{Path(path).stem}.ort_extended.onnx"
+        prefix = str(workdir / f"{Path(path).stem}.profile")
+        profiled = ort.InferenceSession(
+            str(path), session_options(settings.threads, optimized, prefix), providers=providers
+        )
+        plain = ort.InferenceSession(
+            str(path), session_options(settings.threads), providers=providers
+        )
+        inputs = feeds(profiled)
+        for _ in range(settings.warmup):
+            profiled.run(None, inputs)
+            plain.run(None, inputs)
+        sessions[name] = (profiled, plain, inputs, optimized, [])
+    for count in _per_round(settings.runs, settings.rounds):
+        for profiled, plain, inputs, _, e2e in sessions.values():
+            for _ in range(count):
+                profiled.run(None, inputs)
+            for _ in range(count):
+                begin = clock()
+                plain.run(None, inputs)
+                e2e.append(clock() - begin)
+    out = {}
+    for name, (profiled, _, _, optimized, e2e) in sessions.items():
+        profile_file = Path(profiled.end_profiling())
+        events = json.loads(profile_file.read_text())
+        profile_file.unlink()
+        nodes = parse_profile(events, settings.warmup, str(profile_file))
+        out[name] = ModelRun(tuple(nodes), tuple(e2e), optimized)
+    return out
+
+
+def median_iqr(values) -> tuple[float, float]:
+    """(median, inter-quartile range) of ``values``."""
+    q1, med, q3 = np.percentile(np.asarray(values, float), [25, 50, 75])
+    return float(med), float(q3 - q1)

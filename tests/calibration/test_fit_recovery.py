@@ -1,0 +1,113 @@
+"""The fit recovers known parameters from synthetic measurements made with socsim's own cost."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from calibration.fit import HostRates, fit, fit_kernels, make_unit, predict, row_op
+from calibration.table import make_table
+
+RATES = HostRates({"fp32": 100e9}, 40e9, threads=1)
+TRUE_EFF = {"conv": 0.6, "dwconv": 0.08, "matmul": 0.85, "fc": 0.3, "default": 0.5}
+TRUE_BW_BPS = 0.7 * RATES.bandwidth_bps
+TRUE_DISPATCH_S = 4e-6
+
+
+def synthetic_rows(seed: int, noise: float = 0.03, outliers: int = 4) -> pd.DataFrame:
+    """Ops spanning compute- and memory-bound and tiny (dispatch-bound) sizes."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    kinds = ["conv", "dwconv", "matmul", "fc", "elementwise", "reshape", "activation"]
+    for i in range(240):
+        kind = kinds[i % len(kinds)]
+        scale = 10 ** rng.uniform(3, 8)  # 1e3 .. 1e8 FLOPs
+        intensity = 10 ** rng.uniform(-1.5, 2.0)  # FLOP per byte
+        flops = 0.0 if kind in ("elementwise", "reshape") else scale
+        nbytes = scale / intensity
+        if kind == "activation":  # 1 FLOP per 100 bytes: always memory-bound
+            flops, nbytes = scale / 100, scale
+        rows.append(
+            {
+                "level": "op",
+                "model": f"m{i % 7}",
+                "node": f"n{i}",
+                "kind": kind,
+                "op_type": "",
+                "dtype": "fp32",
+                "shapes": "",
+                "flops": flops,
+                "bytes": nbytes,
+                "median_s": 1.0,
+                "iqr_s": 0.0,
+                "runs": 5,
+                "threads": 1,
+            }
+        )
+    frame = make_table(rows)
+    unit = make_unit("cpu", RATES, TRUE_EFF, TRUE_BW_BPS, TRUE_DISPATCH_S)
+    ops = [row_op(r, i) for i, r in enumerate(frame.to_dict("records"))]
+    times = predict(ops, unit) * np.exp(rng.normal(0, noise, len(ops)))
+    bad = rng.choice(len(ops), outliers, replace=False)
+    times[bad] *= 3.0  # preempted runs
+    frame["median_s"] = times
+    return frame
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_recovers_known_parameters(seed):
+    eff, bandwidth, dispatch = fit_kernels(synthetic_rows(seed), RATES)
+    for kind in ("conv", "dwconv", "matmul", "fc"):
+        assert eff[kind] == pytest.approx(TRUE_EFF[kind], rel=0.05)
+    assert bandwidth == pytest.approx(TRUE_BW_BPS, rel=0.05)
+    assert dispatch == pytest.approx(TRUE_DISPATCH_S, rel=0.15)
+    assert "elementwise" not in eff  # no FLOPs: no efficiency to fit
+    assert "activation" not in eff  # never compute-bound: its efficiency is not identified
+    geomean = np.exp(np.mean(np.log([eff[k] for k in ("conv", "dwconv", "matmul", "fc")])))
+    assert eff["default"] == pytest.approx(geomean, rel=1e-12)
+
+
+def test_exact_data_fits_exactly():
+    eff, bandwidth, dispatch = fit_kernels(synthetic_rows(3, noise=0.0, outliers=0), RATES)
+    assert eff["matmul"] == pytest.approx(0.85, rel=1e-4)
+    assert bandwidth == pytest.approx(TRUE_BW_BPS, rel=1e-4)
+    assert dispatch == pytest.approx(TRUE_DISPATCH_S, rel=1e-3)
+
+
+def test_overhead_stage_recovers_per_op_gap():
+    """Wall = sum of kernels + 7 µs per op: stage 2 finds the 7 µs, fit-set error ~0."""
+    frame = synthetic_rows(4, noise=0.0, outliers=0)
+    unit = make_unit("cpu", RATES, TRUE_EFF, TRUE_BW_BPS, TRUE_DISPATCH_S)
+    ops = [row_op(r, i) for i, r in enumerate(frame.to_dict("records"))]
+    frame["median_s"] = predict(ops, unit)
+    walls = []
+    for _model, group in frame.groupby("model"):
+        walls.append(
+            {
+                **group.iloc[0].to_dict(),
+                "level": "model",
+                "node": "",
+                "kind": "",
+                "median_s": group["median_s"].sum() + 7e-6 * len(group),
+            }
+        )
+    result = fit(pd.concat([frame, make_table(walls)], ignore_index=True), RATES)
+    assert result.overhead_s == pytest.approx(7e-6, rel=1e-3)
+    assert result.dispatch_s == pytest.approx(TRUE_DISPATCH_S + 7e-6, rel=1e-3)
+    assert result.model_stats["mape"] < 0.01
+    assert result.model_stats["within_10"] == 1.0
+
+
+def test_recovers_with_threads_and_parallel_fractions():
+    """4 threads, ops 90 % parallel: S(4) = 1 / (0.1 + 0.9 / 4) = 3.077 is socsim's, not eff's."""
+    rates = HostRates({"fp32": 400e9}, 40e9, threads=4)
+    frame = synthetic_rows(5, noise=0.0, outliers=0)
+    frame["parallel_fraction"] = 0.9
+    unit = make_unit("cpu", rates, TRUE_EFF, TRUE_BW_BPS, TRUE_DISPATCH_S)
+    ops = [row_op(r, i) for i, r in enumerate(frame.to_dict("records"))]
+    assert ops[0].parallel_fraction == 0.9
+    frame["median_s"] = predict(ops, unit)
+    eff, _, _ = fit_kernels(frame, rates)
+    assert eff["matmul"] == pytest.approx(0.85, rel=1e-4)
+    assert eff["dwconv"] == pytest.approx(0.08, rel=1e-4)

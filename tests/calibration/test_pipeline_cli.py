@@ -1,0 +1,109 @@
+"""``socsim calibrate all --quick`` and the measure/validate steps, with the real ONNX importer."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+pytest.importorskip("onnxruntime")
+
+from calibration.corpus import FIT, HOLDOUT
+from calibration.device import load_platform, read_calibration_comments
+from calibration.pipeline import REPORT_BEGIN, REPORT_END
+from simulator.cli import EXIT_ERROR, main
+
+FAST = ["--quick", "--runs", "5", "--warmup", "1", "--clock", "cpu"]
+
+
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory):
+    root = tmp_path_factory.mktemp("all")
+    docs = root / "docs" / "calibration.md"
+    docs.parent.mkdir()
+    docs.write_text(f"# Calibration\n\nhand-written text\n\n{REPORT_BEGIN}\nold\n{REPORT_END}\n")
+    device = root / "host_cpu.yaml"
+    code = main(
+        [
+            "calibrate",
+            "all",
+            "-o",
+            str(root / "run"),
+            "--device",
+            str(device),
+            "--docs",
+            str(docs),
+            "--image",
+            str(root / "docs" / "img" / "pv.png"),
+            *FAST,
+        ]
+    )
+    return code, root, docs, device
+
+
+def test_all_writes_preset_report_and_figure(quick_run):
+    code, root, docs, device = quick_run
+    assert code == 0
+    comments = read_calibration_comments(device)
+    assert comments["fit_models"] == ", ".join(sorted(r.name for r in FIT[:2]))
+    assert int(comments["ops_fitted"]) > 10
+    assert comments["notes"] == "end-to-end clock: cpu"
+    unit = load_platform(device).unit("host_cpu.cpu")
+    assert unit.peak_flops["fp32"] == pytest.approx(
+        float(comments["peak_gflops_measured"]) * 1e9, rel=1e-5
+    )
+    text = docs.read_text()
+    assert "hand-written text" in text and "\nold\n" not in text
+    assert text.count(REPORT_BEGIN) == 1 and f"| {HOLDOUT[0].name} |" in text
+    assert "](img/pv.png)" in text and (root / "docs" / "img" / "pv.png").stat().st_size > 1000
+    table = pd.read_csv(root / "run" / "validation.csv")
+    assert list(table["model"]) == [HOLDOUT[0].name]
+    assert table["ops_original"].iloc[0] == table["ops_optimized"].iloc[0]  # a plain CNN
+
+
+def test_measure_and_validate_steps(quick_run, capsys):
+    _, root, _, device = quick_run
+    out = root / "steps"
+    name = HOLDOUT[-2].name  # an MLP: another family than the fit models
+    assert (
+        main(
+            ["calibrate", "measure", "--corpus", "holdout", "--model", name, "-o", str(out), *FAST]
+        )
+        == 0
+    )
+    held = pd.read_csv(out / "holdout.csv", keep_default_na=False)
+    assert set(held["level"]) == {"op", "model"}  # no microbenchmarks for a hold-out corpus
+    assert (
+        main(
+            [
+                "calibrate",
+                "validate",
+                str(out / "holdout.csv"),
+                "--device",
+                str(device),
+                "-o",
+                str(out),
+            ]
+        )
+        == 0
+    )
+    assert "1 held-out models" in capsys.readouterr().out
+    assert f"| {name} |" in (out / "validation.md").read_text()
+
+
+def test_validate_refuses_a_fit_model(quick_run, capsys):
+    _, root, _, device = quick_run
+    assert (
+        main(
+            [
+                "calibrate",
+                "validate",
+                str(root / "run" / "fit.csv"),
+                "--device",
+                str(device),
+                "-o",
+                str(root / "bad"),
+            ]
+        )
+        == EXIT_ERROR
+    )
+    assert "were used to fit" in capsys.readouterr().err

@@ -1,0 +1,58 @@
+"""The shipped host_cpu preset and its report: loadable, with provenance, fitted on the fit set."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from calibration.corpus import FIT, HOLDOUT
+from calibration.device import NODE, UNIT, load_platform, read_calibration_comments
+from calibration.pipeline import REPORT_BEGIN, REPORT_END
+from simulator.spec import validate_library
+
+ROOT = Path(__file__).resolve().parents[2]
+PRESET = ROOT / "scenarios" / "devices" / "host_cpu.yaml"
+DOCS = ROOT / "docs" / "calibration.md"
+
+
+def test_preset_loads_with_the_scenario_loader():
+    assert validate_library(PRESET) == 1
+    unit = load_platform(PRESET).unit(f"{NODE}.{UNIT}")
+    assert unit.kind == "cpu" and unit.peak_flops["fp32"] > 0 and unit.dispatch_s > 0
+    assert all(0 < eff <= 1 for eff in unit.efficiency.values())
+
+
+def test_preset_provenance():
+    comments = read_calibration_comments(PRESET)
+    for key in (
+        "date",
+        "host",
+        "runtime",
+        "threads",
+        "ops_fitted",
+        "op_mape_pct",
+        "model_mape_pct",
+        "peak_gflops_measured",
+        "stream_gb_s_measured",
+    ):
+        assert comments.get(key), key
+    assert comments["runtime"].startswith("onnxruntime")
+    unit = load_platform(PRESET).unit(f"{NODE}.{UNIT}")
+    assert unit.cores == int(comments["threads"])
+    per_core = float(comments["peak_gflops_measured"]) * 1e9 / unit.cores
+    assert unit.peak_flops["fp32"] == pytest.approx(per_core, rel=1e-5)
+    fitted = set(comments["fit_models"].split(", "))
+    assert fitted == {r.name for r in FIT}
+    assert not fitted & {r.name for r in HOLDOUT}
+
+
+def test_report_covers_every_held_out_model():
+    text = DOCS.read_text()
+    report = text[text.index(REPORT_BEGIN) : text.index(REPORT_END)]
+    for recipe in HOLDOUT:
+        assert f"| {recipe.name} |" in report
+    for recipe in FIT:
+        assert recipe.name not in report
+    image = report.split("](")[-1].split(")")[0]
+    assert (DOCS.parent / image).exists()
