@@ -6,6 +6,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from simulator.errors import SocsimError
 from simulator.network.impairments import CAPACITY_DISTRIBUTIONS, JITTERS
 from simulator.network.radio import RADIO_MODELS
 from simulator.network.topology import SHARING
@@ -21,6 +22,7 @@ from simulator.schema import (
     Text,
     mark_of,
 )
+from simulator.spec.paths import resolve_user_path, user_dirs
 
 MEGA, MILLI = 1e6, 1e-3
 #: Names of nodes, units, apps and link ends: no '.', which joins ``node.unit`` ids.
@@ -43,11 +45,13 @@ class TraceFile(Schema):
             return ctx.problem(loc, f"expected {self.describe()}")
         mark = mark_of(loc.container, loc.key)
         base = Path(mark.file).parent if mark is not None else Path(ctx.base_dir or ".")
-        path = base / value
         try:
+            path = resolve_user_path(value, base, user_dirs(ctx))
             lines = path.read_text(encoding="utf-8").splitlines()
+        except SocsimError as exc:
+            return ctx.problem(loc, str(exc))
         except (OSError, UnicodeDecodeError) as exc:
-            return ctx.problem(loc, f"cannot read bandwidth trace {path}: {exc}")
+            return ctx.problem(loc, f"cannot read bandwidth trace {base / value}: {exc}")
         steps = []
         for number, line in enumerate(lines, start=1):
             cells = [c.strip() for c in line.split(",")]

@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 
 from simulator.errors import Problem, ScenarioError
+from simulator.spec.paths import add_allow_dir_option
 from simulator.sweep.design import DESIGNS
 from simulator.sweep.executors import EXECUTORS
 
@@ -87,6 +88,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         executor=args.executor,
         workers=args.workers,
         scheduler=args.scheduler,
+        allow_dirs=args.allow_dirs,
     )
     out = Path(args.output) if args.output else Path("runs") / f"{prepared.meta['scenario']}_sweep"
     spec = prepared.spec
@@ -134,4 +136,5 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--fast", action="store_true", help="lone-request points: analytic estimate, no engine"
     )
     sweep.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    add_allow_dir_option(sweep)
     sweep.set_defaults(handler=cmd_sweep)
