@@ -23,8 +23,11 @@ from simulator.schema import (
     mark_of,
 )
 from simulator.spec.paths import resolve_user_path, user_dirs
+from simulator.spec.yamlio import read_regular_file
 
 MEGA, MILLI = 1e6, 1e-3
+#: Largest bandwidth trace file read, bytes (a day at 1 ms steps is ~1e9: use coarser steps).
+MAX_TRACE_BYTES = 100_000_000
 #: Names of nodes, units, apps and link ends: no '.', which joins ``node.unit`` ids.
 NAME_PATTERN = r"[A-Za-z_][A-Za-z0-9_\-]*"
 
@@ -47,7 +50,7 @@ class TraceFile(Schema):
         base = Path(mark.file).parent if mark is not None else Path(ctx.base_dir or ".")
         try:
             path = resolve_user_path(value, base, user_dirs(ctx))
-            lines = path.read_text(encoding="utf-8").splitlines()
+            lines = read_regular_file(path, MAX_TRACE_BYTES).decode("utf-8").splitlines()
         except SocsimError as exc:
             return ctx.problem(loc, str(exc))
         except (OSError, UnicodeDecodeError) as exc:

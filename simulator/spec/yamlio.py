@@ -15,6 +15,7 @@ Python's recursion limit is reached.
 
 from __future__ import annotations
 
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -164,8 +165,10 @@ def load_yaml_text(text: str, filename: str) -> Any:
     ScenarioError
         On a syntax error (with its line) or duplicate mapping keys.
     """
-    loader = _LocatingLoader(text, filename)
+    loader = None
     try:
+        # the reader rejects unprintable characters (NUL...) as soon as it is made
+        loader = _LocatingLoader(text, filename)
         node = loader.get_single_node()
         if node is not None:
             _check_expanded_size(node)
@@ -177,8 +180,11 @@ def load_yaml_text(text: str, filename: str) -> Any:
         raise ScenarioError(
             [Problem("", f"not valid YAML: {detail}", file=filename, line=line)]
         ) from None
+    except ValueError as exc:  # PyYAML's int(): more than 4,300 digits
+        raise ScenarioError([Problem("", f"not valid YAML: {exc}", file=filename)]) from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
     if loader.duplicates:
         raise ScenarioError(loader.duplicates)
     return data
@@ -245,16 +251,12 @@ def load_yaml_file(path: Path) -> Any:
     """Read and parse one YAML file, turning I/O and decoding failures into ScenarioError."""
     filename = str(path)
     try:
-        if path.is_file() and path.stat().st_size > MAX_FILE_BYTES:
-            raise ScenarioError(
-                [Problem("", f"file is larger than {MAX_FILE_BYTES:,} bytes", file=filename)]
-            )
-        raw = path.read_bytes()
+        raw = read_regular_file(path, MAX_FILE_BYTES)
     except FileNotFoundError:
         raise ScenarioError([Problem("", "file not found", file=filename)]) from None
     except OSError as exc:
         raise ScenarioError(
-            [Problem("", f"cannot read file: {exc.strerror}", file=filename)]
+            [Problem("", f"cannot read file: {exc.strerror or exc}", file=filename)]
         ) from None
     try:
         text = raw.decode("utf-8")
@@ -264,6 +266,26 @@ def load_yaml_file(path: Path) -> Any:
             [Problem("", "file is not UTF-8 text", file=filename, line=line)]
         ) from None
     return load_yaml_text(text, filename)
+
+
+def read_regular_file(path: Path, max_bytes: int) -> bytes:
+    """The bytes of ``path``, refusing what is not a regular file (a FIFO or a device
+    would block or never end) or is larger than ``max_bytes``.
+
+    Raises
+    ------
+    OSError
+        Including FileNotFoundError, and for a refused file (with a readable message).
+    """
+    # stat follows symlinks: the target is what would be read
+    info = path.stat()
+    if not stat.S_ISREG(info.st_mode):
+        kind = "a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file"
+        raise OSError(f"{kind}")
+    if info.st_size > max_bytes:
+        raise OSError(f"larger than {max_bytes:,} bytes")
+    with path.open("rb") as handle:
+        return handle.read(max_bytes + 1)[:max_bytes]
 
 
 def mark_of(container: Any, key: Any) -> Mark | None:
