@@ -127,6 +127,15 @@ def sweep_spec(checked: Mapping[str, Any], where: str = "sweep", file: str | Non
             )
         )
     for p in params:
+        if p.path == "seed":  # a column of its own: two 'seed' columns break the table
+            problems.append(
+                Problem(
+                    f"{where}.parameters.seed",
+                    "each point's seed is derived from the scenario's seed; to repeat a point "
+                    "with other random draws give 'replicates: N'",
+                    file,
+                )
+            )
         if p.continuous and not sampled:
             problems.append(
                 Problem(

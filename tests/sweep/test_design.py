@@ -108,6 +108,9 @@ def test_latin_hypercube_fills_every_stratum_once():
             "sweep.parameters",
             "one length",
         ),
+        # found by tests/engine/test_random_invariants.py: a swept seed made a second
+        # 'seed' column, and writing the table failed
+        ({"parameters": {"seed": [1, 2]}}, "sweep.parameters.seed", "replicates: N"),
     ],
 )
 def test_inconsistent_sections_are_scenario_errors_with_their_path(section, path, text):
