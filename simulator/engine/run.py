@@ -418,6 +418,7 @@ class Engine(PowerWatch, Fallback):
         # nothing reads a finished request's counters again; dropping them keeps the
         # garbage collector's passes short on long runs
         request.waits = request.ready_s = request.holders = request.inbufs = None
+        request.op_energy = None  # (energy, level, power) of its DVFS ops: booked already
         self._free_slot(request.app)
 
     def _free_slot(self, app: App) -> None:
