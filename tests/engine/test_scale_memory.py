@@ -12,7 +12,7 @@ from pathlib import Path
 from simulator.engine import simulate
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-from scale import build_scale_scenario  # noqa: E402
+from scale import build_scale_scenario
 
 N_REQUESTS = 150
 
@@ -30,7 +30,7 @@ def _traced_peak_bytes(n_requests: int, trace: str) -> tuple[int, dict]:
 
 
 def test_memory_growth_under_trace_none_is_per_request_and_small():
-    none_n, summary_n = _traced_peak_bytes(N_REQUESTS, "none")
+    none_n, _ = _traced_peak_bytes(N_REQUESTS, "none")
     none_2n, summary_2n = _traced_peak_bytes(2 * N_REQUESTS, "none")
     full_n, _ = _traced_peak_bytes(N_REQUESTS, "full")
     full_2n, full_summary = _traced_peak_bytes(2 * N_REQUESTS, "full")
