@@ -67,3 +67,16 @@ def test_sweep_report_escapes_parameters_values_decisions_and_errors(sweep_table
     table.loc[1, ["status", "error"]] = ["error", EVIL]
     table.to_csv(tmp_path / "sweep.csv", index=False)
     _check(build_report(tmp_path / "sweep.csv", fmt="svg"))
+
+
+def test_report_of_a_run_kept_without_op_rows(tmp_path):
+    """``--trace summary|none`` runs have no ``ops`` rows: the report leaves out the Gantt
+    chart and keeps the rest."""
+    document = phone_cloud_document()
+    for level in ("summary", "none"):
+        result = simulate(parse_scenario(document), trace=level)
+        folder = tmp_path / level
+        result.write(folder, parquet=False)
+        page = build_report(folder)
+        assert 'id="plot-gantt"' not in page
+        assert 'id="plot-energy"' in page and 'id="plot-utilisation"' in page
