@@ -5,14 +5,13 @@ request records), not the ~150 trace rows per request a full trace keeps."""
 from __future__ import annotations
 
 import gc
-import sys
 import tracemalloc
-from pathlib import Path
+
+from bench_loader import load_bench
 
 from simulator.engine import simulate
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-from scale import build_scale_scenario
+build_scale_scenario = load_bench("scale").build_scale_scenario
 
 N_REQUESTS = 150
 

@@ -373,3 +373,39 @@ def test_unreadable_includes_are_reported(tmp_path, small_soc, kind):
     scenario, problems = load_or_problems(_write(tmp_path, _with_include(small_soc, "lib.yaml")))
     assert scenario is None
     assert any(p.path.startswith("include") or p.file == str(target) for p in problems), problems
+
+
+@FUZZ
+@given(
+    content=st.one_of(
+        st.binary(max_size=200),
+        st.lists(
+            st.tuples(
+                st.one_of(st.floats(), st.integers(-5, 10**6), st.text(max_size=5)),
+                st.one_of(st.floats(), st.integers(-5, 10**6), st.text(max_size=5)),
+            ),
+            max_size=6,
+        ).map(lambda rows: "".join(f"{a},{b}\n" for a, b in rows).encode()),
+    )
+)
+def test_bandwidth_trace_files_with_any_content_load_or_are_named(
+    tmp_path_factory, phone_cloud, content
+):
+    folder = tmp_path_factory.mktemp("trace")
+    (folder / "bw.csv").write_bytes(content)
+    doc = copy.deepcopy(phone_cloud)
+    link = next(iter(doc["links"]))
+    doc["links"][link]["bandwidth_trace_file"] = "bw.csv"
+    scenario, problems = load_or_problems(_write(folder, doc))
+    if scenario is None:
+        # the file's rows are checked at the key; what the link itself refuses (a trace
+        # ending at 0 bit/s) at the link, naming the trace
+        assert len(problems) == 1, problems
+        assert problems[0].path == f"links.{link}.bandwidth_trace_file" or (
+            problems[0].path == f"links.{link}" and "bandwidth_trace" in problems[0].message
+        )
+        return
+    steps = scenario.platform.network.links[link].bandwidth_trace
+    times = [t for t, _ in steps]
+    assert steps and times == sorted(set(times))  # increasing
+    assert all(math.isfinite(b) and b >= 0 for _, b in steps)

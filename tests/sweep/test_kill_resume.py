@@ -4,11 +4,9 @@ a small size)."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
+from bench_loader import load_bench
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-from sweep_resume import kill_and_resume
+kill_and_resume = load_bench("sweep_resume").kill_and_resume
 
 
 def test_a_killed_process_sweep_resumes_without_loss_or_duplicates(tmp_path):
