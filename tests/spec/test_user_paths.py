@@ -176,7 +176,7 @@ def test_cli_allow_dir(tmp_path, small_soc, capsys):
 def test_sweeps_take_allow_dirs(tmp_path, small_soc):
     _write(tmp_path / "outside" / "lib.yaml", LIBRARY)
     scenario = _scenario_including(small_soc, tmp_path / "project", "../outside/lib.yaml")
-    parameters = {"seed": [1, 2]}
+    parameters = {"workload[0].count": [1, 2]}
     with pytest.raises(ScenarioError, match="outside the allowed directories"):
         prepare_sweep(scenario, parameters, executor="serial")
     prepared = prepare_sweep(
