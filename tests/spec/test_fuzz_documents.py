@@ -26,6 +26,7 @@ from strategies import scenarios
 from simulator.errors import ScenarioError
 from simulator.spec import load_scenario
 from simulator.spec.yamlio import MAX_DEPTH
+from simulator.sweep.design import MAX_SWEEP_RUNS
 
 #: Seconds one example may take before it counts as a hang (a valid small document
 #: loads in well under 0.1 s; the margin is for a loaded 2-core machine).
@@ -409,3 +410,63 @@ def test_bandwidth_trace_files_with_any_content_load_or_are_named(
     times = [t for t, _ in steps]
     assert steps and times == sorted(set(times))  # increasing
     assert all(math.isfinite(b) and b >= 0 for _, b in steps)
+
+
+SWEEP_PATHS = st.sampled_from(
+    ["workload[0].count", "links.up.latency_ms", "nodes.phone.units.u0.idle_w", "nope.x", ""]
+)
+
+
+@FUZZ
+@given(
+    doc=scenarios(max_ops=3),
+    section=st.fixed_dictionaries(
+        {},
+        optional={
+            "design": st.one_of(st.sampled_from(["grid", "zip", "random", "lhs"]), HOSTILE_VALUES),
+            "samples": HOSTILE_VALUES,
+            "replicates": HOSTILE_VALUES,
+            "parameters": st.one_of(
+                HOSTILE_VALUES,
+                st.dictionaries(
+                    SWEEP_PATHS,
+                    st.one_of(
+                        HOSTILE_VALUES,
+                        st.lists(HOSTILE_VALUES, max_size=3),
+                        st.fixed_dictionaries(
+                            {"start": HOSTILE_VALUES, "stop": HOSTILE_VALUES},
+                            optional={"num": HOSTILE_VALUES, "step": HOSTILE_VALUES},
+                        ),
+                        # valid ranges: small ones, or ones too large to run (refused
+                        # up front); none in between, which would only take long
+                        st.fixed_dictionaries(
+                            {"start": st.integers(0, 5), "stop": st.integers(6, 20)},
+                            optional={"step": st.just(1)},
+                        ),
+                        st.fixed_dictionaries(
+                            {
+                                "start": st.integers(0, 5),
+                                "stop": st.integers(6, 10**9),
+                                "num": st.integers(MAX_SWEEP_RUNS + 1, 10**12),
+                            }
+                        ),
+                    ),
+                    max_size=2,
+                ),
+            ),
+            "executor": st.one_of(st.just({"name": "serial"}), HOSTILE_VALUES),
+        },
+    ),
+)
+def test_hostile_sweep_sections_prepare_or_are_named(tmp_path_factory, doc, section):
+    from simulator.sweep.runner import prepare_sweep
+
+    doc["sweep"] = section
+    path = _write(tmp_path_factory.mktemp("sweep"), doc)
+    with time_bound():
+        try:
+            prepared = prepare_sweep(path)
+        except ScenarioError as exc:
+            assert exc.problems and all(p.message for p in exc.problems)
+            return
+    assert len(prepared.tasks) >= 1
