@@ -284,6 +284,8 @@ def _build(checked: dict, raw: Mapping, ctx: Context, source: str) -> Scenario |
                     models[name] = built
         except ModelError as exc:
             ctx.problem(loc, exc.message)
+        except OverflowError:  # options so large that a layer's size is no finite float
+            ctx.problem(loc, "the model's options make layer sizes too large to compute")
 
     default_placement = _placement(checked["placement"])
     workload = []

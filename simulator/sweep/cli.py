@@ -29,7 +29,12 @@ def _scalar(text: str) -> Any:
             return cast(text)
         except ValueError:
             pass
-    return yaml.safe_load(text) if text.strip() else text
+    if not text.strip():
+        return text
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError:  # e.g. '@x' or a control character: the text as written
+        return text
 
 
 def parse_set(text: str) -> tuple[str, Any]:

@@ -470,3 +470,43 @@ def test_hostile_sweep_sections_prepare_or_are_named(tmp_path_factory, doc, sect
             assert exc.problems and all(p.message for p in exc.problems)
             return
     assert len(prepared.tasks) >= 1
+
+
+@FUZZ
+@given(text=st.text(max_size=40))
+def test_set_options_parse_or_are_named(text):
+    """``socsim sweep --set PATH=VALUES`` with any text (found: '@', unclosed quotes and
+    control characters made PyYAML's errors escape)."""
+    from simulator.sweep.cli import parse_set
+
+    try:
+        path, values = parse_set(text)
+    except ScenarioError as exc:
+        assert exc.problems[0].message
+        return
+    assert (path and text.startswith(path)) or text.strip().startswith(path)
+    assert isinstance(values, (list, dict))
+
+
+@FUZZ
+@given(
+    name=st.sampled_from(["mobilenet_v1", "mobilenet_v2", "resnet18", "vgg16", "alexnet"]),
+    options=st.dictionaries(
+        st.sampled_from(["resolution", "num_classes", "width_multiplier"]),
+        HOSTILE_VALUES,
+        max_size=2,
+    ),
+)
+def test_zoo_options_load_or_are_named(small_soc, name, options):
+    """Found: resolution: 1.5e177 overflowed a float inside the layer builder."""
+    from simulator.spec import parse_scenario
+
+    doc = copy.deepcopy(small_soc)
+    doc["models"] = {"m": {"zoo": name, "options": options}}
+    doc["workload"][0]["model"] = "m"
+    doc["placement"] = {"policy": "single", "unit": "cpu"}
+    with time_bound():
+        try:
+            parse_scenario(doc)
+        except ScenarioError as exc:
+            assert all(p.path.startswith("models.m") for p in exc.problems), exc.problems
