@@ -510,3 +510,15 @@ def test_zoo_options_load_or_are_named(small_soc, name, options):
             parse_scenario(doc)
         except ScenarioError as exc:
             assert all(p.path.startswith("models.m") for p in exc.problems), exc.problems
+
+
+def test_the_loader_is_a_safe_loader_and_constructs_no_object(tmp_path):
+    from simulator.spec.yamlio import _LocatingLoader
+
+    assert issubclass(_LocatingLoader, yaml.SafeLoader)
+    marker = tmp_path / "constructed"
+    path = tmp_path / "evil.yaml"
+    path.write_text(f"name: !!python/object/apply:pathlib.Path.touch [{str(marker)!r}]\n")
+    scenario, problems = load_or_problems(path)
+    assert scenario is None and "could not determine a constructor" in problems[0].message
+    assert not marker.exists()

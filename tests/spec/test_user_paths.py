@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from simulator.cli import main
+from simulator.engine.ledger import OP_COLUMNS
 from simulator.errors import ScenarioError
 from simulator.spec import load_scenario
 from simulator.spec.paths import (
@@ -171,6 +172,8 @@ def test_cli_allow_dir(tmp_path, small_soc, capsys):
         )
         == 0
     )
+    header = (out / "ops.csv").read_text().strip()  # --trace none: the header only
+    assert header == ",".join(OP_COLUMNS)
 
 
 def test_sweeps_take_allow_dirs(tmp_path, small_soc):
