@@ -95,6 +95,7 @@ class Ledger:
         self.queue_waits = {uid: [0, 0.0, 0.0] for uid in units}
         # per (link, src node): [hops, bytes, serialisation s, queueing s]
         self.link_totals: dict[tuple[str, str], list] = {}
+        self.last_op_end_s = 0.0  # the end of the last op that ran
         self.op_rows: list[tuple] = []
         self.transfer_rows: list[tuple] = []
         self.memory_now = dict.fromkeys(units, 0)
@@ -143,6 +144,8 @@ class Ledger:
         plan = request.plan
         uid = plan.units[i]
         self.active_energy[uid] += energy_j
+        if end_s > self.last_op_end_s:
+            self.last_op_end_s = end_s
         waits = self.queue_waits[uid]
         wait_s = start_s - request.ready_s[i]
         waits[0] += 1

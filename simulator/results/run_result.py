@@ -190,9 +190,9 @@ def summarize(
     """Headline figures of a run.
 
     Latency percentiles use numpy's linear interpolation over completed requests.
-    Energy figures are totals over ``window`` = (first arrival, last completion or the
-    end of the last radio tail, whichever is later), split by whose battery: ``device``
-    nodes vs ``edge``/``cloud`` nodes. Throughput is over first arrival -> last
+    Energy figures are totals over ``window`` = (first arrival, last completion, the end
+    of the last radio tail or of the last op, whichever is later), split by whose
+    battery: ``device`` nodes vs ``edge``/``cloud`` nodes. Throughput is over first arrival -> last
     completion.
     ``inferences_per_j`` divides completed requests by the total energy.
     """
