@@ -191,7 +191,8 @@ def kinds_for(source: Source) -> list[str]:
     """The plot kinds that draw from ``source`` (what ``socsim report`` puts in)."""
     run_kinds = ("gantt", "energy", "utilisation")
     if source.kind == "run":
-        return list(run_kinds)
+        # a run with --trace summary or none kept no op rows: no Gantt chart
+        return [k for k in run_kinds if k != "gantt" or len(source.run["ops"])]
     names = [k for k in PLOTS if k not in run_kinds]
     parameters = list(source.sweep.parameters[:2])
     # a map needs two parameters that, together, pick one point per cell

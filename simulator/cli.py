@@ -16,6 +16,7 @@ import pandas as pd
 
 from simulator.errors import ScenarioError, SocsimError
 from simulator.score.cli import add_parser as add_score_parser
+from simulator.spec.paths import add_allow_dir_option
 from simulator.sweep.cli import add_parser as add_sweep_parser
 
 EXIT_OK, EXIT_INVALID, EXIT_ERROR = 0, 1, 2
@@ -71,8 +72,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     from simulator.engine import simulate
     from simulator.spec import load_scenario
 
-    scenario = load_scenario(args.scenario)
-    result = simulate(scenario, replicate=args.replicate)
+    scenario = load_scenario(args.scenario, args.allow_dirs)
+    result = simulate(scenario, replicate=args.replicate, trace=args.trace)
     print(format_summary(result.summary))
     print("\napps:")
     _print_table(
@@ -99,10 +100,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
         try:
             document = load_yaml_file(Path(name))
             if isinstance(document, dict) and "presets" in document and "nodes" not in document:
-                count = validate_library(name)
+                count = validate_library(name, args.allow_dirs)
                 print(f"ok   {name}: library with {count} preset(s)")
             else:
-                s = load_scenario(name)
+                s = load_scenario(name, args.allow_dirs)
                 units = len(s.platform.unit_ids)
                 print(
                     f"ok   {name}: {len(s.workload)} app(s), {len(s.models)} model(s), "
@@ -155,7 +156,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     from simulator.platform import CostOracle
     from simulator.spec import load_scenario
 
-    scenario = load_scenario(args.scenario)
+    scenario = load_scenario(args.scenario, args.allow_dirs)
     oracle = CostOracle(scenario.platform)
     plans = plan_apps(scenario, oracle)
     result = simulate(scenario)
@@ -200,10 +201,19 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("scenario", help="scenario YAML file")
     run.add_argument("-o", "--output", help="output folder (default: runs/<scenario name>)")
     run.add_argument("--replicate", type=int, default=0, help="replicate index (default 0)")
+    run.add_argument(
+        "--trace",
+        choices=("full", "summary", "none"),
+        default="full",
+        help="full: every op and transfer row; summary: no op/transfer rows; none: "
+        "aggregates only, bounded memory (default full)",
+    )
+    add_allow_dir_option(run)
     run.set_defaults(handler=cmd_run)
 
     validate = sub.add_parser("validate", help="check scenario or library files without running")
     validate.add_argument("files", nargs="+")
+    add_allow_dir_option(validate)
     validate.set_defaults(handler=cmd_validate)
 
     zoo = sub.add_parser("zoo", help="list the model zoo, or print one model's layers")
@@ -222,6 +232,7 @@ def build_parser() -> argparse.ArgumentParser:
         "explain", help="show each app's placement, cut tensors, predicted vs simulated"
     )
     explain.add_argument("scenario")
+    add_allow_dir_option(explain)
     explain.set_defaults(handler=cmd_explain)
     add_sweep_parser(sub)
     add_score_parser(sub)

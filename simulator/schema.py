@@ -64,6 +64,9 @@ class Context:
 
     default_file: str | None = None
     base_dir: str | None = None
+    #: resolved directories files named in the document may be read from (see
+    #: simulator.spec.paths); empty: only ``base_dir``
+    allowed_dirs: tuple = ()
     problems: list[Problem] = field(default_factory=list)
     refs: list[tuple[str, str, Loc]] = field(default_factory=list)
 

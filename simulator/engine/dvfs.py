@@ -47,9 +47,15 @@ class DvfsState:
             start = now - self.window_s
             while self._recent and self._recent[0][1] <= start:
                 self._recent.popleft()
-            busy = sum(
-                min(b, now) - max(a, start) for a, b in self._recent if min(b, now) > max(a, start)
-            )
+            # a plain loop, not sum() over a generator with min/max calls: this runs at every
+            # op start and dominated the engine's time (docs/performance.md); the
+            # additions happen in the same order, so the float result is the same
+            busy = 0.0
+            for a, b in self._recent:
+                high = b if b < now else now
+                low = a if a > start else start
+                if high > low:
+                    busy += high - low
             utilisation = min(busy / (self.window_s * self.slots), 1.0)
         else:
             utilisation = 1.0 if self._recent else 0.0

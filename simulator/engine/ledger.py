@@ -30,6 +30,15 @@ RADIO_COLUMNS = [
     "active_energy_j",
     "energy_j",
 ]
+LINK_COLUMNS = (
+    "link",
+    "src_node",
+    "dst_node",
+    "hops",
+    "bytes",
+    "busy_s",
+    "queue_wait_mean_s",
+)
 OP_COLUMNS = (
     "request_id",
     "app",
@@ -65,12 +74,28 @@ TRANSFER_COLUMNS = (
 )
 
 
-class Ledger:
-    """Collects what happened during one run."""
+#: How much of the per-op trace a run keeps (``simulate(trace=...)``, ``--trace``):
+#: full: op and transfer rows; summary: request rows and per-unit/link aggregates only;
+#: none: aggregates only (memory does not grow with the number of ops).
+TRACE_LEVELS = ("full", "summary", "none")
 
-    def __init__(self, platform: Platform, units: dict[str, Server]):
+
+class Ledger:
+    """Collects what happened during one run.
+
+    With ``keep_rows`` false no op or transfer row is kept: the per-unit queueing
+    statistics and per-link-direction totals, which are always streamed, remain.
+    """
+
+    def __init__(self, platform: Platform, units: dict[str, Server], keep_rows: bool = True):
         self.platform = platform
         self.units = units
+        self.keep_rows = keep_rows
+        # per unit: [ops, sum of (start - ready) s, max of it]
+        self.queue_waits = {uid: [0, 0.0, 0.0] for uid in units}
+        # per (link, src node): [hops, bytes, serialisation s, queueing s]
+        self.link_totals: dict[tuple[str, str], list] = {}
+        self.last_op_end_s = 0.0  # the end of the last op that ran
         self.op_rows: list[tuple] = []
         self.transfer_rows: list[tuple] = []
         self.memory_now = dict.fromkeys(units, 0)
@@ -119,6 +144,16 @@ class Ledger:
         plan = request.plan
         uid = plan.units[i]
         self.active_energy[uid] += energy_j
+        if end_s > self.last_op_end_s:
+            self.last_op_end_s = end_s
+        waits = self.queue_waits[uid]
+        wait_s = start_s - request.ready_s[i]
+        waits[0] += 1
+        waits[1] += wait_s
+        if wait_s > waits[2]:
+            waits[2] = wait_s
+        if not self.keep_rows:
+            return
         self.op_rows.append(
             (
                 request.rid,
@@ -150,6 +185,8 @@ class Ledger:
 
     def move(self, request, move: Move, start_s: float, end_s: float) -> None:
         """An on-chip or explicit-cost move (a delay; no link, no radio)."""
+        if not self.keep_rows:
+            return
         self.transfer_rows.append(
             self._move_row(
                 request,
@@ -194,6 +231,13 @@ class Ledger:
             if self._roles[hop.dst] == "device":
                 self.radio_busy[(hop.link, hop.dst, "rx")] += serialise_s
                 energy += radio.connected_power_w(0.0, hop.bandwidth_bps) * serialise_s
+        totals = self.link_totals.setdefault((hop.link, hop.src), [0, 0, 0.0, 0.0])
+        totals[0] += 1
+        totals[1] += move.nbytes
+        totals[2] += serialise_s
+        totals[3] += start_s - queued_s
+        if not self.keep_rows:
+            return energy, energy
         self.transfer_rows.append(
             self._move_row(
                 request,
@@ -258,6 +302,26 @@ class Ledger:
     def transfer_table(self) -> pd.DataFrame:
         return pd.DataFrame(self.transfer_rows, columns=list(TRANSFER_COLUMNS))
 
+    def link_table(self) -> pd.DataFrame:
+        """One row per link direction that carried a hop: totals streamed during the run."""
+        rows = [
+            {
+                "link": link,
+                "src_node": src,
+                "dst_node": self._other_end(link, src),
+                "hops": hops,
+                "bytes": nbytes,
+                "busy_s": busy_s,
+                "queue_wait_mean_s": queued_s / hops,
+            }
+            for (link, src), (hops, nbytes, busy_s, queued_s) in sorted(self.link_totals.items())
+        ]
+        return pd.DataFrame(rows, columns=list(LINK_COLUMNS))
+
+    def _other_end(self, link_name: str, src: str) -> str:
+        link = self.platform.network.links[link_name]
+        return link.b if src == link.a else link.a
+
     def unit_table(self, window_s: float, span_s: float) -> pd.DataFrame:
         """One row per unit: energy over the window; utilisation over the requests' span."""
         rows = []
@@ -284,9 +348,15 @@ class Ledger:
                     "peak_memory_bytes": self.memory_peak[uid],
                     "memory_capacity_bytes": unit.memory_bytes,
                     "over_capacity": self.memory_peak[uid] > unit.memory_bytes,
+                    "queue_wait_mean_s": self._mean_wait_s(uid),
+                    "queue_wait_max_s": self.queue_waits[uid][2],
                 }
             )
         return pd.DataFrame(rows)
+
+    def _mean_wait_s(self, uid: str) -> float:
+        count, total_s, _ = self.queue_waits[uid]
+        return total_s / count if count else 0.0
 
     def radio_table(self, radios, window: tuple[float, float]) -> pd.DataFrame:
         """One row per device-end radio: seconds sending/receiving, energy by state."""

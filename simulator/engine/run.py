@@ -55,6 +55,8 @@ class Engine(PowerWatch, Fallback):
     replicate : int
         Replicate index; every app and link direction draws from its own stream spawned
         from (seed, replicate).
+    keep_rows : bool
+        Keep every op and transfer row (false: only the ledger's aggregates).
     """
 
     def __init__(
@@ -63,6 +65,7 @@ class Engine(PowerWatch, Fallback):
         plans: Mapping[str, ExecutionPlan | tuple[ExecutionPlan, ...]],
         oracle: CostOracle,
         replicate: int = 0,
+        keep_rows: bool = True,
     ):
         self.scenario = scenario
         self.oracle = oracle
@@ -106,7 +109,7 @@ class Engine(PowerWatch, Fallback):
                     link.latency_s,
                     impairments_for(link, src, scenario.seed, replicate),
                 )
-        self.ledger = Ledger(platform, self.units)
+        self.ledger = Ledger(platform, self.units, keep_rows)
         self._watch_power(platform)
         self.apps = []
         for i, entry in enumerate(scenario.workload):
@@ -415,6 +418,7 @@ class Engine(PowerWatch, Fallback):
         # nothing reads a finished request's counters again; dropping them keeps the
         # garbage collector's passes short on long runs
         request.waits = request.ready_s = request.holders = request.inbufs = None
+        request.op_energy = None  # (energy, level, power) of its DVFS ops: booked already
         self._free_slot(request.app)
 
     def _free_slot(self, app: App) -> None:

@@ -147,11 +147,3 @@ def placement_table(
     ]
     columns = ["app", "replica", "op", "kind", "unit", "node", "position"]
     return pd.DataFrame(rows, columns=columns)
-
-
-def add_queue_stats(units: pd.DataFrame, ops: pd.DataFrame) -> pd.DataFrame:
-    """Add each unit's queueing delay (start - ready) mean and max over its ops."""
-    wait = (ops["start_s"] - ops["ready_s"]).groupby(ops["unit"])
-    stats = pd.DataFrame({"queue_wait_mean_s": wait.mean(), "queue_wait_max_s": wait.max()})
-    out = units.join(stats, on="unit")
-    return out.fillna({"queue_wait_mean_s": 0.0, "queue_wait_max_s": 0.0})

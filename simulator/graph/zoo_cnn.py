@@ -13,10 +13,18 @@ from simulator.errors import ModelError
 from simulator.graph.layers import GraphBuilder, Tensor
 from simulator.graph.model import ModelGraph
 
+#: Largest input side accepted, pixels: 16x a 1024-px input, far beyond what these
+#: networks run at, but small enough for every layer size to stay a finite float.
+MAX_RESOLUTION = 16_384
+
 
 def _check_common(model: str, resolution: int, num_classes: int, minimum: int) -> None:
     if resolution < minimum:
         raise ModelError(f"option resolution must be >= {minimum} pixels, got {resolution}", model)
+    if resolution > MAX_RESOLUTION:  # beyond it sizes overflow floats (found by fuzzing)
+        raise ModelError(
+            f"option resolution must be <= {MAX_RESOLUTION} pixels, got {resolution}", model
+        )
     if num_classes < 1:
         raise ModelError(f"option num_classes must be >= 1, got {num_classes}", model)
 

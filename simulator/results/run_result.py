@@ -31,6 +31,7 @@ TABLES = (
     "temperature",
     "thermal",
     "batteries",
+    "links",
 )
 BATTERY_COLUMNS = ["node", "capacity_j", "used_j", "remaining_j", "empty_at_s"]
 THERMAL_COLUMNS = [
@@ -93,6 +94,12 @@ class RunResult:
     batteries : DataFrame
         One row per node with a battery: ``node, capacity_j, used_j, remaining_j,
         empty_at_s`` (empty if it lasted the run).
+    links : DataFrame
+        One row per link direction that carried a hop: ``link, src_node, dst_node,
+        hops, bytes, busy_s, queue_wait_mean_s`` (kept at every trace level).
+    trace : {"full", "summary", "none"}
+        What the run kept: ``summary`` leaves ``ops``, ``transfers`` and ``power``
+        empty; ``none`` also ``requests`` (``summary`` still holds every figure).
     summary : dict
         Headline figures (see :func:`summarize`).
     document : dict
@@ -115,6 +122,8 @@ class RunResult:
     batteries: pd.DataFrame
     summary: dict[str, Any] = field(default_factory=dict)
     document: dict[str, Any] = field(default_factory=dict)
+    links: pd.DataFrame = field(default_factory=pd.DataFrame)
+    trace: str = "full"
 
     def summary_frame(self) -> pd.DataFrame:
         return pd.DataFrame([self.summary])
@@ -181,9 +190,9 @@ def summarize(
     """Headline figures of a run.
 
     Latency percentiles use numpy's linear interpolation over completed requests.
-    Energy figures are totals over ``window`` = (first arrival, last completion or the
-    end of the last radio tail, whichever is later), split by whose battery: ``device``
-    nodes vs ``edge``/``cloud`` nodes. Throughput is over first arrival -> last
+    Energy figures are totals over ``window`` = (first arrival, last completion, the end
+    of the last radio tail or of the last op, whichever is later), split by whose
+    battery: ``device`` nodes vs ``edge``/``cloud`` nodes. Throughput is over first arrival -> last
     completion.
     ``inferences_per_j`` divides completed requests by the total energy.
     """

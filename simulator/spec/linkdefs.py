@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from typing import Any
 
+from simulator.errors import SocsimError
 from simulator.network.impairments import CAPACITY_DISTRIBUTIONS, JITTERS
 from simulator.network.radio import RADIO_MODELS
 from simulator.network.topology import SHARING
@@ -19,10 +19,13 @@ from simulator.schema import (
     Schema,
     Tagged,
     Text,
-    mark_of,
 )
+from simulator.spec.paths import naming_dir, resolve_user_path, user_dirs
+from simulator.spec.yamlio import read_regular_file
 
 MEGA, MILLI = 1e6, 1e-3
+#: Largest bandwidth trace file read, bytes (a day at 1 ms steps is ~1e9: use coarser steps).
+MAX_TRACE_BYTES = 100_000_000
 #: Names of nodes, units, apps and link ends: no '.', which joins ``node.unit`` ids.
 NAME_PATTERN = r"[A-Za-z_][A-Za-z0-9_\-]*"
 
@@ -41,13 +44,14 @@ class TraceFile(Schema):
     def check(self, value: Any, loc: Loc, ctx: Context) -> Any:
         if not isinstance(value, str) or not value:
             return ctx.problem(loc, f"expected {self.describe()}")
-        mark = mark_of(loc.container, loc.key)
-        base = Path(mark.file).parent if mark is not None else Path(ctx.base_dir or ".")
-        path = base / value
+        base = naming_dir(loc, ctx)
         try:
-            lines = path.read_text(encoding="utf-8").splitlines()
+            path = resolve_user_path(value, base, user_dirs(ctx))
+            lines = read_regular_file(path, MAX_TRACE_BYTES).decode("utf-8").splitlines()
+        except SocsimError as exc:
+            return ctx.problem(loc, str(exc))
         except (OSError, UnicodeDecodeError) as exc:
-            return ctx.problem(loc, f"cannot read bandwidth trace {path}: {exc}")
+            return ctx.problem(loc, f"cannot read bandwidth trace {base / value}: {exc}")
         steps = []
         for number, line in enumerate(lines, start=1):
             cells = [c.strip() for c in line.split(",")]

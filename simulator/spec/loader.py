@@ -6,7 +6,7 @@ each naming its file, YAML path and line.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,19 +25,24 @@ from simulator.schema import INVALID, Context, Loc, nearest
 from simulator.spec.definitions import LIBRARY, SCENARIO
 from simulator.spec.modelbuild import MODEL_BUILDERS
 from simulator.spec.modeldefs import deploy_model
+from simulator.spec.paths import allowed_dirs
 from simulator.spec.presets import collect_presets, expand_presets, with_key
 from simulator.spec.scenario import Scenario
 from simulator.spec.yamlio import YamlMap, load_yaml_file, plain
 from simulator.workload import WorkloadEntry
 
 
-def load_scenario(path: str | Path) -> Scenario:
+def load_scenario(path: str | Path, allow_dirs: Sequence[str | Path] = ()) -> Scenario:
     """Load, validate and build the scenario in ``path``.
 
     Parameters
     ----------
     path : str or Path
         A scenario YAML file; ``include:`` paths are relative to it.
+    allow_dirs : sequence of str or Path
+        Directories that files named in the scenario (includes, traces) may lie in,
+        besides the scenario's own directory and the shipped library (see
+        :mod:`simulator.spec.paths`).
 
     Returns
     -------
@@ -51,17 +56,24 @@ def load_scenario(path: str | Path) -> Scenario:
     """
     path = Path(path)
     document = load_yaml_file(path)
-    return parse_scenario(document, base_dir=path.parent, source=str(path))
+    return parse_scenario(document, base_dir=path.parent, source=str(path), allow_dirs=allow_dirs)
 
 
 def parse_scenario(
-    document: Mapping[str, Any], base_dir: str | Path = ".", source: str = "<scenario>"
+    document: Mapping[str, Any],
+    base_dir: str | Path = ".",
+    source: str = "<scenario>",
+    allow_dirs: Sequence[str | Path] = (),
 ) -> Scenario:
     """Validate and build a scenario from an already parsed document.
 
     ``document`` may be a plain dict (e.g. a sweep point); lines are then unknown.
+    Files it names are resolved from ``base_dir`` and may lie there, in the shipped
+    library or in ``allow_dirs``.
     """
-    ctx = Context(default_file=source, base_dir=str(base_dir))
+    ctx = Context(
+        default_file=source, base_dir=str(base_dir), allowed_dirs=allowed_dirs(base_dir, allow_dirs)
+    )
     if not isinstance(document, Mapping):
         raise ScenarioError([Problem("", "a scenario must be a mapping of keys", file=source)])
     presets = collect_presets(document, Path(base_dir), source, ctx, (Path(source).resolve(),))
@@ -87,7 +99,7 @@ def parse_scenario(
     return scenario
 
 
-def validate_library(path: str | Path) -> int:
+def validate_library(path: str | Path, allow_dirs: Sequence[str | Path] = ()) -> int:
     """Check every preset of a library file (as ``socsim validate`` does); return their count.
 
     Raises
@@ -99,7 +111,11 @@ def validate_library(path: str | Path) -> int:
 
     path = Path(path)
     document = load_yaml_file(path)
-    ctx = Context(default_file=str(path))
+    ctx = Context(
+        default_file=str(path),
+        base_dir=str(path.parent),
+        allowed_dirs=allowed_dirs(path.parent, allow_dirs),
+    )
     if not isinstance(document, Mapping) or "presets" not in document:
         raise ScenarioError([Problem("", "a library file needs a 'presets:' section", str(path))])
     if LIBRARY.check(document, Loc(""), ctx) is INVALID:
@@ -267,6 +283,8 @@ def _build(checked: dict, raw: Mapping, ctx: Context, source: str) -> Scenario |
                 models[name] = built
         except ModelError as exc:
             ctx.problem(loc, exc.message)
+        except OverflowError:  # options so large that a layer's size is no finite float
+            ctx.problem(loc, "the model's options make layer sizes too large to compute")
         if name in models:
             deployed = deploy_model(models[name], spec, raw["models"][name], loc, ctx)
             if deployed is not None:

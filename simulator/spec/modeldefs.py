@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from simulator.errors import SocsimError
 from simulator.graph.model import DTYPE_BYTES, OP_KINDS, ModelGraph
 from simulator.graph.onnx_fuse import PLANS
 from simulator.graph.zoo import zoo_names, zoo_options
@@ -26,8 +27,8 @@ from simulator.schema import (
     Record,
     Schema,
     Text,
-    mark_of,
 )
+from simulator.spec.paths import naming_dir, resolve_user_path, user_dirs
 
 DTYPES = tuple(DTYPE_BYTES)
 MILLI = 1e-3
@@ -112,12 +113,15 @@ def _option_schema(annotation: Any) -> Schema:
 
 
 def model_file_path(value: str, loc: Loc, ctx: Context) -> Path:
-    """Where the model file ``value`` named at ``loc`` lives: relative paths are relative
-    to the scenario (or included) file that names it. The one place model paths are
-    resolved, so a directory rule can be applied here."""
-    mark = mark_of(loc.container, loc.key)
-    base = Path(mark.file).parent if mark is not None else Path(ctx.base_dir or ".")
-    return base / value
+    """Where the model file ``value`` named at ``loc`` lives: relative to the scenario (or
+    included) file that names it, and inside the allowed directories (docs/security.md).
+
+    Raises
+    ------
+    SocsimError
+        When the path leaves the allowed directories or cannot be resolved.
+    """
+    return resolve_user_path(value, naming_dir(loc, ctx), user_dirs(ctx))
 
 
 class OnnxFile(Schema):
@@ -129,10 +133,13 @@ class OnnxFile(Schema):
     def check(self, value: Any, loc: Loc, ctx: Context) -> Any:
         if not isinstance(value, str) or not value:
             return ctx.problem(loc, f"expected {self.describe()}")
-        path = model_file_path(value, loc, ctx)
+        try:
+            path = model_file_path(value, loc, ctx)
+        except SocsimError as exc:
+            return ctx.problem(loc, str(exc))
         if not path.is_file():
             return ctx.problem(loc, f"no ONNX file at {path}")
-        return str(path.resolve())
+        return str(path)
 
 
 ONNX_MODEL = Record(

@@ -8,9 +8,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from simulator.errors import ScenarioError
+from simulator.errors import ScenarioError, SocsimError
 from simulator.schema import INVALID, Context, Loc, nearest
 from simulator.spec.definitions import LIBRARY
+from simulator.spec.paths import resolve_user_path, user_dirs
 from simulator.spec.yamlio import YamlMap, load_yaml_file
 
 PRESET_SECTIONS = ("nodes", "links")
@@ -61,7 +62,12 @@ def collect_presets(document, base_dir: Path, source: str, ctx: Context, seen: t
         loc = Loc(f"include[{i}]", includes, i)
         if not isinstance(rel, str):
             continue
-        path = (base_dir / rel).resolve()
+        try:
+            path = resolve_user_path(rel, base_dir, user_dirs(ctx))
+        except SocsimError as exc:
+            ctx.problem(loc, str(exc))
+            found.broken = True
+            continue
         if path in seen:
             ctx.problem(loc, f"include cycle: '{rel}' is already being included")
             found.broken = True
@@ -76,7 +82,7 @@ def collect_presets(document, base_dir: Path, source: str, ctx: Context, seen: t
                     ctx.problems.append(problem)
             found.broken = True
             continue
-        lib_ctx = Context(default_file=str(path))
+        lib_ctx = Context(default_file=str(path), allowed_dirs=user_dirs(ctx))
         if LIBRARY.check(library, Loc(""), lib_ctx) is INVALID:
             ctx.problems.extend(lib_ctx.problems)
             found.broken = True

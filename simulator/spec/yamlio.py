@@ -3,11 +3,19 @@
 Mappings load as :class:`YamlMap` and sequences as :class:`YamlSeq`; both are ordinary
 ``dict``/``list`` subclasses that also record the file and line of each entry, so that a
 problem found much later (after includes and preset merging) can still name its line.
-Only YAML's safe subset is accepted: no Python object construction.
+Only YAML's safe subset is accepted: the loader derives from ``yaml.SafeLoader``, so a
+tag such as ``!!python/object`` has no constructor and is reported, never executed.
+Aliases are shared, not copied, when loading, but everything after loading (schema
+checks, preset merging, sweeps) walks the tree as if they were copied: a "billion laughs"
+document of a few hundred bytes would expand to billions of values there. The composed
+node graph is therefore measured with aliases expanded and refused beyond
+:data:`MAX_EXPANDED_NODES`, and nesting beyond :data:`MAX_DEPTH` is refused before
+Python's recursion limit is reached.
 """
 
 from __future__ import annotations
 
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,6 +23,23 @@ from typing import Any
 import yaml
 
 from simulator.errors import Problem, ScenarioError
+
+#: Most values a document may hold once its aliases are expanded (a scenario has
+#: thousands; a 1,000-op inline model some tens of thousands).
+MAX_EXPANDED_NODES = 1_000_000
+#: Deepest nesting of mappings and sequences (a scenario nests fewer than 10 levels).
+MAX_DEPTH = 100
+#: Largest scenario or library file read, bytes.
+MAX_FILE_BYTES = 50_000_000
+
+
+class _RefusedDocument(yaml.YAMLError):
+    """A document refused for its size or depth (reported like a syntax error)."""
+
+    def __init__(self, problem: str, mark=None):
+        super().__init__(problem)
+        self.problem = problem
+        self.problem_mark = mark
 
 
 @dataclass(frozen=True)
@@ -59,6 +84,18 @@ class _LocatingLoader(yaml.SafeLoader):
         self.filename = filename
         self.duplicates: list[Problem] = []
         self._path: list[str] = []  # YAML path of the value being constructed
+
+    def compose_node(self, parent, index):
+        # composing recurses once per nesting level: stop before Python's recursion limit
+        self._depth = getattr(self, "_depth", 0) + 1
+        try:
+            if self._depth > MAX_DEPTH:
+                raise _RefusedDocument(
+                    f"nested deeper than {MAX_DEPTH} levels", self.peek_event().start_mark
+                )
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
 
     def _child_path(self, key: str) -> str:
         head = "".join(self._path)
@@ -128,9 +165,14 @@ def load_yaml_text(text: str, filename: str) -> Any:
     ScenarioError
         On a syntax error (with its line) or duplicate mapping keys.
     """
-    loader = _LocatingLoader(text, filename)
+    loader = None
     try:
-        data = loader.get_single_data()
+        # the reader rejects unprintable characters (NUL...) as soon as it is made
+        loader = _LocatingLoader(text, filename)
+        node = loader.get_single_node()
+        if node is not None:
+            _check_expanded_size(node)
+        data = loader.construct_document(node) if node is not None else None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
@@ -138,11 +180,55 @@ def load_yaml_text(text: str, filename: str) -> Any:
         raise ScenarioError(
             [Problem("", f"not valid YAML: {detail}", file=filename, line=line)]
         ) from None
+    except ValueError as exc:  # PyYAML's int(): more than 4,300 digits
+        raise ScenarioError([Problem("", f"not valid YAML: {exc}", file=filename)]) from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
     if loader.duplicates:
         raise ScenarioError(loader.duplicates)
     return data
+
+
+def _check_expanded_size(root: yaml.Node) -> None:
+    """Refuse a node graph that holds more than MAX_EXPANDED_NODES values with its aliases
+    expanded (an alias is the same node object as its anchor: sizes are memoised per node,
+    so this costs one visit per distinct node)."""
+    sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()  # on the current path: meeting one again is a cycle
+    # iterative post-order walk: a node's size is 1 + its children's expanded sizes
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        if isinstance(node, yaml.ScalarNode):
+            sizes[id(node)] = 1
+            continue
+        children = (
+            [item for pair in node.value for item in pair]
+            if isinstance(node, yaml.MappingNode)
+            else list(node.value)
+        )
+        if not children_done:
+            if id(node) in sizes:
+                continue
+            if id(node) in open_nodes:
+                raise _RefusedDocument(
+                    "an alias (*name) refers to a value that contains it (a recursive structure)",
+                    node.start_mark,
+                )
+            open_nodes.add(id(node))
+            stack.append((node, True))
+            stack.extend((child, False) for child in children if id(child) not in sizes)
+            continue
+        open_nodes.discard(id(node))
+        size = 1 + sum(sizes[id(child)] for child in children)
+        sizes[id(node)] = size
+        if size > MAX_EXPANDED_NODES:
+            raise _RefusedDocument(
+                f"the document expands to more than {MAX_EXPANDED_NODES:,} values through "
+                "its aliases (*name); write the values out or use presets",
+                node.start_mark,
+            )
 
 
 def _yaml_error_detail(exc: yaml.YAMLError, line: int | None) -> str:
@@ -165,12 +251,12 @@ def load_yaml_file(path: Path) -> Any:
     """Read and parse one YAML file, turning I/O and decoding failures into ScenarioError."""
     filename = str(path)
     try:
-        raw = path.read_bytes()
+        raw = read_regular_file(path, MAX_FILE_BYTES)
     except FileNotFoundError:
         raise ScenarioError([Problem("", "file not found", file=filename)]) from None
     except OSError as exc:
         raise ScenarioError(
-            [Problem("", f"cannot read file: {exc.strerror}", file=filename)]
+            [Problem("", f"cannot read file: {exc.strerror or exc}", file=filename)]
         ) from None
     try:
         text = raw.decode("utf-8")
@@ -180,6 +266,26 @@ def load_yaml_file(path: Path) -> Any:
             [Problem("", "file is not UTF-8 text", file=filename, line=line)]
         ) from None
     return load_yaml_text(text, filename)
+
+
+def read_regular_file(path: Path, max_bytes: int) -> bytes:
+    """The bytes of ``path``, refusing what is not a regular file (a FIFO or a device
+    would block or never end) or is larger than ``max_bytes``.
+
+    Raises
+    ------
+    OSError
+        Including FileNotFoundError, and for a refused file (with a readable message).
+    """
+    # stat follows symlinks: the target is what would be read
+    info = path.stat()
+    if not stat.S_ISREG(info.st_mode):
+        kind = "a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file"
+        raise OSError(f"{kind}")
+    if info.st_size > max_bytes:
+        raise OSError(f"larger than {max_bytes:,} bytes")
+    with path.open("rb") as handle:
+        return handle.read(max_bytes + 1)[:max_bytes]
 
 
 def mark_of(container: Any, key: Any) -> Mark | None:

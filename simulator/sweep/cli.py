@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 
 from simulator.errors import Problem, ScenarioError
+from simulator.spec.paths import add_allow_dir_option
 from simulator.sweep.design import DESIGNS
 from simulator.sweep.executors import EXECUTORS
 
@@ -28,7 +29,12 @@ def _scalar(text: str) -> Any:
             return cast(text)
         except ValueError:
             pass
-    return yaml.safe_load(text) if text.strip() else text
+    if not text.strip():
+        return text
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError:  # e.g. '@x' or a control character: the text as written
+        return text
 
 
 def parse_set(text: str) -> tuple[str, Any]:
@@ -87,6 +93,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         executor=args.executor,
         workers=args.workers,
         scheduler=args.scheduler,
+        allow_dirs=args.allow_dirs,
     )
     out = Path(args.output) if args.output else Path("runs") / f"{prepared.meta['scenario']}_sweep"
     spec = prepared.spec
@@ -134,4 +141,5 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--fast", action="store_true", help="lone-request points: analytic estimate, no engine"
     )
     sweep.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    add_allow_dir_option(sweep)
     sweep.set_defaults(handler=cmd_sweep)

@@ -105,6 +105,60 @@ def parameter(path: str, checked: Mapping[str, Any]) -> Parameter:
     return Parameter(path, values)
 
 
+#: Most runs (points x replicates) one sweep may have: every point is resolved into a
+#: validated scenario in the parent before anything runs (~10 ms each), so a million
+#: already takes hours to prepare; a typo like ``num: 1e9`` must not exhaust memory.
+MAX_SWEEP_RUNS = 1_000_000
+
+
+def _value_count(body: Mapping[str, Any]) -> int:
+    """How many values a validated ``parameters`` entry stands for (0: continuous)."""
+    if "values" in body:
+        return len(body["values"])
+    spec = body["range"]
+    if spec["num"] is not None:
+        return spec["num"]
+    if spec["step"] is not None:
+        span = Decimal(repr(spec["stop"])) - Decimal(repr(spec["start"]))
+        return max(int(span / Decimal(repr(spec["step"]))) + 1, 0)
+    return 0
+
+
+def _check_size(checked: Mapping[str, Any], where: str, file: str | None) -> None:
+    """Refuse a sweep of more than MAX_SWEEP_RUNS runs, naming the range that is too big."""
+    counts = {path: _value_count(body) for path, body in checked["parameters"].items()}
+    for path, count in counts.items():
+        if count > MAX_SWEEP_RUNS:
+            raise ScenarioError(
+                [
+                    Problem(
+                        f"{where}.parameters.{path}",
+                        f"{count:,} values; a sweep runs at most {MAX_SWEEP_RUNS:,} runs",
+                        file,
+                    )
+                ]
+            )
+    design = checked["design"]
+    if design in ("random", "lhs"):
+        points = checked["samples"] or 0
+    elif design == "zip":
+        points = max(counts.values(), default=0)
+    else:
+        points = math.prod(counts.values())
+    runs = points * checked["replicates"]
+    if runs > MAX_SWEEP_RUNS:
+        raise ScenarioError(
+            [
+                Problem(
+                    where,
+                    f"{points:,} points x {checked['replicates']:,} replicates = {runs:,} runs; "
+                    f"a sweep runs at most {MAX_SWEEP_RUNS:,}",
+                    file,
+                )
+            ]
+        )
+
+
 def sweep_spec(checked: Mapping[str, Any], where: str = "sweep", file: str | None = None):
     """A :class:`SweepSpec` from a validated ``sweep:`` section (the schema's output).
 
@@ -114,8 +168,9 @@ def sweep_spec(checked: Mapping[str, Any], where: str = "sweep", file: str | Non
         For what the schema cannot see: ``samples`` missing for random/lhs or given for
         grid/zip, zip lists of different lengths, continuous ranges in grid/zip.
     """
-    params = tuple(parameter(path, body) for path, body in checked["parameters"].items())
     design = checked["design"]
+    _check_size(checked, where, file)  # before any value list is built
+    params = tuple(parameter(path, body) for path, body in checked["parameters"].items())
     problems = []
     sampled = design in ("random", "lhs")
     if sampled and checked["samples"] is None:
@@ -127,6 +182,15 @@ def sweep_spec(checked: Mapping[str, Any], where: str = "sweep", file: str | Non
             )
         )
     for p in params:
+        if p.path == "seed":  # a column of its own: two 'seed' columns break the table
+            problems.append(
+                Problem(
+                    f"{where}.parameters.seed",
+                    "each point's seed is derived from the scenario's seed; to repeat a point "
+                    "with other random draws give 'replicates: N'",
+                    file,
+                )
+            )
         if p.continuous and not sampled:
             problems.append(
                 Problem(

@@ -124,7 +124,8 @@ def run_task(task: Task) -> dict[str, Any]:
         if task.fast and fast_path_applies(task.scenario):
             summary = fast_summary(task.scenario, task.replicate)
         else:
-            summary = simulate(task.scenario, replicate=task.replicate).summary
+            # only the summary is kept: no per-op rows (the same figures, less memory)
+            summary = simulate(task.scenario, replicate=task.replicate, trace="none").summary
     except Exception as exc:
         row.update(status="error", error=f"{type(exc).__name__}: {exc}", decision="")
         row.update(dict.fromkeys(SUMMARY_KEYS, math.nan))

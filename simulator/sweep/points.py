@@ -18,6 +18,7 @@ from typing import Any
 from simulator.errors import Problem, ScenarioError
 from simulator.schema import Context, nearest
 from simulator.spec.loader import parse_scenario
+from simulator.spec.paths import allowed_dirs
 from simulator.spec.presets import collect_presets, expand_presets
 from simulator.spec.scenario import Scenario
 from simulator.spec.yamlio import YamlMap, YamlSeq
@@ -121,9 +122,13 @@ def set_path(document: Mapping, path: str, value: Any, file: str | None = None) 
     return root
 
 
-def expanded_document(document: Mapping, base_dir: Path, source: str) -> YamlMap:
+def expanded_document(
+    document: Mapping, base_dir: Path, source: str, allow_dirs: Sequence[str | Path] = ()
+) -> YamlMap:
     """``document`` with includes and presets expanded (what sweep paths address)."""
-    ctx = Context(default_file=source, base_dir=str(base_dir))
+    ctx = Context(
+        default_file=source, base_dir=str(base_dir), allowed_dirs=allowed_dirs(base_dir, allow_dirs)
+    )
     presets = collect_presets(document, base_dir, source, ctx, (Path(source).resolve(),))
     expanded, _ = expand_presets(document, presets, ctx)
     if ctx.problems:
@@ -139,6 +144,7 @@ def resolve_points(
     seeds: Sequence[int],
     base_dir: str | Path = ".",
     source: str = "<scenario>",
+    allow_dirs: Sequence[str | Path] = (),
 ) -> list[Scenario]:
     """One validated :class:`Scenario` per point (its values set, its seed in ``seed``).
 
@@ -151,7 +157,7 @@ def resolve_points(
         it (``sweep point 3 (links.wlan.latency_ms=-1): ...``) and how many share it.
     """
     base_dir = Path(base_dir)
-    expanded = expanded_document(document, base_dir, source)
+    expanded = expanded_document(document, base_dir, source, allow_dirs)
     paths = list(points[0]) if points else []
     for path in paths:  # structure first: a bad path is one problem, not one per point
         set_path(expanded, path, None, source)
@@ -163,7 +169,9 @@ def resolve_points(
             doc = set_path(doc, path, value, source)
         doc = set_path(doc, "seed", seed, source)
         try:
-            scenarios.append(parse_scenario(doc, base_dir=base_dir, source=source))
+            scenarios.append(
+                parse_scenario(doc, base_dir=base_dir, source=source, allow_dirs=allow_dirs)
+            )
         except ScenarioError as exc:
             label = ", ".join(f"{p}={v!r}" for p, v in values.items())
             for problem in exc.problems:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -97,7 +97,10 @@ def sweep_section(
 
 
 def prepare_sweep(
-    path: str | Path, parameters: Mapping[str, Any] | None = None, **overrides: Any
+    path: str | Path,
+    parameters: Mapping[str, Any] | None = None,
+    allow_dirs: Sequence[str | Path] = (),
+    **overrides: Any,
 ) -> PreparedSweep:
     """Load the scenario in ``path``, expand its sweep and resolve every point.
 
@@ -107,6 +110,8 @@ def prepare_sweep(
         A scenario YAML file, with or without a ``sweep:`` section.
     parameters : mapping, optional
         Extra swept paths, as in the section (``{"links.up.latency_ms": [5, 50]}``).
+    allow_dirs : sequence of str or Path
+        More directories the scenario's files may lie in (:mod:`simulator.spec.paths`).
     **overrides
         See :func:`sweep_section`.
 
@@ -118,7 +123,7 @@ def prepare_sweep(
     path = Path(path)
     source = str(path)
     document = load_yaml_file(path)
-    base = parse_scenario(document, base_dir=path.parent, source=source)
+    base = parse_scenario(document, base_dir=path.parent, source=source, allow_dirs=allow_dirs)
     section = sweep_section(document, parameters, **overrides)
     if not section.get("parameters"):
         raise ScenarioError(
@@ -131,7 +136,7 @@ def prepare_sweep(
     spec = sweep_spec(checked, file=source)
     points = expand(spec, base.seed)
     seeds = [point_seed(base.seed, i) for i in range(len(points))]
-    scenarios = resolve_points(document, points, seeds, path.parent, source)
+    scenarios = resolve_points(document, points, seeds, path.parent, source, allow_dirs)
     tasks = [
         Task(i, r, points[i], scenarios[i], spec.fast)
         for i in range(len(points))

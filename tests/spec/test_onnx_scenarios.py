@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import shutil
 
+import pytest
+
 from simulator.graph.onnx_import import load_onnx
 
 ONNX_MODEL = "{onnx: models/small_cnn.onnx}"
@@ -66,11 +68,19 @@ def test_example_scenario_runs(spec):
 
 
 def test_resolved_document_reloads_from_another_directory(spec, tmp_path_factory):
+    """The resolved document names the model by absolute path; read from elsewhere, the
+    path rule asks for the model's folder to be allowed (docs/security.md)."""
+    from simulator.errors import ScenarioError
     from simulator.spec import parse_scenario
 
     scenario = spec.load(with_model(spec))
     elsewhere = tmp_path_factory.mktemp("elsewhere")
-    again = parse_scenario(scenario.document, base_dir=elsewhere, source=str(elsewhere / "x.yaml"))
+    source = str(elsewhere / "x.yaml")
+    with pytest.raises(ScenarioError, match="outside the allowed directories"):
+        parse_scenario(scenario.document, base_dir=elsewhere, source=source)
+    again = parse_scenario(
+        scenario.document, base_dir=elsewhere, source=source, allow_dirs=[spec.root / "models"]
+    )
     assert again.models["net"].order == scenario.models["net"].order
     assert scenario.document["models"]["net"]["onnx"] == str(
         (spec.root / "models" / "small_cnn.onnx").resolve()

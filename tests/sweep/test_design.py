@@ -108,6 +108,35 @@ def test_latin_hypercube_fills_every_stratum_once():
             "sweep.parameters",
             "one length",
         ),
+        # found by tests/engine/test_random_invariants.py: a swept seed made a second
+        # 'seed' column, and writing the table failed
+        ({"parameters": {"seed": [1, 2]}}, "sweep.parameters.seed", "replicates: N"),
+        # found by tests/spec/test_fuzz_documents.py: num: 1e9 tried to allocate 7.5 GiB
+        (
+            {"parameters": {"a": {"start": 1, "stop": 2, "num": 10**9}}},
+            "sweep.parameters.a",
+            "1,000,000,000 values; a sweep runs at most 1,000,000 runs",
+        ),
+        (
+            {"parameters": {"a": {"start": 0, "stop": 1, "step": 1e-7}}},
+            "sweep.parameters.a",
+            "10,000,001 values",
+        ),
+        (
+            {"parameters": {"a": {"start": 1, "stop": 2, "num": 2000}, "b": list(range(501))}},
+            "sweep",
+            "1,002,000 points x 1 replicates = 1,002,000 runs",
+        ),
+        (
+            {"replicates": 10**6, "parameters": {"a": [1, 2]}},
+            "sweep",
+            "2 points x 1,000,000 replicates",
+        ),
+        (
+            {"design": "random", "samples": 10**7, "parameters": {"a": {"start": 1, "stop": 2}}},
+            "sweep",
+            "10,000,000 points",
+        ),
     ],
 )
 def test_inconsistent_sections_are_scenario_errors_with_their_path(section, path, text):
