@@ -60,6 +60,8 @@ from simulator.schema import Field, Number, Record, Text
 CHANNEL_PRESERVING: frozenset[str] = frozenset({"norm", "activation", "pool", "lrn", "dwconv"})
 #: Ops that consume channels (their input channels shrink, their output stays).
 CHANNEL_CONSUMERS: frozenset[str] = frozenset({"conv", "fc"})
+#: Shape attrs of a dwconv that scale with its channels.
+DW_SHAPE: tuple[str, ...] = ("in_channels", "out_channels", "groups")
 #: Ops whose weights ``prune_weights`` prunes.
 WEIGHTED_KINDS: frozenset[str] = frozenset({"conv", "dwconv", "fc", "matmul"})
 
@@ -77,6 +79,13 @@ def _standard(op: Op) -> bool:
     return op.kind == "conv" and op.attrs.get("groups") == 1
 
 
+def _passes_channels(op: Op) -> bool:
+    """A channel-preserving op (a dwconv of known shape), or a flatten to an fc."""
+    if op.kind == "reshape":
+        return bool(op.attrs.get("flatten"))
+    return op.kind in CHANNEL_PRESERVING and (op.kind != "dwconv" or "groups" in op.attrs)
+
+
 def _reach(graph: ModelGraph, name: str) -> tuple[list[str], list[str]] | None:
     """(channel-preserving ops, consumers) the channels of ``name`` flow to, or None."""
     passing, consumers, frontier = [], [], list(graph.successors(name))
@@ -89,7 +98,7 @@ def _reach(graph: ModelGraph, name: str) -> tuple[list[str], list[str]] | None:
             return None
         if _standard(op):
             consumers.append(nxt)
-        elif op.kind in CHANNEL_PRESERVING and (op.kind != "dwconv" or "groups" in op.attrs):
+        elif _passes_channels(op):
             passing.append(nxt)
             frontier += graph.successors(nxt)
             if not graph.successors(nxt):
@@ -163,7 +172,9 @@ def prune_channels(graph: ModelGraph, ratio: float, ops: str = "*") -> ModelGrap
         new[op.name] = replace(cur, output_elems=scale_int(op.output_elems, kept, channels))
         for name in passing:
             p = new[name]
-            extra = {"in_channels": kept, "out_channels": kept} if p.kind == "dwconv" else {}
+            extra = {}
+            if p.kind == "dwconv":  # one group per channel: all three shrink alike
+                extra = {k: scale_int(p.attrs[k], kept, channels) for k in DW_SHAPE}
             p = _scaled(p, kept, channels, **extra)
             new[name] = replace(
                 p,
