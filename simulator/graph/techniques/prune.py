@@ -49,10 +49,12 @@ from simulator.graph.techniques.base import (
     Technique,
     check_ratio,
     given_delta,
+    nothing_to_do,
     rebuild,
     scale_float,
     scale_int,
-    selected,
+    select,
+    why_not,
 )
 from simulator.schema import Field, Number, Record, Text
 
@@ -86,26 +88,50 @@ def _passes_channels(op: Op) -> bool:
     return op.kind in CHANNEL_PRESERVING and (op.kind != "dwconv" or "groups" in op.attrs)
 
 
-def _reach(graph: ModelGraph, name: str) -> tuple[list[str], list[str]] | None:
-    """(channel-preserving ops, consumers) the channels of ``name`` flow to, or None."""
+def _reach(graph: ModelGraph, name: str) -> tuple[list[str], list[str]] | str:
+    """(channel-preserving ops, consumers) the channels of ``name`` flow to, or why
+    they cannot be cut."""
     passing, consumers, frontier = [], [], list(graph.successors(name))
     if not frontier:
-        return None
+        return "exit ops (their output is the model's answer)"
     while frontier:
         nxt = frontier.pop(0)
         op = graph.op(nxt)
-        if len(graph.predecessors(nxt)) != 1 or op.time_s:
-            return None
+        if len(graph.predecessors(nxt)) != 1:
+            return "ops whose channels reach an op with other inputs (a residual add, a concat)"
+        if op.time_s:
+            return "ops whose channels reach an op with an explicit time table"
         if _standard(op):
             consumers.append(nxt)
         elif _passes_channels(op):
             passing.append(nxt)
             frontier += graph.successors(nxt)
-            if not graph.successors(nxt):
-                return None  # the pruned channels would reach the model's output
+            if not graph.successors(nxt):  # the pruned channels would be the model's output
+                return "ops whose channels reach the model's output"
         else:
-            return None
+            return "ops whose channels reach an op that is not a conv / fc / channel-wise op"
     return passing, consumers
+
+
+#: Why a conv / fc lacks what channel pruning needs; see :func:`_unprunable`.
+NO_SHAPE = (
+    "conv / fc ops without shape attributes (an inline op declares in_channels, "
+    "out_channels, kernel / in_features, out_features; an ONNX conv needs a square 2-D "
+    "constant kernel, an fc a constant 2-D weight)"
+)
+
+
+def _unprunable(op: Op) -> str | None:
+    """Why ``op`` (a candidate: a conv, dwconv or fc) cannot lose output channels."""
+    if op.time_s:
+        return "ops with an explicit time table (no figures to scale)"
+    if op.kind == "dwconv":
+        return "depthwise convs (their channels follow their input's)"
+    if out_channels(op) is None or (op.kind == "conv" and "groups" not in op.attrs):
+        return NO_SHAPE
+    if not _standard(op):
+        return "grouped convs (groups > 1)"
+    return None
 
 
 def shape_params(op: Op) -> int:
@@ -154,13 +180,17 @@ def prune_channels(graph: ModelGraph, ratio: float, ops: str = "*") -> ModelGrap
     r = check_ratio(ratio, "prune_channels: ratio", graph.name)
     new = {op.name: op for op in graph}
     edge_scale: dict[tuple[str, str], Fraction] = {}
-    for op in graph:
-        channels = out_channels(op)
-        if not (selected(op, ops) and _standard(op) and channels) or op.time_s:
+    reasons: dict[str, list[str]] = {}
+    prunable = 0
+    for op in select(graph, ops, "prune_channels"):
+        if op.kind not in ("conv", "dwconv", "fc"):
             continue
-        reach = _reach(graph, op.name)
-        if reach is None:
+        reach = _unprunable(op) or _reach(graph, op.name)
+        if isinstance(reach, str):
+            why_not(reasons, reach, op.name)
             continue
+        prunable += 1
+        channels = out_channels(op) or 0
         kept = channels - math.floor(r * channels)
         if kept == channels:
             continue
@@ -200,6 +230,8 @@ def prune_channels(graph: ModelGraph, ratio: float, ops: str = "*") -> ModelGrap
         for src in (op.name, *passing):
             for dst in graph.successors(src):
                 edge_scale[src, dst] = edge_scale.get((src, dst), Fraction(1)) * f
+    if not prunable:
+        raise nothing_to_do("prune_channels", ops, graph, reasons)
     edges = []
     for e in graph.edges():
         f = edge_scale.get((e.src, e.dst))
@@ -241,9 +273,15 @@ def prune_weights(
             f"prune_weights: unknown format '{weight_format}'; valid: {', '.join(WEIGHT_FORMATS)}",
             graph.name,
         )
+    chosen = {op.name for op in select(graph, ops, "prune_weights")}
+    weighted = [n for n in chosen if graph.op(n).kind in WEIGHTED_KINDS and graph.op(n).params]
+    if not weighted:
+        kinds = [n for n in graph.order if n in chosen and graph.op(n).kind in WEIGHTED_KINDS]
+        no_weights = {"conv / dwconv / fc / matmul ops without parameters": kinds} if kinds else {}
+        raise nothing_to_do("prune_weights", ops, graph, no_weights)
     new_ops = []
     for op in graph:
-        if selected(op, ops) and op.kind in WEIGHTED_KINDS and op.params and s:
+        if op.name in weighted and s:
             combined = 1 - (1 - Fraction(repr(op.sparsity))) * (1 - s)
             attrs = {**op.attrs, "sparsity": float(combined), "weight_format": weight_format}
             op = replace(op, attrs=attrs)
