@@ -103,7 +103,7 @@ def nothing_to_do(
     candidates), so the message says what to change.
     """
     scope = "" if pattern == "*" else f" among the ops matching '{pattern}'"
-    why = "; ".join(f"{len(names)} {reason}: {_names(names)}" for reason, names in reasons.items())
+    why = "; ".join(f"{reason}: {_names(names)}" for reason, names in reasons.items())
     return ModelError(
         f"{technique} matched no op it can transform{scope}: {why or 'no candidate op'}",
         graph.name,

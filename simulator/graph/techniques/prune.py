@@ -109,7 +109,10 @@ def _reach(graph: ModelGraph, name: str) -> tuple[list[str], list[str]] | str:
             if not graph.successors(nxt):  # the pruned channels would be the model's output
                 return "ops whose channels reach the model's output"
         else:
-            return "ops whose channels reach an op that is not a conv / fc / channel-wise op"
+            return (
+                "ops whose channels reach an op that cannot shrink with them (neither a "
+                "conv / fc of known shape nor a channel-wise op)"
+            )
     return passing, consumers
 
 
