@@ -79,6 +79,13 @@ def _conv_cost(node: NodeView, x: int, w: int, b: int | None) -> OpCost:
     return OpCost(kind, 2.0 * macs, macs, params, conv_attrs(node, x, w, b))
 
 
+def _has_bias(node: NodeView, index: int | None) -> int:
+    """1 when input ``index`` is a learned (constant) bias, else 0 (absent, or a tensor
+    computed at run time, which holds no parameters)."""
+    bias = node.input(index) if index is not None else None
+    return int(bias is not None and bias.is_const)
+
+
 def conv_attrs(node: NodeView, x: int, w: int, b: int | None) -> dict[str, int]:
     """GraphBuilder's conv shape attrs (``in_channels``, ``out_channels``, ``kernel``,
     ``groups``, ``bias``) of a 2-D conv with a square constant kernel; ``{}`` otherwise
@@ -93,7 +100,7 @@ def conv_attrs(node: NodeView, x: int, w: int, b: int | None) -> dict[str, int]:
         "out_channels": w_shape[0],
         "kernel": w_shape[2],
         "groups": int(node.attr("group", 1)),
-        "bias": int(b is not None and node.input(b) is not None),
+        "bias": _has_bias(node, b),
     }
 
 
@@ -162,7 +169,7 @@ def fc_attrs(node: NodeView, a: int, b: int, bias: int | None) -> dict[str, int]
     return {
         "in_features": k,
         "out_features": n,
-        "bias": int(bias is not None and node.input(bias) is not None),
+        "bias": _has_bias(node, bias),
     }
 
 
