@@ -26,7 +26,9 @@ ops' names disappear and are listed in ``attrs['fused']`` (head first). Its figu
 
 A unit whose kernel library has no fused kernels (``fused_kernels: false``) cannot run
 a fused op; placement falls back and the scorecard counts it against flexibility.
-Fusion is exact in arithmetic, so its accuracy change is 0.
+Fusion is exact in arithmetic, so its accuracy change is 0. When no group forms (a
+model already fused, e.g. an ONNX model imported with ``fuse="ort"``) it raises
+ModelError rather than silently returning the graph unchanged.
 """
 
 from __future__ import annotations

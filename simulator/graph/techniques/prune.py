@@ -6,9 +6,11 @@
     keeping ``kept = C - removed >= 1``. Prunable: a ``conv`` with ``groups == 1`` or an
     ``fc``, with its shape in ``attrs``, that is not an exit op (its output is the
     model's answer) and whose channels reach only ``conv`` / ``fc`` consumers, through
-    channel-preserving ops (``norm``, ``activation``, ``pool``, ``lrn``, ``dwconv``)
-    that have that one input: an ``elementwise`` add (a residual), a ``concat`` or any
-    other consumer would need its other inputs pruned alike, so such ops are skipped.
+    channel-preserving ops (``norm``, ``activation``, ``pool``, ``lrn``, ``dwconv``, a
+    ``reshape`` with ``attrs['flatten']``) that have that one input: an ``elementwise``
+    add (a residual), a ``concat`` or any other consumer would need its other inputs
+    pruned alike, so such ops are skipped. When no selected op is prunable the
+    technique raises ModelError listing each candidate under its reason.
 
     With ``f = kept / C``: the op's output elements, MACs, FLOPs and parameters scale by
     ``f`` (output channels); the channel-preserving ops after it scale all their
@@ -27,7 +29,7 @@
     shrinks on every unit. Time and energy change only on units with sparse kernels
     (``sparse_efficiency > 0``: FLOPs x ``(1 - sparse_efficiency x sparsity)``, weights
     read compressed); elsewhere the op runs dense. Pruning an already pruned op
-    composes: ``1 - (1 - s1)(1 - s2)``.
+    composes: ``1 - (1 - s1)(1 - s2)``. No selected op with weights: ModelError.
 
 Accuracy: neither has a table (the change depends on the fine-tuning budget);
 ``accuracy_delta`` gives it, else it is unknown.
@@ -178,7 +180,8 @@ def prune_channels(graph: ModelGraph, ratio: float, ops: str = "*") -> ModelGrap
     Raises
     ------
     ModelError
-        When ``ratio`` is outside [0, 1).
+        When ``ratio`` is outside [0, 1), no op matches ``ops``, or none of those that
+        do is prunable (the message gives each candidate's reason).
     """
     r = check_ratio(ratio, "prune_channels: ratio", graph.name)
     new = {op.name: op for op in graph}
@@ -268,7 +271,8 @@ def prune_weights(
     Raises
     ------
     ModelError
-        When ``sparsity`` is outside [0, 1) or the format is unknown.
+        When ``sparsity`` is outside [0, 1), the format is unknown, or no selected op
+        has weights.
     """
     s = check_ratio(sparsity, "prune_weights: sparsity", graph.name)
     if weight_format not in WEIGHT_FORMATS:

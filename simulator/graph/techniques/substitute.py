@@ -18,7 +18,8 @@ exactly ``(C_in H_o W_o k² + C_out H_o W_o C_in) / (C_out H_o W_o C_in k²) = 1
 carries the depthwise output. The accuracy change is an input (``accuracy_delta``):
 the paper's Table 4 reports a 1.1 pp loss for MobileNet built separable (70.6 %)
 versus with full convolutions (71.7 %), but that is a network trained so, not a
-substituted one.
+substituted one. When no selected conv can be substituted the technique raises
+ModelError saying why for each candidate (depthwise, 1 x 1, grouped, fused, no shape).
 """
 
 from __future__ import annotations
