@@ -6,7 +6,8 @@ from __future__ import annotations
 import functools
 
 import pytest
-from onnx_util import MODELS_DIR, make_models_module
+from onnx import helper
+from onnx_util import MODELS_DIR, make_models_module, model, weight
 
 from simulator.errors import ModelError
 from simulator.graph.onnx_import import load_onnx
@@ -156,3 +157,33 @@ def test_ratio_zero_is_a_valid_baseline_not_an_error():
     graph = imported("resnet18", "none")
     same = apply(graph, {"name": "prune_channels", "ratio": 0.0})
     assert [figures(op) for op in same] == [figures(op) for op in graph]
+
+
+def test_a_fused_conv_adding_a_residual_is_not_pruned():
+    """A FusedConv with its optional sum input Z reads two tensors: cutting its output
+    channels would need Z cut alike, so it is not a candidate (and says why)."""
+    nodes = [
+        helper.make_node("Conv", ["x", "w0"], ["a"], name="conv0"),
+        helper.make_node("Conv", ["x", "w0"], ["z"], name="conv_z"),
+        helper.make_node(
+            "FusedConv",
+            ["a", "w1", "", "z"],
+            ["b"],
+            name="fused",
+            domain="com.microsoft",
+            activation="Relu",
+        ),
+        helper.make_node("Conv", ["b", "w2"], ["y"], name="conv2"),
+    ]
+    m = model(
+        nodes,
+        {"x": [1, 4, 5, 5]},
+        ["y"],
+        [weight("w0", (4, 4, 1, 1)), weight("w1", (4, 4, 1, 1)), weight("w2", (2, 4, 1, 1))],
+    )
+    m.opset_import.append(helper.make_opsetid("com.microsoft", 1))
+    graph = load_onnx(m, fuse="none")
+    assert graph.op("fused").fused == ("fused",) and graph.op("fused").macs == 400
+    with pytest.raises(ModelError) as info:
+        apply(graph, {"name": "prune_channels", "ratio": 0.5, "ops": "fused"})
+    assert "ops reading several tensors" in info.value.message

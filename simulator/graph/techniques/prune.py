@@ -192,6 +192,8 @@ def prune_channels(graph: ModelGraph, ratio: float, ops: str = "*") -> ModelGrap
         if op.kind not in ("conv", "dwconv", "fc"):
             continue
         reach = _unprunable(op) or _reach(graph, op.name)
+        if len(graph.predecessors(op.name)) > 1:  # e.g. a FusedConv adding a residual
+            reach = "ops reading several tensors (their other inputs would shrink alike)"
         if isinstance(reach, str):
             why_not(reasons, reach, op.name)
             continue
