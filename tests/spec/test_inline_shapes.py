@@ -4,8 +4,16 @@ them; bad shapes are reported at their YAML path; techniques that cannot act say
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from simulator.errors import ModelError
 from simulator.graph.layers import GraphBuilder
+from simulator.graph.techniques import apply_techniques
+from simulator.schema import Context, Loc
+from simulator.spec.inline import build_inline_model
+from simulator.spec.inline_shapes import SHAPE_FIELDS
+from simulator.spec.modeldefs import INLINE_MODEL
 
 # conv1: 3 -> 16 channels, 3 x 3, on a 16 x 16 output (no bias); relu; fc: 4096 -> 10
 OPS = """\
@@ -109,3 +117,68 @@ def test_bad_shapes_are_reported_at_their_key(spec, old, new, path, message):
     where = f"models.net.ops[{index}]"
     assert p.path == (f"{where}.{path}" if path else where)
     assert message in p.message
+
+
+def inline_twin(graph):
+    """``graph`` written as an inline model (figures and shape keys), built by the loader."""
+    ops = []
+    for op in graph:
+        entry = {
+            "name": op.name,
+            "kind": op.kind,
+            "flops": op.flops,
+            "macs": op.macs,
+            "input_elems": op.input_elems,
+            "output_elems": op.output_elems,
+        }
+        shape = {k: v for k, v in op.attrs.items() if k in SHAPE_FIELDS}
+        if shape:
+            entry.update(shape, bias=bool(shape["bias"]))
+        else:
+            entry["params"] = op.params  # shaped ops: params come from the shape
+        ops.append(entry)
+    raw = {"ops": ops, "edges": [{"src": e.src, "dst": e.dst} for e in graph.edges()]}
+    ctx, loc = Context(), Loc("models.net")
+    checked = INLINE_MODEL.check(raw, loc, ctx)
+    built = build_inline_model("net", checked, raw, loc, ctx)
+    assert not ctx.problems, ctx.problems
+    return built
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.integers(1, 8),
+    st.integers(1, 24),
+    st.sampled_from([1, 3, 5]),
+    st.booleans(),
+    st.integers(1, 24),
+    st.floats(0, 0.9),
+)
+def test_inline_twin_of_a_builder_graph_prunes_and_substitutes_identically(
+    c_in, c_mid, kernel, bias, features, ratio
+):
+    b = GraphBuilder()
+    x = b.input((c_in, 9, 9))
+    x = b.relu(b.conv(x, c_mid, kernel, padding=kernel // 2, bias=bias, name="conv1"), name="r1")
+    x = b.conv(x, c_mid, 3, padding=1, groups=c_mid, bias=False, name="dw")
+    x = b.conv(x, features, 1, bias=bias, name="pw")
+    b.fc(b.global_avgpool(x, name="gap"), 5, name="fc")
+    graph = b.build("net")
+    twin = inline_twin(graph)
+    for technique in (
+        {"name": "prune_channels", "ratio": ratio},
+        {"name": "depthwise_separable"},
+    ):
+        try:
+            ours, _ = apply_techniques(twin, [technique])
+        except ModelError as exc:  # no 3 x 3+ standard conv: both must refuse alike
+            with pytest.raises(ModelError, match="matched no op it can transform"):
+                apply_techniques(graph, [technique])
+            assert "matched no op it can transform" in exc.message
+            continue
+        ref, _ = apply_techniques(graph, [technique])
+        for op in ref:
+            mine = ours.op(op.name)
+            assert (mine.flops, mine.macs, mine.params) == (op.flops, op.macs, op.params)
+            assert (mine.input_elems, mine.output_elems) == (op.input_elems, op.output_elems)
+            assert dict(mine.attrs) == dict(op.attrs), op.name
