@@ -392,8 +392,9 @@ class GraphBuilder:
         return self._emit("concat", name, list(xs), tuple(out))
 
     def flatten(self, x: Tensor, name: str | None = None) -> Tensor:
-        """Explicit flatten op (kind ``reshape``, zero FLOPs) to a vector."""
-        return self._emit("reshape", name, [x], (x.elems,))
+        """Explicit flatten op (kind ``reshape``, zero FLOPs) to a vector; it carries
+        ``attrs['flatten'] = 1`` (channel pruning passes through it to an fc)."""
+        return self._emit("reshape", name, [x], (x.elems,), attrs={"flatten": 1})
 
     # -- composite helpers -----------------------------------------------------------
     def multi_head_attention(self, x: Tensor, heads: int, prefix: str) -> Tensor:

@@ -77,7 +77,9 @@ class Op:
     attrs : Mapping[str, Any]
         Shape and technique annotations (empty by default). Shape keys, set by the
         layer builder: ``in_channels``, ``out_channels``, ``kernel``, ``groups``,
-        ``bias`` (convs) and ``in_features``, ``out_features``, ``bias`` (fc). Technique
+        ``bias`` (convs), ``in_features``, ``out_features``, ``bias`` (fc) and
+        ``flatten`` (a reshape flattening all but the batch; also set by the ONNX
+        importer and declared by inline ops, docs/techniques.md). Technique
         keys (:mod:`simulator.graph.techniques`): ``fused`` (names of the ops a fused op
         absorbed, its own first), ``sparsity`` (fraction of zero weights) and
         ``weight_format`` (``csr`` or ``bitmask``).

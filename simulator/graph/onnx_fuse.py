@@ -298,6 +298,26 @@ def ort_anchor(ort_name: str) -> str:
     return ort_name.removeprefix("fused ").split("/")[0]
 
 
+#: onnxruntime's fused kernels (contrib ops): an op running one is ``fused``.
+FUSED_KERNELS = frozenset({"FusedConv", "FusedGemm", "FusedMatMul"})
+
+
+def runs_fused_kernel(group: Group, nodes: Sequence[NodeView]) -> bool:
+    """Whether onnxruntime runs ``group`` as one of :data:`FUSED_KERNELS`.
+
+    A Conv or Gemm does when an activation joined it (FusedConv, FusedGemm); folding a
+    BatchNormalization or a bias only changes the weights of a plain Conv / Gemm. A
+    MatMul does when it took in transposes or scalings (FusedMatMul), unless it became a
+    Gemm with its bias Add (then only an activation makes it a FusedGemm). A node that
+    already is a fused kernel (an optimized model under ``fuse="none"``) does too.
+    """
+    types = [nodes[m].op_type for m in (*group.fused, *group.folded)]
+    anchor = nodes[group.anchor].op_type
+    if anchor in FUSED_KERNELS or any(t in CONV_ACTIVATIONS | GEMM_ACTIVATIONS for t in types):
+        return True
+    return anchor == "MatMul" and "Add" not in types and bool(types or group.extra_flops)
+
+
 #: Fusion rule per anchor op type: ``(node index, state) -> Group``.
 ANCHOR_RULES: Mapping[str, Callable[[int, _State], Group]] = MappingProxyType(
     {"Conv": _conv, "Gemm": _gemm, "MatMul": _matmul}

@@ -19,7 +19,7 @@ import onnx
 from simulator.errors import ModelError
 from simulator.graph.layers import DEFAULT_PARALLEL_FRACTION
 from simulator.graph.model import DTYPE_BYTES, Edge, ModelGraph, Op
-from simulator.graph.onnx_fuse import PLANS, Group, Plan
+from simulator.graph.onnx_fuse import PLANS, Group, Plan, runs_fused_kernel
 from simulator.graph.onnx_ops import HANDLERS
 from simulator.graph.onnx_shapes import STANDARD_DOMAINS, constants, fix_batch, infer, resolve
 from simulator.graph.onnx_view import NodeView, OpCost, TensorView
@@ -306,6 +306,11 @@ def _group_op(
         if o.name and (o.name in graph_outputs or consumed.get(o.name, set()) - {index})
     ]
     output_elems = sum(o.elems for o in written) or views[group.anchor].out_elems
+    attrs: dict[str, object] = dict(anchor.attrs)
+    if attrs and group.extra_params:  # a folded BatchNorm / bias Add: the op gains a bias
+        attrs["bias"] = 1
+    if runs_fused_kernel(group, views):  # as the fuse technique marks its fused ops
+        attrs["fused"] = tuple(views[m].name for m in (group.anchor, *sorted(group.members[1:])))
     return Op(
         name=views[group.anchor].name,
         kind=anchor.kind,
@@ -316,4 +321,5 @@ def _group_op(
         output_elems=output_elems,
         dtype=dtype,
         parallel_fraction=DEFAULT_PARALLEL_FRACTION[anchor.kind],
+        attrs=attrs,
     )

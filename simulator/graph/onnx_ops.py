@@ -76,12 +76,44 @@ def _conv_cost(node: NodeView, x: int, w: int, b: int | None) -> OpCost:
     weights = (w,) if b is None else (w, b)
     params = const_elems(node, weights)
     kind = "dwconv" if group == c_in and group > 1 else "conv"
-    return OpCost(kind, 2.0 * macs, macs, params)
+    return OpCost(kind, 2.0 * macs, macs, params, conv_attrs(node, x, w, b))
+
+
+def _has_bias(node: NodeView, index: int | None) -> int:
+    """1 when input ``index`` is a learned (constant) bias, else 0 (absent, or a tensor
+    computed at run time, which holds no parameters)."""
+    bias = node.input(index) if index is not None else None
+    return int(bias is not None and bias.is_const)
+
+
+def conv_attrs(node: NodeView, x: int, w: int, b: int | None) -> dict[str, int]:
+    """GraphBuilder's conv shape attrs (``in_channels``, ``out_channels``, ``kernel``,
+    ``groups``, ``bias``) of a 2-D conv with a square constant kernel; ``{}`` otherwise
+    (1-D / 3-D / non-square kernels, or weights computed at run time), as the
+    techniques' formulas assume a ``k x k`` kernel of known shape."""
+    weight = node.input(w)
+    w_shape = node.shape_of(w)
+    if weight is None or not weight.is_const or len(w_shape) != 4 or w_shape[2] != w_shape[3]:
+        return {}
+    return {
+        "in_channels": node.shape_of(x)[1],
+        "out_channels": w_shape[0],
+        "kernel": w_shape[2],
+        "groups": int(node.attr("group", 1)),
+        "bias": _has_bias(node, b),
+    }
 
 
 def conv(node: NodeView) -> OpCost:
-    """Conv / ConvInteger: (X, W, B)."""
+    """Conv: (X, W, B)."""
     return _conv_cost(node, 0, 1, 2)
+
+
+def conv_integer(node: NodeView) -> OpCost:
+    """ConvInteger: (X, W, x_zero_point, w_zero_point); no bias (the zero point of X is
+    counted as its params, as for Conv's third input)."""
+    cost = _conv_cost(node, 0, 1, 2)
+    return OpCost(cost.kind, cost.flops, cost.macs, cost.params, {**cost.attrs, "bias": 0})
 
 
 def fused_conv(node: NodeView) -> OpCost:
@@ -91,7 +123,7 @@ def fused_conv(node: NodeView) -> OpCost:
     sum_input = node.input(3)  # optional residual Z added before the activation
     if sum_input is not None:
         extra += node.out_elems * FLOPS_PER_ELEMENT["add"]
-    return OpCost(base.kind, base.flops + extra, base.macs, base.params)
+    return OpCost(base.kind, base.flops + extra, base.macs, base.params, base.attrs)
 
 
 def qlinear_conv(node: NodeView) -> OpCost:
@@ -120,7 +152,25 @@ def _matmul_cost(node: NodeView, a: int, b: int, bias: int | None, scale: bool) 
     kind = "fc" if any(t is not None and t.is_const for t in factors) else "matmul"
     extra = node.out_elems * FLOPS_PER_ELEMENT["scale"] if scale else 0.0
     params = const_elems(node, (a, b) if bias is None else (a, b, bias))
-    return OpCost(kind, 2.0 * macs + extra, macs, params)
+    return OpCost(kind, 2.0 * macs + extra, macs, params, fc_attrs(node, a, b, bias))
+
+
+def fc_attrs(node: NodeView, a: int, b: int, bias: int | None) -> dict[str, int]:
+    """GraphBuilder's fc shape attrs (``in_features``, ``out_features``, ``bias``) of an
+    activation times a constant 2-D weight ``B`` (``(K, N)``, or ``(N, K)`` with
+    ``transB``); ``{}`` for other products (two activations, a weight on the left)."""
+    left, weight = node.input(a), node.input(b)
+    if left is None or left.is_const or weight is None or not weight.is_const:
+        return {}
+    w_shape = node.shape_of(b)
+    if len(w_shape) != 2:
+        return {}
+    k, n = reversed(w_shape) if node.attr("transB", 0) else w_shape
+    return {
+        "in_features": k,
+        "out_features": n,
+        "bias": _has_bias(node, bias),
+    }
 
 
 def gemm(node: NodeView) -> OpCost:
@@ -132,7 +182,7 @@ def fused_gemm(node: NodeView) -> OpCost:
     """com.microsoft FusedGemm: Gemm plus its activation."""
     base = gemm(node)
     extra = node.out_elems * ACTIVATION_FLOPS.get(node.attr("activation", "Relu"), 1.0)
-    return OpCost(base.kind, base.flops + extra, base.macs, base.params)
+    return OpCost(base.kind, base.flops + extra, base.macs, base.params, base.attrs)
 
 
 def matmul(node: NodeView) -> OpCost:
@@ -228,6 +278,20 @@ def reshape(node: NodeView) -> OpCost:
     return OpCost("reshape")
 
 
+def flatten(node: NodeView) -> OpCost:
+    """Flatten / Reshape: zero FLOPs. One that flattens every dimension after the batch
+    (``(N, C, ...) -> (N, C x ...)``, channels first) carries ``attrs['flatten'] = 1``,
+    as :meth:`GraphBuilder.flatten` does: channel pruning passes through it to an fc."""
+    shape_in, shape_out = node.inputs[0].shape, node.outputs[0].shape
+    flat = (
+        shape_in is not None
+        and shape_out is not None
+        and len(shape_in) > 2
+        and shape_out == (shape_in[0], math.prod(shape_in[1:]))
+    )
+    return OpCost("reshape", attrs={"flatten": 1} if flat else {})
+
+
 def gather(node: NodeView) -> OpCost:
     """Gather from a constant table is an embedding lookup (the table is params);
     otherwise it is data movement."""
@@ -246,7 +310,7 @@ def resize(node: NodeView) -> OpCost:
 def _table() -> dict[str, Handler]:
     table: dict[str, Handler] = {
         "Conv": conv,
-        "ConvInteger": conv,
+        "ConvInteger": conv_integer,
         "FusedConv": fused_conv,
         "QLinearConv": qlinear_conv,
         "ConvTranspose": conv_transpose,
@@ -296,6 +360,7 @@ def _table() -> dict[str, Handler]:
         "GatherND ScatterND DepthToSpace SpaceToDepth NonZero TopK"
     )
     table.update(dict.fromkeys(movement.split(), reshape))
+    table.update(dict.fromkeys(("Flatten", "Reshape"), flatten))
     table.update(CONTRIB_HANDLERS)
     return table
 

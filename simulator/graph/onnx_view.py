@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 Shape = tuple[int, ...]
@@ -72,12 +72,15 @@ class NodeView:
 
 @dataclass(frozen=True)
 class OpCost:
-    """What one node costs: socsim kind, FLOPs, MACs and learned parameters."""
+    """What one node costs: socsim kind, FLOPs, MACs and learned parameters, and the
+    shape attributes (``Op.attrs``) the techniques read, as
+    :class:`~simulator.graph.layers.GraphBuilder` sets them (empty when unknown)."""
 
     kind: str
     flops: float = 0.0
     macs: float = 0.0
     params: int = 0
+    attrs: Mapping[str, int] = field(default_factory=dict)
 
 
 Handler = Callable[[NodeView], OpCost]

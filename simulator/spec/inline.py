@@ -2,7 +2,8 @@
 
 Ops may give roofline quantities (FLOPs, element counts, parameters) or explicit
 per-unit times (``time_ms``, as scheduling papers tabulate); edges may give their
-bytes (default: the producer's output bytes) and an explicit ``comm_ms``.
+bytes (default: the producer's output bytes) and an explicit ``comm_ms``. Conv / fc ops
+may declare their shape (:mod:`simulator.spec.inline_shapes`) for the techniques.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import networkx as nx
 from simulator.errors import ModelError
 from simulator.graph.model import Edge, ModelGraph, Op
 from simulator.schema import Context, Loc, nearest
+from simulator.spec.inline_shapes import shape_attrs
 
 
 def build_inline_model(
@@ -51,10 +53,14 @@ def build_inline_model(
                         nearest(unit, units),
                     )
         values = dict(op)
+        attrs = shape_attrs(values, raw_ops[i], op_loc, ctx)
+        if attrs is None:
+            invalid.add(op["name"])
+            continue
         if values["flops"] is None:
             values["flops"] = 2.0 * values["macs"]
         try:
-            ops[op["name"]] = Op(**values)
+            ops[op["name"]] = Op(**values, attrs=attrs)
         except ModelError as exc:
             ctx.problem(op_loc, exc.message)
             invalid.add(op["name"])

@@ -28,6 +28,7 @@ from simulator.schema import (
     Schema,
     Text,
 )
+from simulator.spec.inline_shapes import SHAPE_FIELDS
 from simulator.spec.paths import naming_dir, resolve_user_path, user_dirs
 
 DTYPES = tuple(DTYPE_BYTES)
@@ -45,6 +46,7 @@ INLINE_OP = Record(
         "dtype": Field(Text(choices=DTYPES, what="dtype"), default="fp32"),
         "parallel_fraction": Field(Number(ge=0, le=1), default=1.0),
         "time_ms": Field(MapOf(Number("ms", MILLI, ge=0), min_len=1), default={}, to="time_s"),
+        **SHAPE_FIELDS,  # conv / fc shapes for the techniques (simulator.spec.inline_shapes)
     },
     name="op",
 )

@@ -51,6 +51,10 @@ def run_ort(m, tmp_path, profile: bool = False):
     return tmp_path / "optimized.onnx", names
 
 
+def without_fused(attrs) -> dict:
+    return {k: v for k, v in attrs.items() if k != "fused"}
+
+
 def assert_same_grouping(m, tmp_path, exact_reads: bool = True):
     optimized, _ = run_ort(m, tmp_path)
     ours = load_onnx(m, fuse="ort")
@@ -62,6 +66,9 @@ def assert_same_grouping(m, tmp_path, exact_reads: bool = True):
         assert (op.kind, op.macs, op.params) == (ref.kind, ref.macs, ref.params), op.name
         assert op.flops == pytest.approx(ref.flops), op.name
         assert op.output_elems == ref.output_elems, op.name
+        # the shape attrs the techniques read, and whether the kernel is a fused one
+        assert without_fused(op.attrs) == without_fused(ref.attrs), op.name
+        assert bool(op.fused) == bool(ref.fused), op.name
         if exact_reads:
             assert op.input_elems == ref.input_elems, op.name
         else:  # a fused scaling feeding both operands: ORT's kernel reads its input twice

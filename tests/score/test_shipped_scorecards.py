@@ -108,3 +108,24 @@ def test_full_offload_raises_device_efficiency_when_the_uplink_is_good():
     assert wifi.device_inferences_per_j > 3 * gpu.device_inferences_per_j
     assert lte.device_inferences_per_j < local.device_inferences_per_j  # a poor uplink loses
     assert bool(wifi.pareto)
+
+
+def test_techniques_act_on_the_imported_onnx_model():
+    """scenarios/score/onnx_techniques.yaml: small_cnn.onnx (508224 MACs: conv1 110592,
+    dw1 36864, pw1 65536, conv2 294912, fc 320) under fuse: ort."""
+    c = card("onnx_techniques")
+    ort = c.loc[("ort", "cpu")]
+    assert ort.macs == 508224
+    # only conv2 is prunable (conv1 / pw1 feed the residual add; fc is the answer):
+    # 32 -> 16 channels halves its 32 x 8 x 8 x 144 MACs, and the fc reads 16 inputs
+    pruned = c.loc[("ort_pruned50", "cpu")]
+    assert ort.macs - pruned.macs == 294912 // 2 + 320 // 2
+    # weights: conv2 16 x 144 + 16 (folded BatchNorm bias) and fc 16 x 10 of 4 bytes gone
+    assert ort.weight_bytes - pruned.weight_bytes == 4 * (16 * 144 + 16 + 16 * 10)
+    assert pruned.latency_p50_s < ort.latency_p50_s
+    assert c.loc[("ort_int8", "cpu")].weight_bytes * 4 == ort.weight_bytes
+    # conv1 and conv2 (3 x 3, groups 1) become depthwise + pointwise before fusing:
+    # 3*256*9 + 16*256*3 replace 110592; 16*64*9 + 32*64*16 replace 294912
+    separable = c.loc[("separable_then_fused", "cpu")]
+    assert separable.macs == 508224 - 110592 - 294912 + 6912 + 12288 + 9216 + 32768
+    assert separable.accuracy_top1 == 79.0

@@ -10,9 +10,10 @@ a given model family. Techniques register with :data:`TECHNIQUES` together with 
 
 from __future__ import annotations
 
+import difflib
 import fnmatch
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -71,6 +72,52 @@ def lossless(family: str | None, options: Mapping[str, Any]) -> float | None:
 def selected(op: Op, pattern: str) -> bool:
     """Whether op ``op``'s name matches the glob ``pattern``."""
     return fnmatch.fnmatchcase(op.name, pattern)
+
+
+def select(graph: ModelGraph, pattern: str, technique: str) -> list[Op]:
+    """The ops whose names match the glob ``pattern``, in graph order.
+
+    Raises
+    ------
+    ModelError
+        When no op matches (a technique that could touch nothing is an error, not a
+        silent no-op), naming the nearest op names.
+    """
+    chosen = [op for op in graph if selected(op, pattern)]
+    if not chosen:
+        near = difflib.get_close_matches(pattern, list(graph.order), n=3, cutoff=0.4)
+        hint = f" (nearest: {', '.join(near)})" if near else ""
+        raise ModelError(
+            f"{technique}: no op matches glob '{pattern}'{hint}; ops: {_names(graph.order)}",
+            graph.name,
+        )
+    return chosen
+
+
+def nothing_to_do(
+    technique: str, pattern: str, graph: ModelGraph, reasons: Mapping[str, Sequence[str]]
+) -> ModelError:
+    """The error of a technique whose selection holds no op it can transform.
+
+    ``reasons`` maps why an op cannot be transformed to the names of those ops (the
+    candidates), so the message says what to change.
+    """
+    scope = "" if pattern == "*" else f" among the ops matching '{pattern}'"
+    why = "; ".join(f"{reason}: {_names(names)}" for reason, names in reasons.items())
+    return ModelError(
+        f"{technique} matched no op it can transform{scope}: {why or 'no candidate op'}",
+        graph.name,
+    )
+
+
+def why_not(reasons: dict[str, list[str]], reason: str, name: str) -> None:
+    """Record that op ``name`` cannot be transformed because of ``reason``."""
+    reasons.setdefault(reason, []).append(name)
+
+
+def _names(names: Sequence[str], limit: int = 8) -> str:
+    shown = ", ".join(names[:limit])
+    return shown + (f" ... ({len(names) - limit} more)" if len(names) > limit else "")
 
 
 def scale_int(count: int, kept: int, total: int) -> int:

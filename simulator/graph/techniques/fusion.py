@@ -26,7 +26,9 @@ ops' names disappear and are listed in ``attrs['fused']`` (head first). Its figu
 
 A unit whose kernel library has no fused kernels (``fused_kernels: false``) cannot run
 a fused op; placement falls back and the scorecard counts it against flexibility.
-Fusion is exact in arithmetic, so its accuracy change is 0.
+Fusion is exact in arithmetic, so its accuracy change is 0. When no group forms (a
+model already fused, e.g. an ONNX model imported with ``fuse="ort"``) it raises
+ModelError rather than silently returning the graph unchanged.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from simulator.graph.techniques.base import (
     TECHNIQUES,
     Technique,
     lossless,
+    nothing_to_do,
     rebuild,
 )
 from simulator.schema import Field, ListOf, Record, Text
@@ -95,6 +98,20 @@ def fused_op(group: Sequence[Op]) -> Op:
     )
 
 
+def _nothing_fuses(graph: ModelGraph, patterns: Sequence[str]) -> ModelError:
+    """The error of a fusion that forms no group: what is already fused, what could head one."""
+    fused = [op.name for op in graph if op.fused]
+    heads = [op.name for op in graph if op.kind in PRODUCER_KINDS | POINTWISE_KINDS]
+    reasons = {"ops already fused (an ONNX model imported with fuse: ort is)": fused}
+    reasons[
+        "conv / fc / matmul / elementwise / activation ops with no sole-reader norm, "
+        "activation or elementwise op after them"
+    ] = [n for n in heads if n not in fused]
+    return nothing_to_do(
+        f"fuse ({', '.join(patterns)})", "*", graph, {k: v for k, v in reasons.items() if v}
+    )
+
+
 def fuse(graph: ModelGraph, patterns: Sequence[str] = PATTERNS) -> ModelGraph:
     """Fuse conv/fc/matmul + norm + activation groups and elementwise chains.
 
@@ -112,7 +129,7 @@ def fuse(graph: ModelGraph, patterns: Sequence[str] = PATTERNS) -> ModelGraph:
     Raises
     ------
     ModelError
-        On an unknown pattern.
+        On an unknown pattern, or when no group of two or more ops forms.
     """
     unknown = sorted(set(patterns) - set(PATTERNS))
     if unknown:
@@ -126,6 +143,8 @@ def fuse(graph: ModelGraph, patterns: Sequence[str] = PATTERNS) -> ModelGraph:
         for member in group[1:]:
             owner[member.name] = op.name
         new_ops.append(fused_op(group) if len(group) > 1 else op)
+    if not owner:
+        raise _nothing_fuses(graph, patterns)
     edges = [
         replace(e, src=owner.get(e.src, e.src))
         for e in graph.edges()

@@ -6,9 +6,11 @@
     keeping ``kept = C - removed >= 1``. Prunable: a ``conv`` with ``groups == 1`` or an
     ``fc``, with its shape in ``attrs``, that is not an exit op (its output is the
     model's answer) and whose channels reach only ``conv`` / ``fc`` consumers, through
-    channel-preserving ops (``norm``, ``activation``, ``pool``, ``lrn``, ``dwconv``)
-    that have that one input: an ``elementwise`` add (a residual), a ``concat`` or any
-    other consumer would need its other inputs pruned alike, so such ops are skipped.
+    channel-preserving ops (``norm``, ``activation``, ``pool``, ``lrn``, ``dwconv``, a
+    ``reshape`` with ``attrs['flatten']``) that have that one input: an ``elementwise``
+    add (a residual), a ``concat`` or any other consumer would need its other inputs
+    pruned alike, so such ops are skipped. When no selected op is prunable the
+    technique raises ModelError listing each candidate under its reason.
 
     With ``f = kept / C``: the op's output elements, MACs, FLOPs and parameters scale by
     ``f`` (output channels); the channel-preserving ops after it scale all their
@@ -27,7 +29,7 @@
     shrinks on every unit. Time and energy change only on units with sparse kernels
     (``sparse_efficiency > 0``: FLOPs x ``(1 - sparse_efficiency x sparsity)``, weights
     read compressed); elsewhere the op runs dense. Pruning an already pruned op
-    composes: ``1 - (1 - s1)(1 - s2)``.
+    composes: ``1 - (1 - s1)(1 - s2)``. No selected op with weights: ModelError.
 
 Accuracy: neither has a table (the change depends on the fine-tuning budget);
 ``accuracy_delta`` gives it, else it is unknown.
@@ -49,10 +51,12 @@ from simulator.graph.techniques.base import (
     Technique,
     check_ratio,
     given_delta,
+    nothing_to_do,
     rebuild,
     scale_float,
     scale_int,
-    selected,
+    select,
+    why_not,
 )
 from simulator.schema import Field, Number, Record, Text
 
@@ -60,6 +64,8 @@ from simulator.schema import Field, Number, Record, Text
 CHANNEL_PRESERVING: frozenset[str] = frozenset({"norm", "activation", "pool", "lrn", "dwconv"})
 #: Ops that consume channels (their input channels shrink, their output stays).
 CHANNEL_CONSUMERS: frozenset[str] = frozenset({"conv", "fc"})
+#: Shape attrs of a dwconv that scale with its channels.
+DW_SHAPE: tuple[str, ...] = ("in_channels", "out_channels", "groups")
 #: Ops whose weights ``prune_weights`` prunes.
 WEIGHTED_KINDS: frozenset[str] = frozenset({"conv", "dwconv", "fc", "matmul"})
 
@@ -77,26 +83,60 @@ def _standard(op: Op) -> bool:
     return op.kind == "conv" and op.attrs.get("groups") == 1
 
 
-def _reach(graph: ModelGraph, name: str) -> tuple[list[str], list[str]] | None:
-    """(channel-preserving ops, consumers) the channels of ``name`` flow to, or None."""
+def _passes_channels(op: Op) -> bool:
+    """A channel-preserving op (a dwconv of known shape), or a flatten to an fc."""
+    if op.kind == "reshape":
+        return bool(op.attrs.get("flatten"))
+    return op.kind in CHANNEL_PRESERVING and (op.kind != "dwconv" or "groups" in op.attrs)
+
+
+def _reach(graph: ModelGraph, name: str) -> tuple[list[str], list[str]] | str:
+    """(channel-preserving ops, consumers) the channels of ``name`` flow to, or why
+    they cannot be cut."""
     passing, consumers, frontier = [], [], list(graph.successors(name))
     if not frontier:
-        return None
+        return "exit ops (their output is the model's answer)"
     while frontier:
         nxt = frontier.pop(0)
         op = graph.op(nxt)
-        if len(graph.predecessors(nxt)) != 1 or op.time_s:
-            return None
+        if len(graph.predecessors(nxt)) != 1:
+            return "ops whose channels reach an op with other inputs (a residual add, a concat)"
+        if op.time_s:
+            return "ops whose channels reach an op with an explicit time table"
         if _standard(op):
             consumers.append(nxt)
-        elif op.kind in CHANNEL_PRESERVING and (op.kind != "dwconv" or "groups" in op.attrs):
+        elif _passes_channels(op):
             passing.append(nxt)
             frontier += graph.successors(nxt)
-            if not graph.successors(nxt):
-                return None  # the pruned channels would reach the model's output
+            if not graph.successors(nxt):  # the pruned channels would be the model's output
+                return "ops whose channels reach the model's output"
         else:
-            return None
+            return (
+                "ops whose channels reach an op that cannot shrink with them (neither a "
+                "conv / fc of known shape nor a channel-wise op)"
+            )
     return passing, consumers
+
+
+#: Why a conv / fc lacks what channel pruning needs; see :func:`_unprunable`.
+NO_SHAPE = (
+    "conv / fc ops without shape attributes (an inline op declares in_channels, "
+    "out_channels, kernel / in_features, out_features; an ONNX conv needs a square 2-D "
+    "constant kernel, an fc a constant 2-D weight)"
+)
+
+
+def _unprunable(op: Op) -> str | None:
+    """Why ``op`` (a candidate: a conv, dwconv or fc) cannot lose output channels."""
+    if op.time_s:
+        return "ops with an explicit time table (no figures to scale)"
+    if op.kind == "dwconv":
+        return "depthwise convs (their channels follow their input's)"
+    if out_channels(op) is None or (op.kind == "conv" and "groups" not in op.attrs):
+        return NO_SHAPE
+    if not _standard(op):
+        return "grouped convs (groups > 1)"
+    return None
 
 
 def shape_params(op: Op) -> int:
@@ -140,18 +180,25 @@ def prune_channels(graph: ModelGraph, ratio: float, ops: str = "*") -> ModelGrap
     Raises
     ------
     ModelError
-        When ``ratio`` is outside [0, 1).
+        When ``ratio`` is outside [0, 1), no op matches ``ops``, or none of those that
+        do is prunable (the message gives each candidate's reason).
     """
     r = check_ratio(ratio, "prune_channels: ratio", graph.name)
     new = {op.name: op for op in graph}
     edge_scale: dict[tuple[str, str], Fraction] = {}
-    for op in graph:
-        channels = out_channels(op)
-        if not (selected(op, ops) and _standard(op) and channels) or op.time_s:
+    reasons: dict[str, list[str]] = {}
+    prunable = 0
+    for op in select(graph, ops, "prune_channels"):
+        if op.kind not in ("conv", "dwconv", "fc"):
             continue
-        reach = _reach(graph, op.name)
-        if reach is None:
+        reach = _unprunable(op) or _reach(graph, op.name)
+        if len(graph.predecessors(op.name)) > 1:  # e.g. a FusedConv adding a residual
+            reach = "ops reading several tensors (their other inputs would shrink alike)"
+        if isinstance(reach, str):
+            why_not(reasons, reach, op.name)
             continue
+        prunable += 1
+        channels = out_channels(op) or 0
         kept = channels - math.floor(r * channels)
         if kept == channels:
             continue
@@ -163,7 +210,9 @@ def prune_channels(graph: ModelGraph, ratio: float, ops: str = "*") -> ModelGrap
         new[op.name] = replace(cur, output_elems=scale_int(op.output_elems, kept, channels))
         for name in passing:
             p = new[name]
-            extra = {"in_channels": kept, "out_channels": kept} if p.kind == "dwconv" else {}
+            extra = {}
+            if p.kind == "dwconv":  # one group per channel: all three shrink alike
+                extra = {k: scale_int(p.attrs[k], kept, channels) for k in DW_SHAPE}
             p = _scaled(p, kept, channels, **extra)
             new[name] = replace(
                 p,
@@ -189,6 +238,8 @@ def prune_channels(graph: ModelGraph, ratio: float, ops: str = "*") -> ModelGrap
         for src in (op.name, *passing):
             for dst in graph.successors(src):
                 edge_scale[src, dst] = edge_scale.get((src, dst), Fraction(1)) * f
+    if not prunable:
+        raise nothing_to_do("prune_channels", ops, graph, reasons)
     edges = []
     for e in graph.edges():
         f = edge_scale.get((e.src, e.dst))
@@ -222,7 +273,8 @@ def prune_weights(
     Raises
     ------
     ModelError
-        When ``sparsity`` is outside [0, 1) or the format is unknown.
+        When ``sparsity`` is outside [0, 1), the format is unknown, or no selected op
+        has weights.
     """
     s = check_ratio(sparsity, "prune_weights: sparsity", graph.name)
     if weight_format not in WEIGHT_FORMATS:
@@ -230,9 +282,15 @@ def prune_weights(
             f"prune_weights: unknown format '{weight_format}'; valid: {', '.join(WEIGHT_FORMATS)}",
             graph.name,
         )
+    chosen = {op.name for op in select(graph, ops, "prune_weights")}
+    weighted = [n for n in chosen if graph.op(n).kind in WEIGHTED_KINDS and graph.op(n).params]
+    if not weighted:
+        kinds = [n for n in graph.order if n in chosen and graph.op(n).kind in WEIGHTED_KINDS]
+        no_weights = {"conv / dwconv / fc / matmul ops without parameters": kinds} if kinds else {}
+        raise nothing_to_do("prune_weights", ops, graph, no_weights)
     new_ops = []
     for op in graph:
-        if selected(op, ops) and op.kind in WEIGHTED_KINDS and op.params and s:
+        if op.name in weighted and s:
             combined = 1 - (1 - Fraction(repr(op.sparsity))) * (1 - s)
             attrs = {**op.attrs, "sparsity": float(combined), "weight_format": weight_format}
             op = replace(op, attrs=attrs)

@@ -46,7 +46,7 @@ from simulator.graph.techniques.base import (
     TECHNIQUES,
     Technique,
     rebuild,
-    selected,
+    select,
 )
 from simulator.schema import Field, Record, Text
 
@@ -84,16 +84,17 @@ def quantize(graph: ModelGraph, dtype: str = "int8", ops: str = "*") -> ModelGra
     Raises
     ------
     ModelError
-        On an unknown dtype.
+        On an unknown dtype, or when no op matches ``ops``.
     """
     if dtype not in DTYPE_BYTES:
         raise ModelError(f"quantize: unknown dtype '{dtype}'; valid: {', '.join(DTYPE_BYTES)}")
     new_bytes = DTYPE_BYTES[dtype]
     old_bytes = {}
     new_ops = []
+    chosen = {op.name for op in select(graph, ops, "quantize")}
     for op in graph:
         old_bytes[op.name] = op.element_bytes
-        if selected(op, ops) and op.element_bytes > new_bytes:
+        if op.name in chosen and op.element_bytes > new_bytes:
             op = replace(op, dtype=dtype)
         new_ops.append(op)
     narrowed = {op.name: op.element_bytes for op in new_ops}

@@ -18,7 +18,8 @@ exactly ``(C_in H_o W_o k² + C_out H_o W_o C_in) / (C_out H_o W_o C_in k²) = 1
 carries the depthwise output. The accuracy change is an input (``accuracy_delta``):
 the paper's Table 4 reports a 1.1 pp loss for MobileNet built separable (70.6 %)
 versus with full convolutions (71.7 %), but that is a network trained so, not a
-substituted one.
+substituted one. When no selected conv can be substituted the technique raises
+ModelError saying why for each candidate (depthwise, 1 x 1, grouped, fused, no shape).
 """
 
 from __future__ import annotations
@@ -34,8 +35,10 @@ from simulator.graph.techniques.base import (
     TECHNIQUES,
     Technique,
     given_delta,
+    nothing_to_do,
     rebuild,
-    selected,
+    select,
+    why_not,
 )
 from simulator.schema import Record
 
@@ -45,9 +48,31 @@ DW_SUFFIX = "_dw"
 
 def substitutable(op: Op) -> bool:
     """A standard (groups 1), unfused conv with a kernel of at least 2 and known shape."""
+    return op.kind == "conv" and _unsubstitutable(op) is None
+
+
+def _unsubstitutable(op: Op) -> str | None:
+    """Why the conv / dwconv ``op`` cannot become depthwise + pointwise, None if it can."""
     a = op.attrs
-    standard = op.kind == "conv" and a.get("groups") == 1 and a.get("kernel", 1) >= 2
-    return standard and not op.time_s and not op.fused
+    if op.kind == "dwconv":
+        return "depthwise convs (already separable)"
+    if op.time_s:
+        return "convs with an explicit time table"
+    if "groups" not in a or "kernel" not in a:
+        return (
+            "convs without shape attributes (an inline op declares in_channels, "
+            "out_channels, kernel; an ONNX conv needs a square 2-D constant kernel)"
+        )
+    if op.fused:
+        return (
+            "fused convs (substitute before fusing; for an ONNX model import with "
+            "fuse: none and apply the fuse technique after)"
+        )
+    if a["groups"] != 1:
+        return "grouped convs (groups > 1)"
+    if a["kernel"] < 2:
+        return "1 x 1 convs (already pointwise)"
+    return None
 
 
 def separable_pair(op: Op) -> tuple[Op, Op]:
@@ -97,11 +122,21 @@ def depthwise_separable(graph: ModelGraph, ops: str = "*") -> ModelGraph:
     Raises
     ------
     ModelError
-        When a ``<name>_dw`` name is already taken.
+        When a ``<name>_dw`` name is already taken, or no selected op is substitutable
+        (the message lists why each conv is not).
     """
+    chosen, reasons = set(), {}
+    for op in select(graph, ops, "depthwise_separable"):
+        why = _unsubstitutable(op) if op.kind in ("conv", "dwconv") else None
+        if why is not None:
+            why_not(reasons, why, op.name)
+        elif op.kind == "conv":
+            chosen.add(op.name)
+    if not chosen:
+        raise nothing_to_do("depthwise_separable", ops, graph, reasons)
     new_ops, edges, done = [], [], set()
     for op in graph:
-        if selected(op, ops) and substitutable(op):
+        if op.name in chosen:
             dw, pw = separable_pair(op)
             if dw.name in graph:
                 raise ModelError(f"substitute: op name '{dw.name}' already exists", graph.name)

@@ -1,0 +1,130 @@
+"""Shape attributes of inline ops: what the deployment techniques read.
+
+An inline ``conv`` / ``dwconv`` op may declare ``in_channels``, ``out_channels``,
+``kernel`` (square), ``groups`` and ``bias``; an ``fc`` op ``in_features``,
+``out_features`` and ``bias`` — the keys and meanings of
+:class:`~simulator.graph.layers.GraphBuilder`'s ``Op.attrs``. Without them channel
+pruning and depthwise-separable substitution cannot act on the op (and say so). They
+are checked against the kind (GraphBuilder's rule: a conv with ``groups == in_channels
+> 1`` is a ``dwconv``) and against the op's figures: ``params`` defaults to the count
+the shape gives and must equal it when written; ``output_elems`` must be whole
+channels.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from simulator.schema import Boolean, Context, Field, Loc, Number
+
+#: Shape keys of a conv / dwconv op, GraphBuilder's names.
+CONV_KEYS: tuple[str, ...] = ("in_channels", "out_channels", "kernel", "groups")
+#: Shape keys of an fc op.
+FC_KEYS: tuple[str, ...] = ("in_features", "out_features")
+#: Shape keys by op kind; ``bias`` goes with either.
+KEYS_BY_KIND: Mapping[str, tuple[str, ...]] = {
+    "conv": CONV_KEYS,
+    "dwconv": CONV_KEYS,
+    "fc": FC_KEYS,
+}
+#: The keys every kind needs once it declares a shape (groups has a default).
+REQUIRED: Mapping[str, tuple[str, ...]] = {
+    "conv": ("in_channels", "out_channels", "kernel"),
+    "dwconv": ("in_channels", "out_channels", "kernel"),
+    "fc": FC_KEYS,
+}
+
+_COUNT = Number(integer=True, ge=1)
+#: Schema fields INLINE_OP adds (all optional).
+SHAPE_FIELDS: Mapping[str, Field] = {
+    "in_channels": Field(_COUNT, default=None, doc="conv / dwconv input channels"),
+    "out_channels": Field(_COUNT, default=None, doc="conv / dwconv output channels"),
+    "kernel": Field(_COUNT, default=None, doc="conv / dwconv square kernel size k (k x k)"),
+    "groups": Field(_COUNT, default=None, doc="conv groups (default 1; dwconv: in_channels)"),
+    "in_features": Field(_COUNT, default=None, doc="fc input features"),
+    "out_features": Field(_COUNT, default=None, doc="fc output features"),
+    "bias": Field(Boolean(), default=None, doc="conv / fc has a bias (default false)"),
+}
+
+
+def shape_attrs(op: dict[str, Any], raw: Mapping[str, Any], loc: Loc, ctx: Context) -> dict | None:
+    """Pop the shape keys of the checked op ``op`` and return its ``attrs``.
+
+    Fills ``op['params']`` from the shape when the scenario does not give it. Returns
+    ``{}`` when no shape key is given, None after reporting a problem in ``ctx``.
+    """
+    given = {k: op.pop(k) for k in SHAPE_FIELDS if k in op}
+    given = {k: v for k, v in given.items() if v is not None}
+    if not given:
+        return {}
+    kind = op["kind"]
+    allowed = KEYS_BY_KIND.get(kind)
+    if allowed is None:
+        key = next(iter(given))
+        ctx.problem(loc.child(raw, key), f"shape key '{key}' applies to conv, dwconv and fc ops")
+        return None
+    for key in given:
+        if key not in (*allowed, "bias"):
+            ctx.problem(
+                loc.child(raw, key),
+                f"'{key}' is not a {kind} key; a {kind} declares {', '.join(allowed)}, bias",
+            )
+            return None
+    missing = [k for k in REQUIRED[kind] if k not in given]
+    if missing:
+        ctx.problem(loc, f"a {kind} with a shape needs {', '.join(missing)} too")
+        return None
+    attrs = {k: int(given[k]) for k in allowed if k in given}
+    attrs["bias"] = int(given.get("bias", False))
+    if kind == "fc":
+        outputs = attrs["out_features"]
+        params = attrs["in_features"] * outputs + attrs["bias"] * outputs
+    else:
+        if not _conv_groups(attrs, kind, raw, loc, ctx):
+            return None
+        outputs = attrs["out_channels"]
+        per_out = attrs["in_channels"] // attrs["groups"] * attrs["kernel"] ** 2
+        params = outputs * (per_out + attrs["bias"])
+    return attrs if _figures_agree(op, raw, loc, ctx, params, outputs) else None
+
+
+def _conv_groups(attrs: dict, kind: str, raw: Mapping, loc: Loc, ctx: Context) -> bool:
+    """Default ``groups`` by kind and check it divides the channels and fits the kind."""
+    c_in, c_out = attrs["in_channels"], attrs["out_channels"]
+    groups = attrs.setdefault("groups", c_in if kind == "dwconv" else 1)
+    where = loc.child(raw, "groups") if "groups" in raw else loc
+    if c_in % groups or c_out % groups:
+        ctx.problem(
+            where, f"groups {groups} must divide in_channels {c_in} and out_channels {c_out}"
+        )
+        return False
+    depthwise = groups == c_in and groups > 1
+    if depthwise != (kind == "dwconv"):
+        rule = "groups == in_channels > 1 is a depthwise conv"
+        want = "dwconv" if depthwise else "conv"
+        ctx.problem(where, f"{rule}: kind must be '{want}' (groups {groups}, in_channels {c_in})")
+        return False
+    return True
+
+
+def _figures_agree(
+    op: dict, raw: Mapping, loc: Loc, ctx: Context, params: int, outputs: int
+) -> bool:
+    """``params`` from the shape (filled in or checked); ``output_elems`` whole channels."""
+    if "params" not in raw:
+        op["params"] = params
+    elif op["params"] != params:
+        ctx.problem(
+            loc.child(raw, "params"),
+            f"params {op['params']} disagree with the shape, which gives {params}",
+        )
+        return False
+    if op["output_elems"] % outputs:
+        ctx.problem(
+            loc.child(raw, "output_elems"),
+            f"output_elems {op['output_elems']} is not a whole number of the {outputs} "
+            "output channels / features",
+        )
+        return False
+    return True
