@@ -12,12 +12,6 @@ from typing import Any
 
 from simulator.errors import ModelError, Problem, ScenarioError, SocsimError
 from simulator.graph.model import ModelGraph
-from simulator.hardware.dvfs import DvfsTable, OperatingPoint
-from simulator.hardware.thermal import ThermalModel
-from simulator.hardware.units import ComputeUnit, Node, SyncPair
-from simulator.network.impairments import BandwidthDistribution, Jitter
-from simulator.network.radio import build_radio
-from simulator.network.topology import Link
 from simulator.placement.base import PlacementSpec
 from simulator.platform import Platform
 from simulator.scheduling import PREDICTIVE_DISPATCHERS, AdaptiveOptions
@@ -26,6 +20,7 @@ from simulator.spec.definitions import LIBRARY, SCENARIO
 from simulator.spec.modelbuild import MODEL_BUILDERS
 from simulator.spec.modeldefs import deploy_model
 from simulator.spec.paths import allowed_dirs
+from simulator.spec.platformbuild import build_links, build_nodes
 from simulator.spec.presets import collect_presets, expand_presets, with_key
 from simulator.spec.scenario import Scenario
 from simulator.spec.yamlio import YamlMap, load_yaml_file, plain
@@ -170,100 +165,8 @@ def _check_name(ctx: Context, loc: Loc, value: Any, kind: str, known: Mapping) -
 
 # -- building the domain objects ----------------------------------------------------------
 def _build(checked: dict, raw: Mapping, ctx: Context, source: str) -> Scenario | None:
-    nodes = []
-    for name, spec in checked["nodes"].items():
-        units = []
-        for unit_name, unit in spec["units"].items():
-            loc = Loc("nodes").child(raw["nodes"], name).child(raw["nodes"][name], "units")
-            if "default" not in unit["efficiency"]:
-                ctx.problem(
-                    loc.child(raw["nodes"][name]["units"], unit_name),
-                    "efficiency needs a 'default' entry for the op kinds not listed",
-                )
-                continue
-            supports = frozenset(unit["supports"]) if unit["supports"] is not None else None
-            fields = {**unit, "supports": supports}
-            try:
-                fields.update(_dvfs_fields(unit))
-                units.append(ComputeUnit(name=unit_name, **fields))
-            except SocsimError as exc:
-                ctx.problem(loc.child(raw["nodes"][name]["units"], unit_name), str(exc))
-        if units:
-            pairs = tuple(
-                SyncPair(frozenset(p["units"]), p["mechanism"], p["sync_s"])
-                for p in spec["sync_pairs"]
-            )
-            others = {k: v for k, v in spec.items() if k not in ("units", "sync_pairs", "thermal")}
-            try:
-                thermal = ThermalModel(**spec["thermal"]) if spec["thermal"] else None
-                nodes.append(
-                    Node(name=name, units=tuple(units), sync_pairs=pairs, thermal=thermal, **others)
-                )
-            except SocsimError as exc:
-                ctx.problem(Loc("nodes").child(raw["nodes"], name), str(exc))
-
-    links = []
-    joined: dict[frozenset, str] = {}
-    for name, spec in checked["links"].items():
-        loc = Loc("links").child(raw["links"], name)
-        a, b = spec["ends"]  # known nodes: see _check_names
-        ends_loc = loc.child(raw["links"][name], "ends")
-        if a == b:
-            ctx.problem(ends_loc, f"a link must join two different nodes, got [{a}, {b}]")
-            continue
-        pair = frozenset((a, b))
-        if pair in joined:
-            ctx.problem(
-                ends_loc,
-                f"links '{joined[pair]}' and '{name}' both join {a} and {b}; give one link "
-                "(reverse_bandwidth_mbps sets the other direction)",
-            )
-            continue
-        joined[pair] = name
-        try:
-            radio = build_radio(spec["radio"]) if spec["radio"] else None
-        except SocsimError as exc:
-            ctx.problem(loc.child(raw["links"][name], "radio"), str(exc))
-            continue
-        reverse = spec["reverse_bandwidth_bps"] or spec["bandwidth_bps"]
-        traces = {}
-        for direction in ("bandwidth_trace", "reverse_bandwidth_trace"):
-            inline, from_file = spec[f"{direction}_mbps"], spec[f"{direction}_file"]
-            if inline is not None and from_file is not None:
-                ctx.problem(loc, f"give {direction}_mbps or {direction}_file, not both")
-            points = [(t, mbps * 1e6) for t, mbps in inline] if inline is not None else from_file
-            traces[direction] = tuple(points or ())
-        randoms = {}
-        for key in ("bandwidth_distribution", "reverse_bandwidth_distribution", "jitter"):
-            try:
-                if spec[key] and key == "jitter":
-                    options = dict(spec[key])
-                    randoms[key] = Jitter(options.pop("dist"), options)
-                elif spec[key]:
-                    randoms[key] = BandwidthDistribution.from_options(spec[key])
-            except SocsimError as exc:
-                ctx.problem(loc.child(raw["links"][name], key), str(exc))
-        try:
-            links.append(
-                Link(
-                    name,
-                    a,
-                    b,
-                    spec["latency_s"],
-                    spec["bandwidth_bps"],
-                    reverse,
-                    radio,
-                    spec["technology"],
-                    sharing=spec["sharing"],
-                    outages=tuple(tuple(o) for o in spec["outages_s"]),
-                    loss_rate=spec["loss_rate"],
-                    mtu_bytes=spec["mtu_bytes"],
-                    **traces,
-                    **randoms,
-                )
-            )
-        except SocsimError as exc:
-            ctx.problem(loc, str(exc))
+    nodes = build_nodes(checked["nodes"], raw["nodes"], ctx)
+    links = build_links(checked["links"], raw.get("links", {}), ctx)
     if ctx.problems:
         return None
     try:
@@ -366,22 +269,6 @@ def _build(checked: dict, raw: Mapping, ctx: Context, source: str) -> Scenario |
         source_file=source,
         document=document,
     )
-
-
-def _dvfs_fields(unit: dict) -> dict:
-    """ComputeUnit fields from a validated ``dvfs:`` block (C fitted to ``active_w``)."""
-    spec = unit["dvfs"]
-    if spec is None:
-        return {"dvfs": None}
-    points = [OperatingPoint(p["frequency_hz"], p["voltage_v"]) for p in spec["points"]]
-    table = DvfsTable.fitted(points, unit["active_w"], spec["static_w"], unit["idle_w"])
-    options = dict(spec["governor"])
-    return {
-        "dvfs": table,
-        "governor": options.pop("name"),
-        "governor_options": options,
-        "throttled_max_hz": spec["throttled_max_hz"],
-    }
 
 
 def _adaptive(ctx: Context, loc: Loc, item: dict, entry: dict, n_replicas: int):

@@ -1,0 +1,139 @@
+"""Building a scenario's platform: validated ``nodes:`` and ``links:`` sections into
+:class:`~simulator.hardware.units.Node` and :class:`~simulator.network.topology.Link`.
+
+Domain errors (a unit's ``__post_init__`` check, a radio's options) become problems at
+the YAML path of the unit, node or link, so every one of them is reported at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from simulator.errors import SocsimError
+from simulator.hardware.dvfs import DvfsTable, OperatingPoint
+from simulator.hardware.thermal import ThermalModel
+from simulator.hardware.units import ComputeUnit, Node, SyncPair
+from simulator.network.impairments import BandwidthDistribution, Jitter
+from simulator.network.radio import build_radio
+from simulator.network.topology import Link
+from simulator.schema import Context, Loc
+
+
+def build_nodes(checked: Mapping, raw: Mapping, ctx: Context) -> list[Node]:
+    """The nodes of a checked ``nodes:`` section; problems go to ``ctx``."""
+    nodes: list[Node] = []
+    for name, spec in checked.items():
+        units = []
+        for unit_name, unit in spec["units"].items():
+            loc = Loc("nodes").child(raw, name).child(raw[name], "units")
+            if "default" not in unit["efficiency"]:
+                ctx.problem(
+                    loc.child(raw[name]["units"], unit_name),
+                    "efficiency needs a 'default' entry for the op kinds not listed",
+                )
+                continue
+            supports = frozenset(unit["supports"]) if unit["supports"] is not None else None
+            fields = {**unit, "supports": supports}
+            try:
+                fields.update(_dvfs_fields(unit))
+                units.append(ComputeUnit(name=unit_name, **fields))
+            except SocsimError as exc:
+                ctx.problem(loc.child(raw[name]["units"], unit_name), str(exc))
+        if units:
+            pairs = tuple(
+                SyncPair(frozenset(p["units"]), p["mechanism"], p["sync_s"])
+                for p in spec["sync_pairs"]
+            )
+            others = {k: v for k, v in spec.items() if k not in ("units", "sync_pairs", "thermal")}
+            try:
+                thermal = ThermalModel(**spec["thermal"]) if spec["thermal"] else None
+                nodes.append(
+                    Node(name=name, units=tuple(units), sync_pairs=pairs, thermal=thermal, **others)
+                )
+            except SocsimError as exc:
+                ctx.problem(Loc("nodes").child(raw, name), str(exc))
+
+    return nodes
+
+
+def build_links(checked: Mapping, raw: Mapping, ctx: Context) -> list[Link]:
+    """The links of a checked ``links:`` section; problems go to ``ctx``."""
+    links: list[Link] = []
+    joined: dict[frozenset, str] = {}
+    for name, spec in checked.items():
+        loc = Loc("links").child(raw, name)
+        a, b = spec["ends"]  # known nodes: see _check_names
+        ends_loc = loc.child(raw[name], "ends")
+        if a == b:
+            ctx.problem(ends_loc, f"a link must join two different nodes, got [{a}, {b}]")
+            continue
+        pair = frozenset((a, b))
+        if pair in joined:
+            ctx.problem(
+                ends_loc,
+                f"links '{joined[pair]}' and '{name}' both join {a} and {b}; give one link "
+                "(reverse_bandwidth_mbps sets the other direction)",
+            )
+            continue
+        joined[pair] = name
+        try:
+            radio = build_radio(spec["radio"]) if spec["radio"] else None
+        except SocsimError as exc:
+            ctx.problem(loc.child(raw[name], "radio"), str(exc))
+            continue
+        reverse = spec["reverse_bandwidth_bps"] or spec["bandwidth_bps"]
+        traces = {}
+        for direction in ("bandwidth_trace", "reverse_bandwidth_trace"):
+            inline, from_file = spec[f"{direction}_mbps"], spec[f"{direction}_file"]
+            if inline is not None and from_file is not None:
+                ctx.problem(loc, f"give {direction}_mbps or {direction}_file, not both")
+            points = [(t, mbps * 1e6) for t, mbps in inline] if inline is not None else from_file
+            traces[direction] = tuple(points or ())
+        randoms = {}
+        for key in ("bandwidth_distribution", "reverse_bandwidth_distribution", "jitter"):
+            try:
+                if spec[key] and key == "jitter":
+                    options = dict(spec[key])
+                    randoms[key] = Jitter(options.pop("dist"), options)
+                elif spec[key]:
+                    randoms[key] = BandwidthDistribution.from_options(spec[key])
+            except SocsimError as exc:
+                ctx.problem(loc.child(raw[name], key), str(exc))
+        try:
+            links.append(
+                Link(
+                    name,
+                    a,
+                    b,
+                    spec["latency_s"],
+                    spec["bandwidth_bps"],
+                    reverse,
+                    radio,
+                    spec["technology"],
+                    sharing=spec["sharing"],
+                    outages=tuple(tuple(o) for o in spec["outages_s"]),
+                    loss_rate=spec["loss_rate"],
+                    mtu_bytes=spec["mtu_bytes"],
+                    **traces,
+                    **randoms,
+                )
+            )
+        except SocsimError as exc:
+            ctx.problem(loc, str(exc))
+    return links
+
+
+def _dvfs_fields(unit: dict) -> dict:
+    """ComputeUnit fields from a validated ``dvfs:`` block (C fitted to ``active_w``)."""
+    spec = unit["dvfs"]
+    if spec is None:
+        return {"dvfs": None}
+    points = [OperatingPoint(p["frequency_hz"], p["voltage_v"]) for p in spec["points"]]
+    table = DvfsTable.fitted(points, unit["active_w"], spec["static_w"], unit["idle_w"])
+    options = dict(spec["governor"])
+    return {
+        "dvfs": table,
+        "governor": options.pop("name"),
+        "governor_options": options,
+        "throttled_max_hz": spec["throttled_max_hz"],
+    }
