@@ -42,6 +42,10 @@ class RequestBook:
         self.with_deadline = 0  # completed requests whose app has a deadline
         self.deadline_met = 0
 
+    # not iterable: say which records, records() or current() (iterating by index would
+    # walk ids 0, 1, ... and fail on the first one released)
+    __iter__ = None
+
     @property
     def issued(self) -> int:
         """How many requests were issued (the next request's id)."""

@@ -67,6 +67,8 @@ def test_without_records_only_requests_in_flight_are_held():
     assert book.get(0) is None and book.get(1) is None and book[3] is requests[3]
     with pytest.raises(KeyError):
         book[2]
+    with pytest.raises(TypeError):
+        iter(book)  # records() or current(), never ids 0, 1, ... by index
 
 
 def test_with_records_every_request_is_held_to_the_end():
