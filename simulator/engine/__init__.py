@@ -70,7 +70,9 @@ def simulate(scenario: Scenario, replicate: int = 0, trace: str = "full") -> Run
     trace : {"full", "summary", "none"}
         ``full`` keeps every op and transfer row; ``summary`` keeps the request rows
         and the per-unit and per-link aggregates but no op, transfer or power row;
-        ``none`` keeps only aggregates, so memory does not grow with the number of ops.
+        ``none`` keeps only aggregates, so memory does not grow with the number of ops
+        (and a request's record is released when it completes or is dropped: 8 bytes
+        per request remain, its latency, for the exact percentiles).
         Every aggregate (``summary``, ``units``, ``energy``, ``links``...) is the same
         at every level.
 
@@ -89,12 +91,19 @@ def simulate(scenario: Scenario, replicate: int = 0, trace: str = "full") -> Run
         raise SocsimError(f"unknown trace level '{trace}'; levels: {', '.join(TRACE_LEVELS)}")
     oracle = CostOracle(scenario.platform)
     plans = plan_replicas(scenario, oracle)
-    engine = Engine(scenario, plans, oracle, replicate, keep_rows=trace == "full")
+    engine = Engine(
+        scenario,
+        plans,
+        oracle,
+        replicate,
+        keep_rows=trace == "full",
+        keep_records=trace != "none",
+    )
     engine.run()
     ledger = engine.ledger
-    requests = request_table(engine, scenario.seed, replicate)
-    start_s = float(requests["arrival_s"].min()) if len(requests) else 0.0
-    end_s = float(requests["finish_s"].max()) if requests["finish_s"].notna().any() else start_s
+    figures = engine.requests.figures()
+    start_s = figures.first_arrival_s if figures.issued else 0.0
+    end_s = figures.last_finish_s if len(figures.latency_s) else start_s
     if engine.stopped_at_s is not None:  # a battery ran out: everything ends then
         end_s = engine.stopped_at_s
     # the window runs until the last completion or until every radio is idle again
@@ -116,10 +125,9 @@ def simulate(scenario: Scenario, replicate: int = 0, trace: str = "full") -> Run
     radio_states = ledger.radio_state_table(engine.radios, (start_s, end_s))
     apps = app_table(scenario, plans, oracle)
     summary = summarize(
-        requests, energy, apps, (start_s, end_s), scenario.name, scenario.seed, replicate
+        figures, energy, apps, (start_s, end_s), scenario.name, scenario.seed, replicate
     )
-    if trace == "none":
-        requests = requests.iloc[0:0]
+    requests = request_table(engine, scenario.seed, replicate)  # empty under trace none
     power = (
         power_table(ops, ledger.partial_rows, engine.radios, scenario.platform, (start_s, end_s))
         if trace == "full"

@@ -69,7 +69,7 @@ class Fallback:
         request.rep.in_flight -= 1
         app = request.app
         if app.adaptive is None:
-            request.drop_reason = reason
+            self.requests.drop(request, reason)
             self._free_slot(app)
             return
         again = Request(request.rid, app, app.replicas[app.adaptive.fallback], request.arrival_s)

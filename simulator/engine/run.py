@@ -15,6 +15,7 @@ from collections.abc import Mapping
 import numpy as np
 import simpy
 
+from simulator.engine.book import RequestBook
 from simulator.engine.dvfs import DvfsState
 from simulator.engine.fallback import Fallback
 from simulator.engine.ledger import Ledger
@@ -57,6 +58,10 @@ class Engine(PowerWatch, Fallback):
         from (seed, replicate).
     keep_rows : bool
         Keep every op and transfer row (false: only the ledger's aggregates).
+    keep_records : bool
+        Keep every request's record to the end, for the ``requests`` table (false: a
+        record is released when its request completes or is dropped; the summary's
+        figures are kept either way).
     """
 
     def __init__(
@@ -66,6 +71,7 @@ class Engine(PowerWatch, Fallback):
         oracle: CostOracle,
         replicate: int = 0,
         keep_rows: bool = True,
+        keep_records: bool = True,
     ):
         self.scenario = scenario
         self.oracle = oracle
@@ -126,7 +132,7 @@ class Engine(PowerWatch, Fallback):
             )
             for replica in replicas:
                 self.ledger.load_weights(replica.plan)
-        self.requests: list[Request] = []
+        self.requests = RequestBook(keep_records)
         self.monitors = [app.adaptive.monitor for app in self.apps if app.adaptive is not None]
         self._over: simpy.Event | None = None  # battery runs: the work is over
         self._link_seq = 0
@@ -170,7 +176,9 @@ class Engine(PowerWatch, Fallback):
                     return
         else:
             self.env.run()
-        unfinished = [r.rid for r in self.requests if r.finish_s is None and not r.drop_reason]
+        unfinished = [
+            r.rid for r in self.requests.current() if r.finish_s is None and not r.drop_reason
+        ]
         if unfinished:
             raise SimulationError(f"requests never completed: {unfinished[:10]}")
 
@@ -214,8 +222,8 @@ class Engine(PowerWatch, Fallback):
             ]
             rep = replicas[app.dispatcher(loads, app.issued, rng)]
         rep.in_flight += 1
-        request = Request(len(self.requests), app, rep, now)
-        self.requests.append(request)
+        request = Request(self.requests.issued, app, rep, now)
+        self.requests.add(request)
         for move in rep.input_moves:
             self._start_move(request, move, now)
 
@@ -253,7 +261,7 @@ class Engine(PowerWatch, Fallback):
             if watch is not None:
                 increment = watch[1] * plan.core_share[i]
                 watch[0].changed(increment)
-                self.running[(request.rid, i)] = (plan.units[i], now, increment)
+                self.running[(request.rid, i)] = (plan.units[i], now, increment, request)
             return None
         state = self.dvfs[plan.units[i]]
         level = state.decide(now)
@@ -268,7 +276,7 @@ class Engine(PowerWatch, Fallback):
             unit = self.scenario.platform.unit(plan.units[i])
             increment = (busy_w - unit.idle_w) * plan.core_share[i]
             watch[0].changed(increment)
-            self.running[(request.rid, i)] = (plan.units[i], now, increment)
+            self.running[(request.rid, i)] = (plan.units[i], now, increment, request)
         return duration_s
 
     def _op_done(self, payload, start_s: float, end_s: float) -> None:
@@ -279,7 +287,7 @@ class Engine(PowerWatch, Fallback):
         energy, level = at_level[:2] if at_level is not None else (plan.energy_j[i], -1)
         watch = self.unit_power.get(plan.units[i])
         if watch is not None:
-            _, _, increment = self.running.pop((request.rid, i))
+            increment = self.running.pop((request.rid, i))[2]
             watch[0].changed(-increment)
         request.energy_j += energy
         if rep.on_device[i]:
@@ -289,8 +297,9 @@ class Engine(PowerWatch, Fallback):
             request.phase[i] = DONE
             if request.abandoned:  # the op ran (and drew power) for an attempt given up
                 self.ledger.free(plan.units[i], plan.output_bytes[i], end_s)
-                current = self.requests[request.rid]  # the fallback attempt, if any
-                if current is not request:
+                # the fallback attempt, if any (None: released, under trace none)
+                current = self.requests.get(request.rid)
+                if current is not None and current is not request:
                     current.energy_j += energy
                     current.device_energy_j += energy if rep.on_device[i] else 0.0
                 return
@@ -413,7 +422,7 @@ class Engine(PowerWatch, Fallback):
                 self._deliver(request, j, now)
 
     def _complete(self, request: Request, now: float) -> None:
-        request.finish_s = now
+        self.requests.complete(request, now)  # sets finish_s; releases it under trace none
         request.rep.in_flight -= 1
         # nothing reads a finished request's counters again; dropping them keeps the
         # garbage collector's passes short on long runs

@@ -16,7 +16,7 @@ from simulator.spec.scenario import Scenario
 
 def request_table(engine: Engine, seed: int, replicate: int) -> pd.DataFrame:
     rows = []
-    for r in engine.requests:
+    for r in engine.requests.records():
         entry = r.app.entry
         done = r.finish_s is not None
         latency = r.finish_s - r.arrival_s if done else math.nan

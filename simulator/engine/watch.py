@@ -19,7 +19,8 @@ class PowerWatch:
         self.thermal: dict[str, NodeThermal] = {}
         self.batteries: dict[str, Battery] = {}
         self.unit_power: dict[str, tuple[NodePower, float]] = {}
-        self.running: dict[tuple[int, int], tuple[str, float, float]] = {}
+        # (request id, op) -> (unit, start s, power increment W, the attempt running it)
+        self.running: dict[tuple[int, int], tuple] = {}
         self.stopped_at_s: float | None = None
         self.stop_reason = ""
         for node in platform.nodes.values():
@@ -53,8 +54,9 @@ class PowerWatch:
         self.stopped_at_s = now
         empty = sorted(n for n, b in self.batteries.items() if b.empty.triggered)
         self.stop_reason = f"battery of {', '.join(empty)} empty at {now:.6g} s"
-        for (rid, i), (uid, start_s, _) in self.running.items():
-            request = self.requests[rid]
+        # each running op's own attempt (not the book's current one, which a fallback
+        # may have replaced, or trace none released)
+        for (_rid, i), (uid, start_s, _, request) in self.running.items():
             plan = request.plan
             at_level = request.op_energy[i] if request.op_energy is not None else None
             busy_w = (

@@ -178,8 +178,46 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
+@dataclass(frozen=True)
+class RequestFigures:
+    """What the summary needs of a run's requests (kept at every trace level).
+
+    Attributes
+    ----------
+    issued : int
+        Requests issued (completed, dropped, or in flight when the run stopped).
+    latency_s : ndarray of float
+        Latency (s) of every completed request, in request-id order (the order of the
+        ``requests`` table).
+    first_arrival_s : float
+        Earliest arrival (s); NaN without requests.
+    last_finish_s : float
+        Latest completion (s); NaN without completed requests.
+    with_deadline : int
+        Completed requests whose app has a deadline.
+    deadline_met : int
+        Of those, how many finished within it.
+    """
+
+    issued: int
+    latency_s: np.ndarray
+    first_arrival_s: float
+    last_finish_s: float
+    with_deadline: int
+    deadline_met: int
+
+    def __post_init__(self):
+        if not 0 <= self.deadline_met <= self.with_deadline <= len(self.latency_s):
+            raise ValueError(
+                f"deadline counts {self.deadline_met} met of {self.with_deadline} "
+                f"inconsistent with {len(self.latency_s)} completed requests"
+            )
+        if len(self.latency_s) > self.issued:
+            raise ValueError(f"{len(self.latency_s)} completed of {self.issued} issued")
+
+
 def summarize(
-    requests: pd.DataFrame,
+    requests: RequestFigures,
     energy: pd.DataFrame,
     apps: pd.DataFrame,
     window: tuple[float, float],
@@ -196,17 +234,15 @@ def summarize(
     completion.
     ``inferences_per_j`` divides completed requests by the total energy.
     """
-    done = requests[requests["status"] == "completed"]
-    latency = done["latency_s"].to_numpy()
+    latency = requests.latency_s
+    n_done = len(latency)
     start_s, end_s = window
     # throughput over the requests' own span (first arrival -> last completion), which
     # the energy window can outlast (a radio tail)
-    busy_span_s = float(done["finish_s"].max() - requests["arrival_s"].min()) if len(done) else 0.0
+    busy_span_s = float(requests.last_finish_s - requests.first_arrival_s) if n_done else 0.0
     by_role = energy.groupby("role")["energy_j"].sum() if len(energy) else pd.Series(dtype=float)
     total_j = float(energy["energy_j"].sum()) if len(energy) else 0.0
     device_j = float(by_role.get("device", 0.0))
-    n_done = len(done)
-    with_deadline = done[done["deadline_s"].notna()]
 
     def pct(q: float) -> float:
         return float(np.percentile(latency, q)) if n_done else math.nan
@@ -215,9 +251,9 @@ def summarize(
         "scenario": scenario,
         "seed": seed,
         "replicate": replicate,
-        "requests": len(requests),
+        "requests": requests.issued,
         "completed": n_done,
-        "dropped": int((requests["status"] != "completed").sum()),
+        "dropped": requests.issued - n_done,
         "latency_mean_s": float(latency.mean()) if n_done else math.nan,
         "latency_p50_s": pct(50),
         "latency_p95_s": pct(95),
@@ -234,8 +270,8 @@ def summarize(
         "device_energy_per_inference_j": device_j / n_done if n_done else math.nan,
         "inferences_per_j": n_done / total_j if total_j > 0 else math.nan,
         "device_inferences_per_j": n_done / device_j if device_j > 0 else math.nan,
-        "deadline_met_rate": float(with_deadline["deadline_met"].mean())
-        if len(with_deadline)
+        "deadline_met_rate": requests.deadline_met / requests.with_deadline
+        if requests.with_deadline
         else math.nan,
         "decision": ";".join(
             f"{a}={lab}" if len(apps) > 1 else lab

@@ -161,7 +161,7 @@ def test_timeouts_release_memory_and_radios():
     oracle = CostOracle(scenario.platform)
     engine = Engine(scenario, plan_replicas(scenario, oracle), oracle)
     engine.run()
-    assert all(r.finish_s is not None for r in engine.requests)
+    assert all(r.finish_s is not None for r in engine.requests.records())
     assert engine.ledger.memory_now == engine.ledger.weights  # every buffer freed
     assert all(radio.reserved == 0 for radio in engine.radios)
     assert all(not channel.flows for channel in engine.links.values())

@@ -1,6 +1,6 @@
-"""Under ``trace="none"`` memory does not grow with the op tasks of a run: doubling the
-requests of a MobileNetV2 run adds a small fixed amount per request (the engine's
-request records), not the ~150 trace rows per request a full trace keeps."""
+"""Under ``trace="none"`` memory stays bounded: doubling the requests of a MobileNetV2 run
+adds only the 8-byte latency each request leaves for the exact percentiles (its record is
+released when it completes), not the ~150 op rows per request a full trace keeps."""
 
 from __future__ import annotations
 
@@ -28,7 +28,8 @@ def _traced_peak_bytes(n_requests: int, trace: str) -> tuple[int, dict]:
     return peak, result.summary
 
 
-def test_memory_growth_under_trace_none_is_per_request_and_small():
+def test_memory_growth_under_trace_none_is_the_latency_array_only():
+    _traced_peak_bytes(10, "none")  # first-run caches (imports, presets) out of the way
     none_n, _ = _traced_peak_bytes(N_REQUESTS, "none")
     none_2n, summary_2n = _traced_peak_bytes(2 * N_REQUESTS, "none")
     full_n, _ = _traced_peak_bytes(N_REQUESTS, "full")
@@ -41,7 +42,8 @@ def test_memory_growth_under_trace_none_is_per_request_and_small():
     growth_full = (full_2n - full_n) / N_REQUESTS
     # a full trace keeps ~151 op rows and ~100 transfer rows per request (tens of KiB)
     assert growth_full > 20_000
-    # trace none: the request record and its result row while the summary is built,
-    # below 4 KiB per request (< 27 bytes per op task), and < 5 % of the full trace's
-    assert growth_none < 4096, growth_none
-    assert growth_none < 0.05 * growth_full, (growth_none, growth_full)
+    # trace none: 8 bytes of latency per request (array('d'), over-allocated by up to
+    # 1/8 when it grows); measured 15-17 bytes with the peak's noise. Each request's
+    # record (~1.3 KiB with its counters) is gone by the end: 100 bytes is far below it
+    assert growth_none < 100, growth_none
+    assert growth_none < 0.001 * growth_full, (growth_none, growth_full)
