@@ -4,10 +4,11 @@ The utilisation a governor sees is the unit's busy fraction over the governor's 
 just before the op starts (ops already scheduled to run into the future count up to
 now), so decisions need no periodic timer. A level holds for the whole op.
 
-The busy time is kept exactly, as integer multiples of 2**-1074 s (every float is one),
-and rounded to a float once per decision: it is the correctly rounded value of the exact
-busy time, whatever the order the intervals arrived and left in, and each decision costs
-O(1) amortised instead of a pass over the window (docs/performance.md).
+The busy time is kept exactly, as integer multiples of a power of two of seconds
+(every float is one), and rounded to a float once per decision: it is the correctly
+rounded value of the exact busy time, whatever the order the intervals arrived and left
+in, and each decision costs O(1) amortised instead of a pass over the window
+(docs/performance.md).
 """
 
 from __future__ import annotations
@@ -19,16 +20,16 @@ from simulator.errors import SimulationError
 from simulator.hardware.governors import GOVERNORS, GovernorInput
 from simulator.hardware.units import ComputeUnit
 
-#: Every finite float is an integer multiple of 2**-1074 (the smallest subnormal), so
-#: times scaled by 2**1074 are exact Python ints and sums of them have no rounding.
-_EXP = 1074
-_ONE = 1 << _EXP
 
+def exact_time(t: float, exponent: int) -> int | None:
+    """``t`` (s, finite, >= 0) in units of 2**-exponent s, exactly.
 
-def exact_time(t: float) -> int:
-    """``t`` in units of 2**-1074 s, exactly (``t`` a finite float >= 0, in seconds)."""
-    n, d = t.as_integer_ratio()
-    return n << (_EXP + 1 - d.bit_length())
+    None if ``t`` is not a multiple of 2**-exponent (it needs a larger exponent). Every
+    finite float is a multiple of 2**-1074, the smallest subnormal.
+    """
+    n, d = t.as_integer_ratio()  # d is a power of two
+    shift = exponent + 1 - d.bit_length()
+    return n << shift if shift >= 0 else None
 
 
 class BusyWindow:
@@ -46,13 +47,17 @@ class BusyWindow:
 
     Every interval enters and leaves each structure once, and the heaps hold only
     intervals running at ``now`` or at ``start``, so a query costs O(1) amortised (times
-    the log of the unit's concurrency). The totals are ints in units of 2**-1074 s.
+    the log of the unit's concurrency). The totals are Python ints counting units of
+    2**-exponent s; the exponent grows (and every stored int is shifted) when a time
+    needs a finer unit, so the ints stay small (about 60 bits for times of seconds).
     """
 
     __slots__ = (
+        "_exponent",
         "_in_window",
         "_last_now",
         "_last_start",
+        "_now_exact",
         "_running",
         "_running_b",
         "_straddling",
@@ -65,14 +70,41 @@ class BusyWindow:
         if not window_s > 0:
             raise SimulationError(f"busy window: window_s must be > 0, got {window_s!r}")
         self.window_s = window_s
-        self._in_window: deque[tuple[float, float, int, int]] = deque()  # (a, b, b, b - a)
+        self._exponent = 0
+        self._in_window: deque[list] = deque()  # [a, b, exact b, exact b - a]
         self._window_total = 0  # sum of b - a over _in_window
-        self._running: list[tuple[float, int]] = []  # heap of (b, exact b) with b > now
+        self._running: list[list] = []  # heap of [b, exact b] with b > now
         self._running_b = 0
-        self._straddling: list[tuple[float, int]] = []  # heap: a < start < b
+        self._straddling: list[list] = []  # heap of [b, exact b] with a < start < b
         self._straddling_b = 0
         self._last_now = 0.0
+        self._now_exact = 0
         self._last_start = 0.0
+
+    def _exact(self, t: float) -> int:
+        """``t`` in the current unit, after refining the unit if ``t`` needs it."""
+        value = exact_time(t, self._exponent)
+        if value is None:
+            _, d = t.as_integer_ratio()
+            self._refine(d.bit_length() - 1)
+            value = exact_time(t, self._exponent)
+        return value
+
+    def _refine(self, exponent: int) -> None:
+        """Count in units of 2**-exponent s from now on: shift every stored int."""
+        shift = exponent - self._exponent
+        self._exponent = exponent
+        self._window_total <<= shift
+        self._running_b <<= shift
+        self._straddling_b <<= shift
+        self._now_exact <<= shift
+        for item in self._in_window:
+            item[2] <<= shift
+            item[3] <<= shift
+        for item in self._running:
+            item[1] <<= shift
+        for item in self._straddling:
+            item[1] <<= shift
 
     def record(self, start_s: float, end_s: float) -> None:
         """Add the interval ``[start_s, end_s]`` (s); starts come in time order."""
@@ -82,11 +114,13 @@ class BusyWindow:
                 f"(needs {self._last_start!r} <= start <= end)"
             )
         self._last_start = start_s
-        b = exact_time(end_s)
-        length = b - exact_time(start_s)
-        self._in_window.append((start_s, end_s, b, length))
+        b = self._exact(end_s)  # first: it may refine the unit
+        # the engine records an op at the instant it asked: reuse that conversion
+        a = self._now_exact if start_s == self._last_now else self._exact(start_s)
+        length = b - a
+        self._in_window.append([start_s, end_s, b, length])
         self._window_total += length
-        heapq.heappush(self._running, (end_s, b))
+        heapq.heappush(self._running, [end_s, b])
         self._running_b += b
 
     def busy_s(self, now: float) -> float:
@@ -98,7 +132,9 @@ class BusyWindow:
             raise SimulationError(
                 f"busy window: query at {now!r} s before an earlier query or interval start"
             )
+        now_exact = self._exact(now)
         self._last_now = now
+        self._now_exact = now_exact
         start = now - self.window_s
         running = self._running
         while running and running[0][0] <= now:
@@ -109,16 +145,19 @@ class BusyWindow:
             _, b_s, b, length = queue.popleft()
             self._window_total -= length
             if b_s > start:
-                heapq.heappush(straddling, (b_s, b))
+                heapq.heappush(straddling, [b_s, b])
                 self._straddling_b += b
         while straddling and straddling[0][0] <= start:
             self._straddling_b -= heapq.heappop(straddling)[1]
+        # converting start may refine the unit, so it comes before the sum
+        start_exact = self._exact(start) if straddling else 0
         busy = self._window_total - self._running_b + self._straddling_b
         if running:
-            busy += len(running) * exact_time(now)
+            busy += len(running) * self._now_exact
         if straddling:
-            busy -= len(straddling) * exact_time(start)
-        return busy / _ONE
+            busy -= len(straddling) * start_exact
+        # int / int is correctly rounded in Python, whatever the sizes
+        return busy / (1 << self._exponent)
 
 
 class DvfsState:

@@ -117,9 +117,25 @@ def test_the_sum_is_exact_not_left_to_right():
 
 def test_subnormal_times_are_exact():
     tiny = math.ulp(0.0)  # 5e-324, the smallest float
-    assert exact_time(tiny) == 1
-    assert exact_time(1.0) == 1 << 1074
+    assert exact_time(tiny, 1074) == 1
+    assert exact_time(tiny, 1073) is None
+    assert exact_time(1.0, 1074) == 1 << 1074
+    assert exact_time(0.75, 2) == 3
     assert busy(1.0, [(0.0, tiny), (tiny, 2 * tiny)], 2 * tiny) == 2 * tiny
+
+
+def test_a_finer_time_later_rescales_the_totals():
+    # whole seconds first (unit 1 s), then a time that needs 2**-50 s: the totals and the
+    # stored intervals are shifted, the answers stay exact
+    window = BusyWindow(4.0)
+    window.record(0.0, 1.0)
+    window.record(0.0, 3.0)
+    assert window.busy_s(2.0) == 3.0
+    fine = 2.0 + 2.0**-50
+    assert window.busy_s(fine) == reference_busy_s([(0.0, 1.0), (0.0, 3.0)], fine, 4.0)
+    window.record(fine, 3.5)
+    assert window.busy_s(5.5) == 1.5 + (1.5 - 2.0**-50)  # [1.5, 3] and [fine, 3.5]
+    assert window.busy_s(5.5) == reference_busy_s([(0.0, 1.0), (0.0, 3.0), (fine, 3.5)], 5.5, 4.0)
 
 
 def test_out_of_order_use_is_an_error():
