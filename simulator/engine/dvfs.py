@@ -21,17 +21,6 @@ from simulator.hardware.governors import GOVERNORS, GovernorInput
 from simulator.hardware.units import ComputeUnit
 
 
-def exact_time(t: float, exponent: int) -> int | None:
-    """``t`` (s, finite, >= 0) in units of 2**-exponent s, exactly.
-
-    None if ``t`` is not a multiple of 2**-exponent (it needs a larger exponent). Every
-    finite float is a multiple of 2**-1074, the smallest subnormal.
-    """
-    n, d = t.as_integer_ratio()  # d is a power of two
-    shift = exponent + 1 - d.bit_length()
-    return n << shift if shift >= 0 else None
-
-
 class BusyWindow:
     """The exact busy time of a unit's op intervals inside ``[now - window_s, now]``.
 
@@ -62,6 +51,7 @@ class BusyWindow:
         "_running_b",
         "_straddling",
         "_straddling_b",
+        "_unit",
         "_window_total",
         "window_s",
     )
@@ -71,6 +61,7 @@ class BusyWindow:
             raise SimulationError(f"busy window: window_s must be > 0, got {window_s!r}")
         self.window_s = window_s
         self._exponent = 0
+        self._unit = 1  # 2**exponent: the busy time in seconds is the total / _unit
         self._in_window: deque[list] = deque()  # [a, b, exact b, exact b - a]
         self._window_total = 0  # sum of b - a over _in_window
         self._running: list[list] = []  # heap of [b, exact b] with b > now
@@ -82,18 +73,20 @@ class BusyWindow:
         self._last_start = 0.0
 
     def _exact(self, t: float) -> int:
-        """``t`` in the current unit, after refining the unit if ``t`` needs it."""
-        value = exact_time(t, self._exponent)
-        if value is None:
-            _, d = t.as_integer_ratio()
-            self._refine(d.bit_length() - 1)
-            value = exact_time(t, self._exponent)
-        return value
+        """``t`` (s, finite, >= 0) in the current unit, exactly: refines the unit first if
+        ``t`` is not a multiple of it (every finite float is a multiple of 2**-1074)."""
+        n, d = t.as_integer_ratio()  # d is a power of two
+        shift = self._exponent + 1 - d.bit_length()
+        if shift < 0:
+            self._refine(self._exponent - shift)
+            shift = 0
+        return n << shift
 
     def _refine(self, exponent: int) -> None:
         """Count in units of 2**-exponent s from now on: shift every stored int."""
         shift = exponent - self._exponent
         self._exponent = exponent
+        self._unit = 1 << exponent
         self._window_total <<= shift
         self._running_b <<= shift
         self._straddling_b <<= shift
@@ -157,7 +150,7 @@ class BusyWindow:
         if straddling:
             busy -= len(straddling) * start_exact
         # int / int is correctly rounded in Python, whatever the sizes
-        return busy / (1 << self._exponent)
+        return busy / self._unit
 
 
 class DvfsState:
