@@ -3,21 +3,162 @@
 The utilisation a governor sees is the unit's busy fraction over the governor's window
 just before the op starts (ops already scheduled to run into the future count up to
 now), so decisions need no periodic timer. A level holds for the whole op.
+
+The busy time is kept exactly, as integer multiples of a power of two of seconds
+(every float is one), and rounded to a float once per decision: it is the correctly
+rounded value of the exact busy time, whatever the order the intervals arrived and left
+in, and each decision costs O(1) amortised instead of a pass over the window
+(docs/performance.md).
 """
 
 from __future__ import annotations
 
+import heapq
 from collections import deque
 
+from simulator.errors import SimulationError
 from simulator.hardware.governors import GOVERNORS, GovernorInput
 from simulator.hardware.units import ComputeUnit
+
+
+class BusyWindow:
+    """The exact busy time of a unit's op intervals inside ``[now - window_s, now]``.
+
+    Intervals ``[a, b]`` are recorded in order of ``a`` and queried at non-decreasing
+    ``now >= a``. With ``start = now - window_s``, the busy time is
+    ``sum(max(0, min(b, now) - max(a, start)))``, which splits into three running totals:
+
+    * the lengths ``b - a`` of the intervals with ``a >= start`` (a queue in order of
+      ``a``: an interval leaves it once ``a < start``);
+    * minus ``b - now`` for the intervals still running (``b > now``; a heap on ``b``);
+    * plus ``b - start`` for the intervals that started before the window and end
+      inside or after it (``a < start < b``; a heap on ``b``).
+
+    Every interval enters and leaves each structure once, and the heaps hold only
+    intervals running at ``now`` or at ``start``, so a query costs O(1) amortised (times
+    the log of the unit's concurrency). The totals are Python ints counting units of
+    2**-exponent s; the exponent grows (and every stored int is shifted) when a time
+    needs a finer unit, so the ints stay small (about 60 bits for times of seconds).
+    """
+
+    __slots__ = (
+        "_exponent",
+        "_in_window",
+        "_last_now",
+        "_last_start",
+        "_now_exact",
+        "_running",
+        "_running_b",
+        "_straddling",
+        "_straddling_b",
+        "_unit",
+        "_window_total",
+        "window_s",
+    )
+
+    def __init__(self, window_s: float):
+        if not window_s > 0:
+            raise SimulationError(f"busy window: window_s must be > 0, got {window_s!r}")
+        self.window_s = window_s
+        self._exponent = 0
+        self._unit = 1  # 2**exponent: the busy time in seconds is the total / _unit
+        self._in_window: deque[list] = deque()  # [a, b, exact b, exact b - a]
+        self._window_total = 0  # sum of b - a over _in_window
+        self._running: list[list] = []  # heap of [b, exact b] with b > now
+        self._running_b = 0
+        self._straddling: list[list] = []  # heap of [b, exact b] with a < start < b
+        self._straddling_b = 0
+        self._last_now = 0.0
+        self._now_exact = 0
+        self._last_start = 0.0
+
+    def _exact(self, t: float) -> int:
+        """``t`` (s, finite, >= 0) in the current unit, exactly: refines the unit first if
+        ``t`` is not a multiple of it (every finite float is a multiple of 2**-1074)."""
+        n, d = t.as_integer_ratio()  # d is a power of two
+        shift = self._exponent + 1 - d.bit_length()
+        if shift < 0:
+            self._refine(self._exponent - shift)
+            shift = 0
+        return n << shift
+
+    def _refine(self, exponent: int) -> None:
+        """Count in units of 2**-exponent s from now on: shift every stored int."""
+        shift = exponent - self._exponent
+        self._exponent = exponent
+        self._unit = 1 << exponent
+        self._window_total <<= shift
+        self._running_b <<= shift
+        self._straddling_b <<= shift
+        self._now_exact <<= shift
+        for item in self._in_window:
+            item[2] <<= shift
+            item[3] <<= shift
+        for item in self._running:
+            item[1] <<= shift
+        for item in self._straddling:
+            item[1] <<= shift
+
+    def record(self, start_s: float, end_s: float) -> None:
+        """Add the interval ``[start_s, end_s]`` (s); starts come in time order."""
+        if not self._last_start <= start_s <= end_s:
+            raise SimulationError(
+                f"busy window: interval [{start_s!r}, {end_s!r}] out of order "
+                f"(needs {self._last_start!r} <= start <= end)"
+            )
+        self._last_start = start_s
+        b = self._exact(end_s)  # first: it may refine the unit
+        # the engine records an op at the instant it asked: reuse that conversion
+        a = self._now_exact if start_s == self._last_now else self._exact(start_s)
+        length = b - a
+        self._in_window.append([start_s, end_s, b, length])
+        self._window_total += length
+        heapq.heappush(self._running, [end_s, b])
+        self._running_b += b
+
+    def busy_s(self, now: float) -> float:
+        """The busy time (s) in ``[now - window_s, now]``, correctly rounded.
+
+        Several overlapping intervals (a unit with several slots) each count.
+        """
+        if not (now >= self._last_now and now >= self._last_start):
+            raise SimulationError(
+                f"busy window: query at {now!r} s before an earlier query or interval start"
+            )
+        now_exact = self._exact(now)
+        self._last_now = now
+        self._now_exact = now_exact
+        start = now - self.window_s
+        running = self._running
+        while running and running[0][0] <= now:
+            self._running_b -= heapq.heappop(running)[1]
+        straddling = self._straddling
+        queue = self._in_window
+        while queue and queue[0][0] < start:
+            _, b_s, b, length = queue.popleft()
+            self._window_total -= length
+            if b_s > start:
+                heapq.heappush(straddling, [b_s, b])
+                self._straddling_b += b
+        while straddling and straddling[0][0] <= start:
+            self._straddling_b -= heapq.heappop(straddling)[1]
+        # converting start may refine the unit, so it comes before the sum
+        start_exact = self._exact(start) if straddling else 0
+        busy = self._window_total - self._running_b + self._straddling_b
+        if running:
+            busy += len(running) * self._now_exact
+        if straddling:
+            busy -= len(straddling) * start_exact
+        # int / int is correctly rounded in Python, whatever the sizes
+        return busy / self._unit
 
 
 class DvfsState:
     """Level and recent busy intervals of one DVFS unit."""
 
     __slots__ = (
-        "_recent",
+        "_busy",
+        "_ran",
         "cap",
         "changes",
         "function",
@@ -36,31 +177,23 @@ class DvfsState:
         self.slots = unit.slots
         self.level = self.table.top
         self.cap: int | None = None  # thermal cap on the level (None: not throttled)
-        self._recent: deque[tuple[float, float]] = deque()
+        # windowed governors see the exact busy time; the others only whether an op ran
+        self._busy = BusyWindow(self.window_s) if self.window_s > 0 else None
+        self._ran = False
         # (time, level) at t = 0 and at every op start that moved the level: levels only
         # change there, so this is the unit's level over time (the ``dvfs_levels`` table)
         self.changes: list[tuple[float, int]] = [(0.0, self.level)]
 
+    def utilisation(self, now: float) -> float:
+        """The busy fraction (0..1) the governor sees for an op starting at ``now`` (s)."""
+        if self._busy is None:
+            return 1.0 if self._ran else 0.0
+        return min(self._busy.busy_s(now) / (self.window_s * self.slots), 1.0)
+
     def decide(self, now: float) -> int:
         """The level for an op starting now."""
-        if self.window_s > 0:
-            start = now - self.window_s
-            while self._recent and self._recent[0][1] <= start:
-                self._recent.popleft()
-            # a plain loop, not sum() over a generator with min/max calls: this runs at every
-            # op start and dominated the engine's time (docs/performance.md); the
-            # additions happen in the same order, so the float result is the same
-            busy = 0.0
-            for a, b in self._recent:
-                high = b if b < now else now
-                low = a if a > start else start
-                if high > low:
-                    busy += high - low
-            utilisation = min(busy / (self.window_s * self.slots), 1.0)
-        else:
-            utilisation = 1.0 if self._recent else 0.0
         level = self.function(
-            self.table, GovernorInput(utilisation, self.level, self.cap), self.options
+            self.table, GovernorInput(self.utilisation(now), self.level, self.cap), self.options
         )
         if level != self.level:
             changes = self.changes
@@ -72,6 +205,7 @@ class DvfsState:
         return level
 
     def record(self, start_s: float, end_s: float) -> None:
-        self._recent.append((start_s, end_s))
-        if self.window_s <= 0 and len(self._recent) > 1:
-            self._recent.popleft()
+        """Note an op running on the unit over ``[start_s, end_s]`` (s)."""
+        self._ran = True
+        if self._busy is not None:
+            self._busy.record(start_s, end_s)
