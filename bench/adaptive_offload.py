@@ -11,6 +11,7 @@ from this script::
 
 from __future__ import annotations
 
+import argparse
 import copy
 import sys
 from pathlib import Path
@@ -97,8 +98,9 @@ def run(path: Path) -> pd.DataFrame:
 
 
 def main(argv: list[str]) -> None:
-    path = Path(argv[0]) if argv else EXAMPLE
-    table = run(path)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("scenario", nargs="?", type=Path, default=EXAMPLE)
+    table = run(parser.parse_args(argv).scenario)
     with pd.option_context("display.width", 200, "display.max_columns", 20):
         print(table.round(1).to_string(index=False))
 

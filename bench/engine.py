@@ -145,7 +145,7 @@ def run_ours(scenario, plans, oracle):
     wall = time.perf_counter() - t0
     events = next(engine.env._eid)
     n_ops = sum(server.jobs_served for server in engine.units.values())
-    makespan = max(r.finish_s for r in engine.requests)
+    makespan = max(r.finish_s for r in engine.requests.records())
     return wall, n_ops, events, makespan, engine
 
 
@@ -362,7 +362,7 @@ def main(argv=None) -> int:
 
     # reference run of ours: arrival times for the bare loop, op count, events check
     _, n_ops, ours_events, ours_makespan, engine = run_ours(scenario, plans, oracle)
-    arrivals = [(r.arrival_s, r.app.entry.app) for r in engine.requests]
+    arrivals = [(r.arrival_s, r.app.entry.app) for r in engine.requests.records()]
     index = {app: {name: i for i, name in enumerate(p.ops)} for app, p in plans.items()}
     trace = engine.ledger.op_table()
     ours_starts = {
