@@ -40,6 +40,8 @@ from simulator.errors import SocsimError
 
 def is_integer(value: object) -> bool:
     """True for ints (numpy's too), False for bools and floats."""
+    if type(value) is int:  # the common case, without the abstract-class check
+        return True
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
@@ -181,6 +183,8 @@ class DvfsTable:
 
     def check_level(self, level: int) -> int:
         """``level`` itself, or :class:`SocsimError` when it is not a level of this table."""
+        if type(level) is int and 0 <= level <= self.top:  # asked at every op start
+            return level
         if not is_integer(level) or not 0 <= level <= self.top:
             raise SocsimError(f"DVFS level must be an integer in 0..{self.top}, got {level!r}")
         return int(level)
