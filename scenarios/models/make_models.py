@@ -21,6 +21,18 @@ OPSET = 17
 HERE = Path(__file__).resolve().parent
 
 
+def finish(graph: onnx.GraphProto, opset: int = OPSET) -> onnx.ModelProto:
+    """``graph`` as a checked model of ``opset``, stamped as this script's output."""
+    model = helper.make_model(
+        graph,
+        opset_imports=[helper.make_opsetid("", opset)],
+        ir_version=IR_VERSION,
+        producer_name="socsim make_models.py",
+    )
+    onnx.checker.check_model(model)
+    return model
+
+
 class Net:
     """A tiny ONNX graph builder tracking channel counts (NCHW, batch dimension 'N')."""
 
@@ -113,14 +125,7 @@ class Net:
     def model(self, output: str) -> onnx.ModelProto:
         out = helper.make_tensor_value_info(output, TensorProto.FLOAT, ["N", self.channels[output]])
         graph = helper.make_graph(self.nodes, self.name, self.inputs, [out], self.inits)
-        model = helper.make_model(
-            graph,
-            opset_imports=[helper.make_opsetid("", OPSET)],
-            ir_version=IR_VERSION,
-            producer_name="socsim make_models.py",
-        )
-        onnx.checker.check_model(model)
-        return model
+        return finish(graph)
 
 
 def conv_bn_relu(
@@ -218,14 +223,7 @@ def tiny_mlp(features: int = 64, hidden: int = 128, classes: int = 10) -> onnx.M
         [helper.make_tensor_value_info("probs", TensorProto.FLOAT, ["N", classes])],
         inits,
     )
-    model = helper.make_model(
-        graph,
-        opset_imports=[helper.make_opsetid("", OPSET)],
-        ir_version=IR_VERSION,
-        producer_name="socsim make_models.py",
-    )
-    onnx.checker.check_model(model)
-    return model
+    return finish(graph)
 
 
 def transformer_encoder(
@@ -290,14 +288,7 @@ def transformer_encoder(
         [helper.make_tensor_value_info(x, TensorProto.FLOAT, ["N", seq_len, d_model])],
         inits,
     )
-    model = helper.make_model(
-        graph,
-        opset_imports=[helper.make_opsetid("", 20)],
-        ir_version=IR_VERSION,
-        producer_name="socsim make_models.py",
-    )
-    onnx.checker.check_model(model)
-    return model
+    return finish(graph, opset=20)
 
 
 def small_cnn_fp16() -> onnx.ModelProto:

@@ -13,7 +13,8 @@ import pandas as pd
 from simulator.errors import ScenarioError
 from simulator.placement.base import PlacementSpec
 from simulator.schema import INVALID, Context, Loc
-from simulator.score.card import (
+from simulator.score import card
+from simulator.score.card import (  # noqa: F401  (re-exported through __all__)
     PARETO_INDICATORS,
     Combination,
     describe,
@@ -60,13 +61,4 @@ def score_scenario(scenario: Scenario) -> pd.DataFrame:
     return score_rows(scenario, section["combinations"], section["placements"], section["app"])
 
 
-__all__ = [
-    "PARETO_INDICATORS",
-    "Combination",
-    "describe",
-    "flexibility",
-    "pareto_mask",
-    "score_rows",
-    "score_scenario",
-    "score_section",
-]
+__all__ = [*card.__all__, "score_scenario", "score_section"]
