@@ -83,15 +83,23 @@ def barrier_time_s(unit: ComputeUnit) -> float:
     return unit.barrier_s * math.log2(unit.op_cores) if unit.op_cores > 1 else 0.0
 
 
-def memory_time_s(op: Op, unit: ComputeUnit) -> float:
-    """Roofline memory-bound time (s): bytes moved over the unit's DRAM bandwidth."""
-    if math.isinf(unit.memory_bandwidth_bytes_per_s):
-        return 0.0
-    nbytes = op.bytes_moved
+def dram_traffic_bytes(op: Op, unit: ComputeUnit) -> float:
+    """Bytes the op moves between the node's DRAM and ``unit`` (B).
+
+    The figure a node's shared DRAM bandwidth is divided by while ops run at once.
+    """
+    nbytes = float(op.bytes_moved)
     if op.sparsity and not unit.sparse_efficiency:
         # a dense kernel expands the compressed weights and streams them dense
         nbytes += op.dense_weight_bytes - op.weight_bytes
-    return nbytes / unit.memory_bandwidth_bytes_per_s
+    return nbytes
+
+
+def memory_time_s(op: Op, unit: ComputeUnit) -> float:
+    """Roofline memory-bound time (s): DRAM traffic over the unit's DRAM bandwidth."""
+    if math.isinf(unit.memory_bandwidth_bytes_per_s):
+        return 0.0
+    return dram_traffic_bytes(op, unit) / unit.memory_bandwidth_bytes_per_s
 
 
 def op_time_s(op: Op, unit: ComputeUnit, unit_id: str = "") -> float:
