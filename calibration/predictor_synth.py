@@ -114,3 +114,63 @@ def synthetic_table(
             }
         )
     return pd.DataFrame(rows)
+
+
+def random_artifact(
+    kinds: tuple[str, ...] = ("conv", "dwconv", "fc", "elementwise"),
+    dtypes: tuple[str, ...] = ("fp32",),
+    n_trees: int = 200,
+    depth: int = 4,
+    seed: int = 0,
+    threads: int = 1,
+) -> dict:
+    """A valid artifact of complete random trees (no training; sizes and speed only).
+
+    Every tree splits on random features at log-uniform thresholds in [1, 1e9]; leaves
+    hold small log-ratios, so predictions stay within a few percent of the baseline.
+    """
+    from simulator.hardware.kernel_features import FEATURES, kind_features
+    from simulator.hardware.predictor_format import FORMAT, VERSION
+
+    rng = np.random.default_rng(seed)
+    n_nodes = 2 ** (depth + 1) - 1
+    internal = 2**depth - 1
+    models, used = [], set()
+    for kind in kinds:
+        names = kind_features(kind)
+        used.update(names)
+        for dtype in dtypes:
+            trees = []
+            for _ in range(n_trees):
+                nodes = range(n_nodes)
+                trees.append(
+                    {
+                        "feature": [int(rng.integers(len(names))) if i < internal else -1 for i in nodes],
+                        "threshold": [float(10 ** rng.uniform(0, 9)) if i < internal else 0.0 for i in nodes],
+                        "left": [2 * i + 1 if i < internal else -1 for i in nodes],
+                        "right": [2 * i + 2 if i < internal else -1 for i in nodes],
+                        "value": [float(rng.normal(0, 0.01)) if i >= internal else 0.0 for i in nodes],
+                    }
+                )  # fmt: skip
+            models.append(
+                {
+                    "kind": kind,
+                    "dtype": dtype,
+                    "threads": threads,
+                    "features": list(names),
+                    "target": "log_ratio",
+                    "baseline": {"fixed_s": FIXED_S, "flop_rate_per_s": 50e9, "byte_rate_per_s": 20e9},
+                    "ensemble": {"combine": "sum", "offset": 0.0, "scale": 0.05},
+                    "trees": trees,
+                    "range": {n: [0.0, 1e12] for n in names},
+                    "training": {"rows": 0, "method": "random (not trained)"},
+                }
+            )  # fmt: skip
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "features": {n: FEATURES[n][0] for n in FEATURES if n in used},
+        "provenance": {"notes": "random trees for size and speed checks; not a measurement"},
+        "overhead_s": 0.0,
+        "models": models,
+    }

@@ -276,78 +276,96 @@ def _finite(value: Any) -> bool:
 
 def _flatten(c: _Checker, trees: list, where: str, n_features: int) -> Forest:
     """Check every tree and concatenate them (children re-based to global indices)."""
-    columns: dict[str, list] = {k: [] for k in TREE_ARRAYS}
-    roots, depth = [], 0
+    parts: dict[str, list[np.ndarray]] = {k: [] for k in TREE_ARRAYS}
+    roots, depth, base = [], 0, 0
     for t, tree in enumerate(trees):
         here = f"{where}[{t}]"
         if not isinstance(tree, dict):
             raise c.fail(here, f"expected an object with {', '.join(TREE_ARRAYS)}")
-        arrays = {k: c.get(tree, k, here, list, "a list") for k in TREE_ARRAYS}
-        n = len(arrays["feature"])
-        if n == 0 or any(len(a) != n for a in arrays.values()):
-            sizes = {k: len(a) for k, a in arrays.items()}
+        arrays = {k: _array(c, tree, k, here) for k in TREE_ARRAYS}
+        n = arrays["feature"].size
+        if n == 0 or any(a.size != n for a in arrays.values()):
+            sizes = {k: a.size for k, a in arrays.items()}
             raise c.fail(here, f"expected arrays of one non-zero length, got {sizes}")
-        base = len(columns["feature"])
-        roots.append(base)
         depth = max(depth, _check_tree(c, arrays, here, n_features))
-        for i in range(n):
-            leaf = arrays["left"][i] == -1
-            columns["feature"].append(0 if leaf else arrays["feature"][i])
-            columns["threshold"].append(math.inf if leaf else float(arrays["threshold"][i]))
-            columns["left"].append(base + (i if leaf else arrays["left"][i]))
-            columns["right"].append(base + (i if leaf else arrays["right"][i]))
-            columns["value"].append(float(arrays["value"][i]))
+        leaf = arrays["left"] == -1
+        own = np.arange(n)
+        roots.append(base)
+        parts["feature"].append(np.where(leaf, 0, arrays["feature"]))
+        parts["threshold"].append(np.where(leaf, math.inf, arrays["threshold"]))
+        parts["left"].append(base + np.where(leaf, own, arrays["left"]))
+        parts["right"].append(base + np.where(leaf, own, arrays["right"]))
+        parts["value"].append(arrays["value"])
+        base += n
+    flat = {k: np.concatenate(v) for k, v in parts.items()}
     return Forest(
-        np.array(columns["feature"], dtype=np.intp),
-        np.array(columns["threshold"], dtype=np.float64),
-        np.array(columns["left"], dtype=np.intp),
-        np.array(columns["right"], dtype=np.intp),
-        np.array(columns["value"], dtype=np.float64),
+        flat["feature"].astype(np.intp),
+        flat["threshold"].astype(np.float64),
+        flat["left"].astype(np.intp),
+        flat["right"].astype(np.intp),
+        flat["value"].astype(np.float64),
         np.array(roots, dtype=np.intp),
         depth,
     )
 
 
-def _check_tree(c: _Checker, arrays: Mapping[str, list], where: str, n_features: int) -> int:
+_INTEGER_ARRAYS = ("feature", "left", "right")
+
+
+def _array(c: _Checker, tree: Mapping, key: str, where: str) -> np.ndarray:
+    """A tree's array ``key``: integers (feature, left, right) or finite numbers."""
+    values = c.get(tree, key, where, list, "a list")
+    types = {type(v) for v in values}
+    allowed = {int} if key in _INTEGER_ARRAYS else {int, float}
+    if not types <= allowed:
+        what = "integers" if key in _INTEGER_ARRAYS else "numbers"
+        bad = sorted(t.__name__ for t in types - allowed)
+        raise c.fail(f"{where}.{key}", f"expected a list of {what}, got {', '.join(bad)} values")
+    array = np.array(values, dtype=np.int64 if key in _INTEGER_ARRAYS else np.float64)
+    if key not in _INTEGER_ARRAYS and not np.isfinite(array).all():
+        raise c.fail(f"{where}.{key}[{int(np.argmin(np.isfinite(array)))}]", "expected finite")
+    return array
+
+
+def _check_tree(c: _Checker, arrays: Mapping[str, np.ndarray], where: str, n_features: int) -> int:
     """Check one tree's arrays; its depth (edges on the longest root-to-leaf path).
 
     A leaf has ``left = right = -1``; an internal node's children have larger indices
     than it (as scikit-learn numbers them), which rules out cycles, and every node but
     the root has exactly one parent.
     """
-    n = len(arrays["feature"])
-    parents = [0] * n
-    depth = [0] * n
-    for i in range(n):
-        left, right = arrays["left"][i], arrays["right"][i]
-        if not all(isinstance(v, int) and not isinstance(v, bool) for v in (left, right)):
-            raise c.fail(f"{where}.left/right[{i}]", "expected integer node indices")
-        if not _finite(arrays["value"][i]):
-            raise c.fail(f"{where}.value[{i}]", "expected a finite number")
-        if left == -1 and right == -1:
-            continue
-        for side, child in (("left", left), ("right", right)):
-            if not i < child < n:
-                raise c.fail(
-                    f"{where}.{side}[{i}]",
-                    f"expected -1 (leaf) or a node index in ({i}, {n}), got {child}",
-                )
-            parents[child] += 1
-            depth[child] = depth[i] + 1
-        feature = arrays["feature"][i]
-        if not (isinstance(feature, int) and not isinstance(feature, bool)) or not (
-            0 <= feature < n_features
-        ):
+    left, right, feature = arrays["left"], arrays["right"], arrays["feature"]
+    n = left.size
+    own = np.arange(n)
+    leaf = (left == -1) & (right == -1)
+    for side, child in (("left", left), ("right", right)):
+        bad = ~leaf & ~((child > own) & (child < n))
+        if bad.any():
+            i = int(np.argmax(bad))
             raise c.fail(
-                f"{where}.feature[{i}]",
-                f"expected a feature index in [0, {n_features}), got {feature!r}",
+                f"{where}.{side}[{i}]",
+                f"expected -1 (leaf, with the other child -1) or a node index in "
+                f"({i}, {n}), got {int(child[i])}",
             )
-        if not _finite(arrays["threshold"][i]):
-            raise c.fail(f"{where}.threshold[{i}]", "expected a finite number")
-    orphans = [i for i in range(1, n) if parents[i] != 1]
-    if parents[0] or orphans:
-        node = orphans[0] if orphans else 0
+    bad = ~leaf & ~((feature >= 0) & (feature < n_features))
+    if bad.any():
+        i = int(np.argmax(bad))
         raise c.fail(
-            where, f"node {node} has {parents[node]} parents; every node but the root has one"
+            f"{where}.feature[{i}]",
+            f"expected a feature index in [0, {n_features}), got {int(feature[i])}",
         )
-    return max(depth)
+    parents = np.bincount(np.concatenate([left[~leaf], right[~leaf]]), minlength=n)
+    wrong = np.flatnonzero(parents != (own > 0))
+    if wrong.size:
+        node = int(wrong[0])
+        raise c.fail(
+            where,
+            f"node {node} has {int(parents[node])} parents; every node but the root has one",
+        )
+    depth, frontier = 0, np.array([0])
+    while True:  # children have larger indices: at most n levels
+        inner = frontier[~leaf[frontier]]
+        if not inner.size:
+            return depth
+        frontier = np.concatenate([left[inner], right[inner]])
+        depth += 1
