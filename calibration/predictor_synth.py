@@ -133,25 +133,12 @@ def random_artifact(
     from simulator.hardware.predictor_format import FORMAT, VERSION
 
     rng = np.random.default_rng(seed)
-    n_nodes = 2 ** (depth + 1) - 1
-    internal = 2**depth - 1
     models, used = [], set()
     for kind in kinds:
         names = kind_features(kind)
         used.update(names)
         for dtype in dtypes:
-            trees = []
-            for _ in range(n_trees):
-                nodes = range(n_nodes)
-                trees.append(
-                    {
-                        "feature": [int(rng.integers(len(names))) if i < internal else -1 for i in nodes],
-                        "threshold": [float(10 ** rng.uniform(0, 9)) if i < internal else 0.0 for i in nodes],
-                        "left": [2 * i + 1 if i < internal else -1 for i in nodes],
-                        "right": [2 * i + 2 if i < internal else -1 for i in nodes],
-                        "value": [float(rng.normal(0, 0.01)) if i >= internal else 0.0 for i in nodes],
-                    }
-                )  # fmt: skip
+            trees = [_random_tree(rng, depth, len(names)) for _ in range(n_trees)]
             models.append(
                 {
                     "kind": kind,
@@ -159,7 +146,9 @@ def random_artifact(
                     "threads": threads,
                     "features": list(names),
                     "target": "log_ratio",
-                    "baseline": {"fixed_s": FIXED_S, "flop_rate_per_s": 50e9, "byte_rate_per_s": 20e9},
+                    "baseline": {
+                        "fixed_s": FIXED_S, "flop_rate_per_s": 50e9, "byte_rate_per_s": 20e9
+                    },
                     "ensemble": {"combine": "sum", "offset": 0.0, "scale": 0.05},
                     "trees": trees,
                     "range": {n: [0.0, 1e12] for n in names},
@@ -173,4 +162,17 @@ def random_artifact(
         "provenance": {"notes": "random trees for size and speed checks; not a measurement"},
         "overhead_s": 0.0,
         "models": models,
+    }
+
+
+def _random_tree(rng: np.random.Generator, depth: int, n_features: int) -> dict[str, list]:
+    """A complete tree of ``depth`` levels in scikit-learn's array layout."""
+    internal = 2**depth - 1
+    nodes = range(2 ** (depth + 1) - 1)
+    return {
+        "feature": [int(rng.integers(n_features)) if i < internal else -1 for i in nodes],
+        "threshold": [float(10 ** rng.uniform(0, 9)) if i < internal else 0.0 for i in nodes],
+        "left": [2 * i + 1 if i < internal else -1 for i in nodes],
+        "right": [2 * i + 2 if i < internal else -1 for i in nodes],
+        "value": [float(rng.normal(0, 0.01)) if i >= internal else 0.0 for i in nodes],
     }

@@ -104,6 +104,9 @@ class KernelPredictor:
         The artifact's JSON object.
     source : str
         Where it came from, for messages.
+    digest : str, optional
+        Identity of the content (equal digests: equal predictors); default: the SHA-256
+        of ``data`` as sorted compact JSON.
 
     Raises
     ------
@@ -111,14 +114,18 @@ class KernelPredictor:
         When the artifact is malformed (see :func:`check_artifact`).
     """
 
-    def __init__(self, data: Mapping[str, Any], source: str = "<artifact>"):
+    def __init__(
+        self, data: Mapping[str, Any], source: str = "<artifact>", digest: str | None = None
+    ):
         self.source = source
         self.overhead_s, self.provenance, models = check_artifact(data, source)
         self._models: dict[tuple[str, str], list[KindModel]] = {}
         for model in models:
             self._models.setdefault((model.kind, model.dtype), []).append(model)
-        text = json.dumps(data, sort_keys=True, separators=(",", ":"))
-        self.digest = hashlib.sha256(text.encode()).hexdigest()
+        if digest is None:
+            text = json.dumps(data, sort_keys=True, separators=(",", ":"))
+            digest = hashlib.sha256(text.encode()).hexdigest()
+        self.digest = digest
         self._memo: dict[tuple, float | None] = {}
         self._warned: set[tuple] = set()
 
@@ -244,4 +251,5 @@ def load_predictor(path: str | Path) -> KernelPredictor:
         Naming the file, the JSON path and what was expected, when the file is
         unreadable, not JSON, of another format or version, or inconsistent.
     """
-    return KernelPredictor(read_artifact(path), str(path))
+    data, digest = read_artifact(path)
+    return KernelPredictor(data, str(path), digest)

@@ -9,6 +9,7 @@ of the offending value and what was expected.
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import math
 from collections.abc import Mapping
@@ -91,8 +92,9 @@ class KindModel:
     training: Mapping[str, Any]
 
 
-def read_artifact(path: str | Path) -> dict:
-    """The JSON object of the artifact at ``path`` (gzip'd when it starts with gzip's magic).
+def read_artifact(path: str | Path) -> tuple[dict, str]:
+    """The JSON object of the artifact at ``path`` (gzip'd when it starts with gzip's
+    magic) and the SHA-256 of its JSON text.
 
     Raises
     ------
@@ -117,7 +119,7 @@ def read_artifact(path: str | Path) -> dict:
         raise PredictorFormatError(name, "", f"not valid JSON: {exc}") from None
     if not isinstance(data, dict):
         raise PredictorFormatError(name, "", f"expected a JSON object, got {type(data).__name__}")
-    return data
+    return data, hashlib.sha256(raw).hexdigest()
 
 
 def _no_constant(word: str) -> Any:
@@ -275,36 +277,78 @@ def _finite(value: Any) -> bool:
 
 
 def _flatten(c: _Checker, trees: list, where: str, n_features: int) -> Forest:
-    """Check every tree and concatenate them (children re-based to global indices)."""
-    parts: dict[str, list[np.ndarray]] = {k: [] for k in TREE_ARRAYS}
-    roots, depth, base = [], 0, 0
+    """Check every tree and concatenate them (children re-based to global indices).
+
+    A leaf has ``left = right = -1``; an internal node's children have larger indices
+    than it within its tree (as scikit-learn numbers them), which rules out cycles, and
+    every node but a root has exactly one parent. The checks run on all trees at once.
+    """
+    columns: dict[str, list] = {k: [] for k in TREE_ARRAYS}
+    sizes = []
     for t, tree in enumerate(trees):
-        here = f"{where}[{t}]"
         if not isinstance(tree, dict):
-            raise c.fail(here, f"expected an object with {', '.join(TREE_ARRAYS)}")
-        arrays = {k: _array(c, tree, k, here) for k in TREE_ARRAYS}
-        n = arrays["feature"].size
-        if n == 0 or any(a.size != n for a in arrays.values()):
-            sizes = {k: a.size for k, a in arrays.items()}
-            raise c.fail(here, f"expected arrays of one non-zero length, got {sizes}")
-        depth = max(depth, _check_tree(c, arrays, here, n_features))
-        leaf = arrays["left"] == -1
-        own = np.arange(n)
-        roots.append(base)
-        parts["feature"].append(np.where(leaf, 0, arrays["feature"]))
-        parts["threshold"].append(np.where(leaf, math.inf, arrays["threshold"]))
-        parts["left"].append(base + np.where(leaf, own, arrays["left"]))
-        parts["right"].append(base + np.where(leaf, own, arrays["right"]))
-        parts["value"].append(arrays["value"])
-        base += n
-    flat = {k: np.concatenate(v) for k, v in parts.items()}
+            raise c.fail(f"{where}[{t}]", f"expected an object with {', '.join(TREE_ARRAYS)}")
+        arrays = {k: c.get(tree, k, f"{where}[{t}]", list, "a list") for k in TREE_ARRAYS}
+        n = len(arrays["feature"])
+        if n == 0 or any(len(a) != n for a in arrays.values()):
+            lengths = {k: len(a) for k, a in arrays.items()}
+            raise c.fail(f"{where}[{t}]", f"expected arrays of one non-zero length, got {lengths}")
+        sizes.append(n)
+        for key, values in arrays.items():
+            columns[key].extend(values)
+    roots = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.intp)
+    tree_of = np.repeat(np.arange(len(sizes)), sizes)
+    local = np.arange(tree_of.size) - roots[tree_of]
+
+    def at(index: int, key: str) -> str:  # the JSON path of a node's array entry
+        t = int(tree_of[index])
+        return f"{where}[{t}].{key}[{int(local[index])}]"
+
+    flat = {k: _array(c, columns[k], k, tree_of, local, where) for k in TREE_ARRAYS}
+    left, right, feature = flat["left"], flat["right"], flat["feature"]
+    leaf = (left == -1) & (right == -1)
+    end = (roots + np.asarray(sizes))[tree_of]  # one past the last node of each tree
+    own = np.arange(tree_of.size)
+    for side, child in (("left", left), ("right", right)):
+        bad = ~leaf & ~((child > local) & (child < end - roots[tree_of]))
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise c.fail(
+                at(i, side),
+                f"expected -1 (leaf, with the other child -1) or a node index in "
+                f"({int(local[i])}, {sizes[tree_of[i]]}), got {int(child[i])}",
+            )
+    bad = ~leaf & ~((feature >= 0) & (feature < n_features))
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise c.fail(
+            at(i, "feature"),
+            f"expected a feature index in [0, {n_features}), got {int(feature[i])}",
+        )
+    left = np.where(leaf, own, left + roots[tree_of])
+    right = np.where(leaf, own, right + roots[tree_of])
+    parents = np.bincount(np.concatenate([left[~leaf], right[~leaf]]), minlength=own.size)
+    wrong = np.flatnonzero(parents != (local > 0))
+    if wrong.size:
+        i = int(wrong[0])
+        raise c.fail(
+            f"{where}[{int(tree_of[i])}]",
+            f"node {int(local[i])} has {int(parents[i])} parents; every node but the root has one",
+        )
+    depth, frontier = 0, roots
+    while True:  # children have larger indices: at most max(sizes) levels
+        inner = frontier[~leaf[frontier]]
+        if not inner.size:
+            break
+        frontier = np.concatenate([left[inner], right[inner]])
+        depth += 1
     return Forest(
-        flat["feature"].astype(np.intp),
-        flat["threshold"].astype(np.float64),
-        flat["left"].astype(np.intp),
-        flat["right"].astype(np.intp),
-        flat["value"].astype(np.float64),
-        np.array(roots, dtype=np.intp),
+        np.where(leaf, 0, feature).astype(np.intp),
+        np.where(leaf, math.inf, flat["threshold"]),
+        left.astype(np.intp),
+        right.astype(np.intp),
+        flat["value"],
+        roots,
         depth,
     )
 
@@ -312,60 +356,23 @@ def _flatten(c: _Checker, trees: list, where: str, n_features: int) -> Forest:
 _INTEGER_ARRAYS = ("feature", "left", "right")
 
 
-def _array(c: _Checker, tree: Mapping, key: str, where: str) -> np.ndarray:
-    """A tree's array ``key``: integers (feature, left, right) or finite numbers."""
-    values = c.get(tree, key, where, list, "a list")
+def _array(c: _Checker, values: list, key: str, tree_of, local, where: str) -> np.ndarray:
+    """All trees' ``key`` arrays as one: integers (feature, left, right) or finite numbers."""
+    integer = key in _INTEGER_ARRAYS
+    allowed = (int,) if integer else (int, float)
     types = {type(v) for v in values}
-    allowed = {int} if key in _INTEGER_ARRAYS else {int, float}
-    if not types <= allowed:
-        what = "integers" if key in _INTEGER_ARRAYS else "numbers"
-        bad = sorted(t.__name__ for t in types - allowed)
-        raise c.fail(f"{where}.{key}", f"expected a list of {what}, got {', '.join(bad)} values")
-    array = np.array(values, dtype=np.int64 if key in _INTEGER_ARRAYS else np.float64)
-    if key not in _INTEGER_ARRAYS and not np.isfinite(array).all():
-        raise c.fail(f"{where}.{key}[{int(np.argmin(np.isfinite(array)))}]", "expected finite")
+    if not types <= set(allowed):
+        i = next(j for j, v in enumerate(values) if type(v) not in allowed)
+        what = "an integer" if integer else "a number"
+        raise c.fail(
+            f"{where}[{int(tree_of[i])}].{key}[{int(local[i])}]",
+            f"expected {what}, got {values[i]!r:.40}",
+        )
+    try:
+        array = np.array(values, dtype=np.int64 if integer else np.float64)
+    except OverflowError:
+        raise c.fail(f"{where}[*].{key}", "a value does not fit a 64-bit number") from None
+    if not integer and not np.isfinite(array).all():
+        i = int(np.argmin(np.isfinite(array)))
+        raise c.fail(f"{where}[{int(tree_of[i])}].{key}[{int(local[i])}]", "expected finite")
     return array
-
-
-def _check_tree(c: _Checker, arrays: Mapping[str, np.ndarray], where: str, n_features: int) -> int:
-    """Check one tree's arrays; its depth (edges on the longest root-to-leaf path).
-
-    A leaf has ``left = right = -1``; an internal node's children have larger indices
-    than it (as scikit-learn numbers them), which rules out cycles, and every node but
-    the root has exactly one parent.
-    """
-    left, right, feature = arrays["left"], arrays["right"], arrays["feature"]
-    n = left.size
-    own = np.arange(n)
-    leaf = (left == -1) & (right == -1)
-    for side, child in (("left", left), ("right", right)):
-        bad = ~leaf & ~((child > own) & (child < n))
-        if bad.any():
-            i = int(np.argmax(bad))
-            raise c.fail(
-                f"{where}.{side}[{i}]",
-                f"expected -1 (leaf, with the other child -1) or a node index in "
-                f"({i}, {n}), got {int(child[i])}",
-            )
-    bad = ~leaf & ~((feature >= 0) & (feature < n_features))
-    if bad.any():
-        i = int(np.argmax(bad))
-        raise c.fail(
-            f"{where}.feature[{i}]",
-            f"expected a feature index in [0, {n_features}), got {int(feature[i])}",
-        )
-    parents = np.bincount(np.concatenate([left[~leaf], right[~leaf]]), minlength=n)
-    wrong = np.flatnonzero(parents != (own > 0))
-    if wrong.size:
-        node = int(wrong[0])
-        raise c.fail(
-            where,
-            f"node {node} has {int(parents[node])} parents; every node but the root has one",
-        )
-    depth, frontier = 0, np.array([0])
-    while True:  # children have larger indices: at most n levels
-        inner = frontier[~leaf[frontier]]
-        if not inner.size:
-            return depth
-        frontier = np.concatenate([left[inner], right[inner]])
-        depth += 1

@@ -196,11 +196,11 @@ MALFORMED = {
     ),
     "text threshold": (
         lambda d: _tree(d)["threshold"].__setitem__(0, "1e6"),
-        "threshold: expected a list of numbers, got str values",
+        "trees[0].threshold[0]: expected a number, got '1e6'",
     ),
     "bool child": (
         lambda d: _tree(d)["left"].__setitem__(1, True),
-        "left: expected a list of integers, got bool values",
+        "trees[0].left[1]: expected an integer, got True",
     ),
     "missing range": (
         lambda d: d["models"][0]["range"].pop("kernel"),
