@@ -69,10 +69,13 @@ def predict_raw(forest: Forest, combine: str, offset: float, scale: float, x: np
     scikit-learn's ``predict`` of the model the artifact was exported from.
     """
     x = np.asarray(x, dtype=np.float32).astype(np.float64)
-    nodes = np.broadcast_to(forest.roots, (x.shape[0], forest.roots.size))
-    rows = np.arange(x.shape[0])[:, None]
+    n_samples, n_features = x.shape
+    flat = x.ravel()
+    # row offsets into the flattened features, one row of nodes per sample
+    base = (np.arange(n_samples) * n_features)[:, None]
+    nodes = np.tile(forest.roots, (n_samples, 1))
     for _ in range(forest.depth):
-        go_left = x[rows, forest.feature[nodes]] <= forest.threshold[nodes]
+        go_left = flat[base + forest.feature[nodes]] <= forest.threshold[nodes]
         nodes = np.where(go_left, forest.left[nodes], forest.right[nodes])
     leaves = forest.value[nodes]
     if combine == "sum":
@@ -153,8 +156,15 @@ class KernelPredictor:
         if not candidates:
             return None
         model = min(candidates, key=lambda m: (abs(m.threads - cores), m.threads))
+        return model if self._vector(model, op) is not None else None
+
+    @staticmethod
+    def _vector(model: KindModel, op: Op) -> np.ndarray | None:
+        """The op's feature vector in the model's order, or None when it lacks one."""
         features = op_features(op)
-        return model if all(name in features for name in model.features) else None
+        if not all(name in features for name in model.features):
+            return None
+        return np.array([features[name] for name in model.features])
 
     def time_s(self, op: Op, cores: int) -> float | None:
         """Predicted time (s) of ``op`` on a unit whose op runs on ``cores`` cores:
@@ -178,13 +188,15 @@ class KernelPredictor:
         return self._memo[key]
 
     def _predict(self, op: Op, cores: int) -> float | None:
-        model = self.model_for(op, cores)
-        if model is None:
+        candidates = self._models.get((op.kind, op.dtype))
+        if not candidates:
             return None
-        features = op_features(op)
-        x = np.array([[features[name] for name in model.features]])
-        self._check_range(model, x[0])
-        kernel = float(kernel_times_s(model, x, [op.flops], [op.bytes_moved])[0])
+        model = min(candidates, key=lambda m: (abs(m.threads - cores), m.threads))
+        x = self._vector(model, op)
+        if x is None:
+            return None
+        self._check_range(model, x)
+        kernel = float(kernel_times_s(model, x[None, :], [op.flops], [op.bytes_moved])[0])
         if model.threads != cores:
             self._warn_once(
                 ("threads", model.kind, model.threads, cores),
@@ -198,6 +210,8 @@ class KernelPredictor:
         return kernel
 
     def _check_range(self, model: KindModel, x: np.ndarray) -> None:
+        if ((x >= model.low) & (x <= model.high)).all():
+            return
         for name, value, low, high in zip(model.features, x, model.low, model.high, strict=True):
             for side, outside in (("below", value < low), ("above", value > high)):
                 if outside:

@@ -273,3 +273,18 @@ def test_gzip_and_plain_json_load_the_same(tmp_path):
     (tmp_path / "a.json").write_bytes(text)
     (tmp_path / "a.json.gz").write_bytes(gzip.compress(text))
     assert load_predictor(tmp_path / "a.json") == load_predictor(tmp_path / "a.json.gz")
+
+
+def test_the_docs_define_every_feature_and_artifact_field():
+    from pathlib import Path
+
+    from simulator.hardware.kernel_features import FEATURES
+
+    text = (Path(__file__).resolve().parents[2] / "docs/predictors.md").read_text()
+    for name, (definition, _) in FEATURES.items():
+        assert f"| `{name}` | {definition} |" in text
+    for field in ("format", "version", "features", "provenance", "overhead_s", "models"):
+        assert f"| `{field}` |" in text
+    model = tiny_artifact()["models"][0]
+    for field in model:
+        assert f"| `models[i].{field}` |" in text
