@@ -181,11 +181,16 @@ class KernelPredictor:
         the engine never.
         """
         key = (op, cores)
-        if key not in self._memo:
-            if len(self._memo) >= _MEMO_LIMIT:
-                self._memo.clear()
-            self._memo[key] = self._predict(op, cores)
-        return self._memo[key]
+        try:
+            return self._memo[key]
+        except KeyError:
+            pass
+        except TypeError:  # an unhashable attribute value: predict without the memo
+            return self._predict(op, cores)
+        if len(self._memo) >= _MEMO_LIMIT:
+            self._memo.clear()
+        value = self._memo[key] = self._predict(op, cores)
+        return value
 
     def _predict(self, op: Op, cores: int) -> float | None:
         candidates = self._models.get((op.kind, op.dtype))

@@ -11,6 +11,8 @@ import pickle
 import warnings
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from calibration.predictor_synth import conv_op, fc_op
 from simulator.graph.model import Op
@@ -288,3 +290,23 @@ def test_the_docs_define_every_feature_and_artifact_field():
     model = tiny_artifact()["models"][0]
     for field in model:
         assert f"| `models[i].{field}` |" in text
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**16), rows=st.integers(1, 12), depth=st.integers(1, 5))
+def test_batch_and_single_row_walks_agree(seed, rows, depth):
+    import numpy as np
+
+    from calibration.predictor_synth import random_artifact
+    from simulator.hardware.predictor import predict_raw
+
+    predictor = KernelPredictor(random_artifact(("fc",), n_trees=7, depth=depth, seed=seed))
+    (model,) = predictor._models["fc", "fp32"]
+    x = 10 ** np.random.default_rng(seed).uniform(0, 9, size=(rows, len(model.features)))
+    batch = predict_raw(model.forest, model.combine, model.offset, model.scale, x)
+    single = [
+        predict_raw(model.forest, model.combine, model.offset, model.scale, row[None, :])[0]
+        for row in x
+    ]
+    assert batch.tolist() == single
+    assert np.isfinite(batch).all()
