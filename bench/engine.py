@@ -55,6 +55,13 @@ What runs (one process, one invocation):
   it includes the interpreter, numpy and pandas. Plus the peak traced Python allocation
   of one untimed run of each (``tracemalloc``), which attributes memory to one simulator.
 
+* **Learned predictor**: the same workload with a kernel-predictor artifact on every
+  phone unit (random 200-tree depth-4 forests per kind for int8 and fp16, ~3 MB; speed
+  only, not a measurement). Printed: planning wall time (``plan_apps`` with a fresh
+  predictor, so every (op, unit) is predicted once) vs the roofline's, and the engine's
+  ops/s with the predictor's plans over the roofline's (best of ``--repeat``): the
+  engine reads durations from the compiled plan, so the ratio should be 1 up to noise.
+
 * **Schedule check**: per op task, the start time in ours vs in each bare loop, from
   untimed reference runs (why they differ is printed).
 """
@@ -69,8 +76,10 @@ import platform
 import resource
 import statistics
 import sys
+import tempfile
 import time
 import tracemalloc
+import warnings
 from pathlib import Path
 
 import simpy
@@ -84,8 +93,9 @@ from simulator.platform import CostOracle  # noqa: E402
 
 
 # -- the workload ------------------------------------------------------------------------------
-def build_scenario(n_requests: int, seed: int = 1):
-    """The benchmark scenario: ``n_requests`` requests alternating between two apps."""
+def build_scenario(n_requests: int, seed: int = 1, predictor: Path | None = None):
+    """The benchmark scenario: ``n_requests`` requests alternating between two apps; with
+    ``predictor`` (an artifact file), every unit of the phone uses it."""
     n_vision = (n_requests + 1) // 2
     n_aux = n_requests // 2
     workload = [
@@ -126,14 +136,78 @@ def build_scenario(n_requests: int, seed: int = 1):
         "name": "bench_engine",
         "seed": seed,
         "include": ["devices/flagship_phone.yaml"],
-        "nodes": {"phone": {"preset": "flagship_phone"}},
+        "nodes": {"phone": {"preset": "flagship_phone"}},  # units: + predictor (below)
         "models": {
             "mnv2": {"zoo": "mobilenet_v2", "dtype": "int8"},
             "r18": {"zoo": "resnet18", "dtype": "fp16"},
         },
         "workload": workload,
     }
-    return parse_scenario(document, base_dir=ROOT / "scenarios", source="<bench/engine.py>")
+    if predictor is not None:
+        units = {u: {"predictor": {"file": str(predictor)}} for u in PHONE_UNITS}
+        document["nodes"]["phone"]["units"] = units
+    allow = [predictor.parent] if predictor is not None else []
+    return parse_scenario(
+        document, base_dir=ROOT / "scenarios", source="<bench/engine.py>", allow_dirs=allow
+    )
+
+
+PHONE_UNITS = ("cpu_big", "cpu_little", "gpu", "dsp", "npu")
+#: Kinds of the two models' ops the bench's predictor has trees for.
+PREDICTED_KINDS = ("conv", "dwconv", "fc", "elementwise", "pool", "activation", "reshape")
+
+
+def predictor_variant(n_requests: int, repeat: int, workdir: Path) -> dict:
+    """Planning and engine wall time with a learned predictor on every phone unit vs
+    the roofline: a random 200-tree depth-4 artifact per kind for int8 and fp16 (speed
+    only, not a measurement; :func:`calibration.predictor_synth.random_artifact`)."""
+    from calibration.predictor_fit import write_predictor
+    from calibration.predictor_synth import random_artifact
+    from simulator.hardware.predictor import KernelPredictor, PredictorRangeWarning
+
+    warnings.simplefilter("ignore", PredictorRangeWarning)  # threads differ: Amdahl-scaled
+    artifact = random_artifact(PREDICTED_KINDS, ("int8", "fp16"), n_trees=200, depth=4)
+    path = write_predictor(artifact, workdir / "bench.predictor.json")
+    walls: dict[str, list[float]] = {k: [] for k in ("plan roofline", "plan predictor")}
+    walls.update({"engine roofline": [], "engine predictor": []})
+    runs, calls = {}, []
+    original = KernelPredictor.kernel_s
+
+    def counted(self, op, cores):  # counts predictions asked for while the engine runs
+        calls.append(op)
+        return original(self, op, cores)
+
+    for _ in range(repeat):
+        for label, file in (("roofline", None), ("predictor", path)):
+            scenario = build_scenario(n_requests, predictor=file)  # fresh: no memo
+            oracle = CostOracle(scenario.platform)
+            gc.collect()
+            t0 = time.perf_counter()
+            plans = plan_apps(scenario, oracle)
+            walls[f"plan {label}"].append(time.perf_counter() - t0)
+            gc.collect()
+            KernelPredictor.kernel_s = counted
+            try:
+                wall, n_ops, events, *_ = run_ours(scenario, plans, oracle)
+            finally:
+                KernelPredictor.kernel_s = original
+            walls[f"engine {label}"].append(wall)
+            runs[label] = (plans, n_ops, events)
+    models = [m for p in runs["predictor"][0].values() for m in p.cost_models]
+    best = {k: min(v) for k, v in walls.items()}
+    return {
+        "ops": runs["predictor"][1],
+        "predicted_ops": models.count("predictor"),
+        "plan_ops": len(models),
+        "artifact_bytes": path.stat().st_size,
+        "engine_predictor_calls": len(calls),
+        "events_per_op": {k: events / n for k, (_, n, events) in runs.items()},
+        "best_s": best,
+        "engine_ratio": best["engine roofline"] / best["engine predictor"],
+        "engine_ratio_paired": statistics.median(
+            r / p for r, p in zip(walls["engine roofline"], walls["engine predictor"], strict=True)
+        ),
+    }
 
 
 # -- ours ----------------------------------------------------------------------------------------
@@ -409,6 +483,8 @@ def main(argv=None) -> int:
         gc.collect()
         walls["simulate"].append(run_simulate(scenario)[0])
     rss_end = peak_rss_mib()
+    with tempfile.TemporaryDirectory() as workdir:
+        variant = predictor_variant(args.requests, args.repeat, Path(workdir))
     traced = {
         "bare": traced_peak_mib(lambda: run_bare(bare_plans, arrivals, unit_ids)),
         "ours": traced_peak_mib(lambda: run_ours(scenario, plans, oracle)),
@@ -493,6 +569,21 @@ def main(argv=None) -> int:
         f"the end; traced Python peak of one run: bare {traced['bare']:.1f} MiB, ours "
         f"{traced['ours']:.1f} MiB, simulate() {traced['simulate']:.1f} MiB"
     )
+    best_v = variant["best_s"]
+    print(
+        f"learned predictor on every phone unit ({variant['predicted_ops']} of "
+        f"{variant['plan_ops']} planned ops predicted, {variant['artifact_bytes']:,} B "
+        f"artifact): planning {best_v['plan roofline'] * 1e3:.1f} ms roofline vs "
+        f"{best_v['plan predictor'] * 1e3:.1f} ms predictor; engine ops/s predictor/roofline "
+        f"{variant['engine_ratio']:.2f} (best/best of {args.repeat}), "
+        f"{variant['engine_ratio_paired']:.2f} (median of per-round pairs)"
+    )
+    per_op = variant["events_per_op"]
+    print(
+        f"  predictor calls during the engine runs: {variant['engine_predictor_calls']}; "
+        f"events/op roofline {per_op['roofline']:.3f}, predictor {per_op['predictor']:.3f} "
+        "(other durations, other schedule: the wall ratio is not only noise)"
+    )
     if n_ops < 10_000:
         print(f"note: only {n_ops} op tasks; the default --requests 100 gives 10 950")
     print(f"total benchmark wall time: {time.perf_counter() - t_start:.1f} s")
@@ -521,6 +612,14 @@ def main(argv=None) -> int:
                     "peak_rss_mib": round(rss_end, 1),
                     "traced_peak_mib": {k: round(v, 2) for k, v in traced.items()},
                     "pass": ratio >= 0.5,
+                    "predictor": {
+                        "engine_ratio_predictor_over_roofline": round(variant["engine_ratio"], 4),
+                        "engine_ratio_paired_median": round(variant["engine_ratio_paired"], 4),
+                        "plan_ms": {k: round(v * 1e3, 2) for k, v in variant["best_s"].items()},
+                        "predicted_ops": variant["predicted_ops"],
+                        "engine_predictor_calls": variant["engine_predictor_calls"],
+                        "events_per_op": variant["events_per_op"],
+                    },
                 }
             )
         )

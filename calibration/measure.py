@@ -18,6 +18,7 @@ from calibration.ortrun import ModelRun, RunSettings, median_iqr, run_models
 from calibration.table import Provenance
 from simulator.errors import SocsimError
 from simulator.graph.model import ModelGraph
+from simulator.hardware.kernel_features import feature_columns
 
 GraphLoader = Callable[[Path, str], ModelGraph]
 
@@ -92,6 +93,7 @@ def model_rows(model: str, run: ModelRun, graph: ModelGraph, threads: int) -> li
                 "runs": len(node.times_s),
                 "threads": threads,
                 "parallel_fraction": op.parallel_fraction,
+                **feature_columns(op),  # what a learned kernel predictor trains on
             }
         )
     if not rows:

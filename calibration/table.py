@@ -19,6 +19,7 @@ import pandas as pd
 
 from simulator.errors import SocsimError
 from simulator.graph.model import DTYPE_BYTES, OP_KINDS
+from simulator.hardware.kernel_features import FEATURES, feature_column
 
 #: Column -> what it holds. ``median_s`` and ``iqr_s`` are over ``runs`` repeated runs.
 COLUMNS: Mapping[str, str] = {
@@ -37,6 +38,8 @@ COLUMNS: Mapping[str, str] = {
     "threads": "intra-op threads",
     "parallel_fraction": "Amdahl parallel fraction p of the op (1 when not given)",
 }
+#: Optional columns: the op's predictor features (``feat_<name>``, NaN when it lacks one).
+FEATURE_COLUMNS: tuple[str, ...] = tuple(feature_column(name) for name in FEATURES)
 LEVELS = ("op", "model", "micro")
 PROVENANCE_SUFFIX = ".provenance.json"
 
@@ -129,8 +132,11 @@ def check_fraction(value: Any, file: str, line: int | None, column: str) -> floa
 
 
 def make_table(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
-    """A measurement table with exactly :data:`COLUMNS`, in that order."""
-    frame = pd.DataFrame(list(rows), columns=list(COLUMNS))
+    """A measurement table with :data:`COLUMNS` in that order, then the
+    :data:`FEATURE_COLUMNS` when any row has them."""
+    rows = list(rows)
+    features = [c for c in FEATURE_COLUMNS if any(c in row for row in rows)]
+    frame = pd.DataFrame(rows, columns=[*COLUMNS, *features])
     frame["parallel_fraction"] = frame["parallel_fraction"].fillna(1.0)
     return frame.astype({"runs": "int64", "threads": "int64"}) if len(frame) else frame
 
@@ -213,4 +219,7 @@ def read_table(path: Path) -> pd.DataFrame:
                 "parallel_fraction",
             )
     frame["iqr_s"] = pd.to_numeric(frame["iqr_s"], errors="coerce")  # empty: not measured
+    for column in FEATURE_COLUMNS:
+        if column in frame.columns:  # empty: the op lacks the feature
+            frame[column] = pd.to_numeric(frame[column], errors="coerce")
     return frame.astype({"flops": float, "bytes": float, "median_s": float, "iqr_s": float})

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from simulator.errors import PlacementError, SocsimError
 from simulator.graph.model import Edge, Op
-from simulator.hardware.cost import op_energy_j, op_time_s, unsupported_reason
+from simulator.hardware.cost import cost_model, op_energy_j, op_time_s, unsupported_reason
 from simulator.hardware.units import ComputeUnit, Node
 from simulator.network.topology import Hop, Link, Network
 from simulator.schema import nearest
@@ -131,6 +131,10 @@ class CostOracle:
             return op_time_s(op, self.platform.unit(uid), uid)
         except ValueError as exc:
             raise PlacementError(str(exc), op=op.name) from None
+
+    def cost_model(self, op: Op, uid: str) -> str:
+        """Which model costs ``op`` on ``uid``: ``table``, ``predictor`` or ``roofline``."""
+        return cost_model(op, self.platform.unit(uid), uid)
 
     def op_energy_j(self, op: Op, uid: str) -> float:
         try:

@@ -7,7 +7,9 @@ Default roofline (the modelling contract)::
     S(n) = 1 / ((1 - p) + p / n)                       (Amdahl, p = parallel fraction)
     barrier(n) = barrier_s * log2(n)                   (n = the cores one op uses)
 
-An explicit time table on the op overrides the roofline.
+An explicit time table on the op overrides everything; a unit's learned kernel
+predictor (:mod:`simulator.hardware.predictor`) overrides the roofline for the ops it
+covers. :func:`cost_model` names which of the three costs an op.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import math
 
 from simulator.graph.model import Op
+from simulator.hardware.predictor import predicted_parts_s
 from simulator.hardware.units import ComputeUnit
 
 
@@ -116,6 +119,9 @@ def op_time_s(op: Op, unit: ComputeUnit, unit_id: str = "") -> float:
     tabled = explicit_time_s(op, unit, unit_id)
     if tabled is not None:
         return tabled
+    predicted = predicted_time_s(op, unit)
+    if predicted is not None:
+        return predicted
     return (
         unit.dispatch_s
         + barrier_time_s(unit)
@@ -127,16 +133,32 @@ def op_time_parts_s(op: Op, unit: ComputeUnit, unit_id: str = "") -> tuple[float
     """(fixed, compute, memory) seconds of the roofline at the unit's top frequency.
 
     ``fixed + max(compute, memory)`` is :func:`op_time_s`; DVFS stretches ``compute``
-    by ``f_max / f``. An explicitly tabled time counts as compute-bound.
+    by ``f_max / f``. An explicitly tabled time counts as compute-bound; a predicted one
+    is split like the roofline's (:func:`~simulator.hardware.predictor.predicted_parts_s`).
     """
     total = op_time_s(op, unit, unit_id)
     if explicit_time_s(op, unit, unit_id) is not None:
         return 0.0, total, 0.0
+    if predicted_time_s(op, unit) is not None:
+        compute, memory = compute_time_s(op, unit), memory_time_s(op, unit)
+        return predicted_parts_s(op, unit.predictor, unit.op_cores, compute, memory)
     return (
         unit.dispatch_s + barrier_time_s(unit),
         compute_time_s(op, unit),
         memory_time_s(op, unit),
     )
+
+
+def predicted_time_s(op: Op, unit: ComputeUnit) -> float | None:
+    """The unit's learned predictor's time (s) of the op, or None when it has none for it."""
+    return None if unit.predictor is None else unit.predictor.time_s(op, unit.op_cores)
+
+
+def cost_model(op: Op, unit: ComputeUnit, unit_id: str = "") -> str:
+    """Which model costs ``op`` on ``unit``: ``table``, ``predictor`` or ``roofline``."""
+    if explicit_time_s(op, unit, unit_id) is not None:
+        return "table"
+    return "roofline" if predicted_time_s(op, unit) is None else "predictor"
 
 
 def op_energy_j(op: Op, unit: ComputeUnit, unit_id: str = "") -> float:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from simulator.errors import SocsimError
 from simulator.frozen import FrozenMap
@@ -13,6 +13,9 @@ from simulator.graph.model import DTYPE_BYTES, OP_KINDS
 from simulator.hardware.dvfs import DvfsTable
 from simulator.hardware.governors import GOVERNORS
 from simulator.hardware.thermal import ThermalModel
+
+if TYPE_CHECKING:
+    from simulator.hardware.predictor import KernelPredictor
 
 UNIT_KINDS: tuple[str, ...] = ("cpu", "gpu", "dsp", "npu")
 #: How two units of one SoC synchronise; the cost of each pair is the user's figure.
@@ -76,6 +79,9 @@ class ComputeUnit:
         kernels skip: compute time scales by ``1 - sparse_efficiency x sparsity`` and
         the weights are read compressed. 0 (no sparse kernels): the op runs dense, its
         time unchanged by pruning.
+    predictor : KernelPredictor or None
+        Learned per-kernel predictor (:mod:`simulator.hardware.predictor`) for the op
+        kinds it has models of; the roofline covers the rest. None: roofline only.
     """
 
     name: str
@@ -97,6 +103,7 @@ class ComputeUnit:
     throttled_max_hz: float | None = None
     fused_kernels: bool = True
     sparse_efficiency: float = 0.0
+    predictor: KernelPredictor | None = None
 
     def __post_init__(self) -> None:
         owner = f"unit '{self.name}'"

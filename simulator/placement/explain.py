@@ -10,7 +10,8 @@ from simulator.platform import CostOracle
 
 
 def op_table(plan: ExecutionPlan, oracle: CostOracle) -> pd.DataFrame:
-    """One row per op: unit, node, predicted start/end (s) of a lone request."""
+    """One row per op: unit, node, the model that costs it (``table``, ``predictor`` or
+    ``roofline``), its time and predicted start/end (s) of a lone request."""
     predicted = estimate(plan, oracle)
     return pd.DataFrame(
         {
@@ -18,6 +19,7 @@ def op_table(plan: ExecutionPlan, oracle: CostOracle) -> pd.DataFrame:
             "kind": plan.kinds,
             "unit": plan.units,
             "node": [oracle.platform.node_of(u).name for u in plan.units],
+            "model": plan.cost_models,
             "time_s": plan.duration_s,
             "start_s": predicted.start_s,
             "end_s": predicted.end_s,

@@ -80,6 +80,8 @@ class ExecutionPlan:
     moves_out: tuple[tuple[Move, ...], ...]
     input_moves: tuple[Move, ...]
     n_outputs: int
+    #: per op, the model that costs it: ``table``, ``predictor`` or ``roofline``
+    cost_models: tuple[str, ...] = ()
 
     @property
     def size(self) -> int:
@@ -199,4 +201,5 @@ def compile_plan(
         moves_out=tuple(tuple(x) for x in moves_out),
         input_moves=tuple(input_moves),
         n_outputs=n_outputs,
+        cost_models=tuple(oracle.cost_model(op, uid) for op, uid in zip(ops, units, strict=True)),
     )

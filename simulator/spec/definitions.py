@@ -29,6 +29,7 @@ from simulator.schema import (
 )
 from simulator.spec.linkdefs import LINK, NAME_PATTERN
 from simulator.spec.modeldefs import DTYPES, ModelChoice
+from simulator.spec.predictordefs import PREDICTOR
 from simulator.spec.scoredefs import SCORE
 from simulator.spec.sweepdefs import SWEEP
 from simulator.workload import ARRIVALS
@@ -107,6 +108,11 @@ UNIT = Record(
             Number(ge=0, le=1),
             default=0.0,
             doc="share of a weight-pruned op's zero MACs its sparse kernels skip (0: none)",
+        ),
+        "predictor": Field(
+            PREDICTOR,
+            default=None,
+            doc="learned kernel predictor for the kinds it covers (docs/predictors.md)",
         ),
     },
     name="compute unit",

@@ -33,7 +33,8 @@ def build_nodes(checked: Mapping, raw: Mapping, ctx: Context) -> list[Node]:
                 )
                 continue
             supports = frozenset(unit["supports"]) if unit["supports"] is not None else None
-            fields = {**unit, "supports": supports}
+            predictor = unit["predictor"]["file"] if unit["predictor"] else None
+            fields = {**unit, "supports": supports, "predictor": predictor}
             try:
                 fields.update(_dvfs_fields(unit))
                 units.append(ComputeUnit(name=unit_name, **fields))

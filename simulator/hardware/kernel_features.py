@@ -1,0 +1,153 @@
+"""The features a learned kernel predictor sees of an op: ONE definition for training and
+prediction (:func:`op_features`).
+
+Calibration computes them from the op socsim's ONNX importer makes of every profiled
+node and writes them into the measurement table; the simulator computes them from the
+op it is about to cost. Both call :func:`op_features`, so a feature cannot mean one
+thing when a model is fitted and another when it predicts.
+
+Every feature is a number >= 0. Generic features come from the op's own fields and
+always exist; shape features come from the shape attributes (``Op.attrs``) that the
+zoo's layer builder, the ONNX importer and inline ops with shape keys fill, and are
+missing when the op has none (an ONNX conv with a non-square kernel, an inline op
+without shape keys): a model needing a missing feature does not predict that op, and
+the roofline does.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+
+from simulator.frozen import FrozenMap
+from simulator.graph.model import Op
+
+_CONV_KINDS = ("conv", "dwconv")
+
+
+def _attr(op: Op, key: str) -> float | None:
+    value = op.attrs.get(key)
+    return float(value) if isinstance(value, int | float) and value > 0 else None
+
+
+def _conv_only(op: Op, key: str) -> float | None:
+    return _attr(op, key) if op.kind in _CONV_KINDS else None
+
+
+def _out_spatial(op: Op) -> float | None:
+    channels = _conv_only(op, "out_channels")
+    return op.output_elems / channels if channels else None
+
+
+def _in_spatial(op: Op) -> float | None:
+    channels = _conv_only(op, "in_channels")
+    return op.input_elems / channels if channels else None
+
+
+def _stride_area(op: Op) -> float | None:
+    inside, out = _in_spatial(op), _out_spatial(op)
+    return inside / out if inside and out else None
+
+
+def _tokens(op: Op) -> float | None:
+    features = _attr(op, "out_features") if op.kind == "fc" else None
+    return op.output_elems / features if features else None
+
+
+def _intensity(op: Op) -> float:
+    return op.flops / op.bytes_moved if op.bytes_moved else 0.0
+
+
+#: Feature name -> (definition, function of the op; None when the op lacks it).
+FEATURES: Mapping[str, tuple[str, Callable[[Op], float | None]]] = FrozenMap(
+    {
+        "flops": ("FLOPs of the op (a multiply-add counts 2)", lambda op: op.flops),
+        "bytes": (
+            "bytes read and written: inputs + weights + output (Op.bytes_moved)",
+            lambda op: float(op.bytes_moved),
+        ),
+        "weight_bytes": ("bytes of the weights as stored", lambda op: float(op.weight_bytes)),
+        "input_bytes": ("bytes of all activation inputs", lambda op: float(op.input_bytes)),
+        "output_bytes": ("bytes of the output tensor", lambda op: float(op.output_bytes)),
+        "intensity": ("flops / bytes (FLOP/B; 0 when the op moves no bytes)", _intensity),
+        "in_channels": ("conv/dwconv input channels", lambda op: _conv_only(op, "in_channels")),
+        "out_channels": ("conv/dwconv output channels", lambda op: _conv_only(op, "out_channels")),
+        "kernel": ("conv/dwconv square kernel size k (k x k)", lambda op: _conv_only(op, "kernel")),
+        "groups": ("conv/dwconv groups", lambda op: _conv_only(op, "groups")),
+        "out_spatial": ("conv/dwconv output pixels: output_elems / out_channels", _out_spatial),
+        "in_spatial": ("conv/dwconv input pixels: input_elems / in_channels", _in_spatial),
+        "stride_area": ("conv/dwconv in_spatial / out_spatial (about stride^2)", _stride_area),
+        "in_features": (
+            "fc input features",
+            lambda op: _attr(op, "in_features") if op.kind == "fc" else None,
+        ),
+        "out_features": (
+            "fc output features",
+            lambda op: _attr(op, "out_features") if op.kind == "fc" else None,
+        ),
+        "tokens": ("fc rows (tokens): output_elems / out_features", _tokens),
+    }
+)
+
+#: Features every op has (the rest need shape attributes).
+GENERIC_FEATURES: tuple[str, ...] = (
+    "flops",
+    "bytes",
+    "weight_bytes",
+    "input_bytes",
+    "output_bytes",
+    "intensity",
+)
+
+#: The features training uses by default, per op kind (other kinds: the generic ones).
+KIND_FEATURES: Mapping[str, tuple[str, ...]] = FrozenMap(
+    {
+        "conv": (
+            *GENERIC_FEATURES,
+            "in_channels",
+            "out_channels",
+            "kernel",
+            "groups",
+            "out_spatial",
+            "stride_area",
+        ),
+        "dwconv": (*GENERIC_FEATURES, "in_channels", "kernel", "out_spatial", "stride_area"),
+        "fc": (*GENERIC_FEATURES, "in_features", "out_features", "tokens"),
+    }
+)
+
+
+def kind_features(kind: str) -> tuple[str, ...]:
+    """The default feature names of op kind ``kind`` (:data:`KIND_FEATURES`)."""
+    return KIND_FEATURES.get(kind, GENERIC_FEATURES)
+
+
+def op_features(op: Op) -> dict[str, float]:
+    """Every feature of :data:`FEATURES` that ``op`` has, by name (finite, >= 0).
+
+    Parameters
+    ----------
+    op : Op
+
+    Returns
+    -------
+    dict of str to float
+        A feature the op lacks (no shape attributes) is absent.
+    """
+    out = {}
+    for name, (_, function) in FEATURES.items():
+        value = function(op)
+        if value is not None and math.isfinite(value):
+            out[name] = float(value)
+    return out
+
+
+def feature_column(name: str) -> str:
+    """The measurement-table column that holds feature ``name`` (``feat_<name>``)."""
+    return f"feat_{name}"
+
+
+def feature_columns(op: Op) -> dict[str, float]:
+    """:func:`op_features` keyed by table column; a feature the op lacks is NaN."""
+    have = op_features(op)
+    return {feature_column(name): have.get(name, math.nan) for name in FEATURES}
