@@ -104,9 +104,9 @@ def parameter(path: str, checked: Mapping[str, Any]) -> Parameter:
     return Parameter(path, values)
 
 
-#: Most runs (points x replicates) one sweep may have: every point is resolved into a
-#: validated scenario in the parent before anything runs (~10 ms each), so a million
-#: already takes hours to prepare; a typo like ``num: 1e9`` must not exhaust memory.
+#: Most runs (points x replicates) one sweep may have: each run makes and validates its
+#: point's scenario (2-5 ms) before it runs, so a million already takes hours; a typo
+#: like ``num: 1e9`` must not start a sweep that never ends.
 MAX_SWEEP_RUNS = 1_000_000
 
 

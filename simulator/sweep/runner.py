@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -199,11 +199,18 @@ def _first_use(spec: SweepSpec, path: str, value: Any) -> str:
 
 
 class Batches:
-    """The pending tasks in batches, made one batch at a time (``len`` is known)."""
+    """The pending tasks in batches, made one batch at a time (``len`` is known).
 
-    def __init__(self, tasks: Sequence[Task], done: frozenset, size: int):
+    With ``resolve_here`` each task carries its scenario, made in this process (for
+    remote workers, which may not see the scenario's files).
+    """
+
+    def __init__(
+        self, tasks: Sequence[Task], done: frozenset, size: int, resolve_here: bool = False
+    ):
         self.tasks, self.done, self.size = tasks, done, size
         self.pending = len(tasks) - len(done)
+        self.resolve_here = resolve_here
 
     def __len__(self) -> int:
         return math.ceil(self.pending / self.size)
@@ -214,12 +221,23 @@ class Batches:
         for index in range(len(self.tasks)):
             if divmod(index, replicates) in self.done:
                 continue
-            batch.append(self.tasks[index])
+            task = self.tasks[index]
+            if self.resolve_here:
+                task = _resolved_here(task)
+            batch.append(task)
             if len(batch) == self.size:
                 yield batch
                 batch = []
         if batch:
             yield batch
+
+
+def _resolved_here(task: Task) -> Task:
+    """``task`` with its scenario made now (or unchanged: its run then records the error)."""
+    try:
+        return replace(task, scenario=task.resolve(), resolver=None)
+    except ScenarioError:
+        return task
 
 
 def run_prepared(
@@ -264,7 +282,9 @@ def run_prepared(
             # four batches per worker: progress and resume granularity vs shipping overhead
             workers = options.get("workers") or default_workers()
             batch_size = min(max(1, math.ceil(pending / (4 * workers))), MAX_BATCH_RUNS)
-        batches = Batches(tasks, begun.done, batch_size)
+        # a remote Dask cluster may not see the scenario's files: points travel resolved
+        remote = spec.executor == "dask" and options.get("scheduler") is not None
+        batches = Batches(tasks, begun.done, batch_size, resolve_here=remote)
         progress = Progress(len(tasks), len(begun.done), enabled=False if quiet else None)
         work = functools.partial(run_batch, run=run)
         try:
