@@ -90,8 +90,9 @@ def serial(work: Work, batches: Iterable[Batch], **_: Any) -> Iterator[list[dict
 def processes(
     work: Work, batches: Collection[Batch], workers: int | None = None, **_: Any
 ) -> Iterator[list[dict]]:
-    """Local worker processes (``concurrent.futures``), all cores by default; they die
-    with this process (:func:`die_with_parent`)."""
+    """Local worker processes (``concurrent.futures``), all cores by default.
+
+    The workers die with this process (:func:`die_with_parent`)."""
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
     count = min(workers or default_workers(), max(len(batches), 1))
