@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 
 import pandas as pd
 import pytest
-from faults.sweep_helpers import CrashError, crash_after, small_sweep, socsim
+from faults.sweep_helpers import CrashError, crash_after, env, small_sweep, socsim
 
 from simulator.sweep import (
     SweepBusyError,
@@ -168,4 +170,30 @@ def test_a_second_sweep_into_a_busy_folder_is_refused_naming_the_holder(done, tm
             run_sweep(path, out, quiet=True)
     finally:
         holder.close()
+    pd.testing.assert_frame_equal(run_sweep(path, out, quiet=True), expected)
+
+
+def test_a_lock_held_by_another_process_is_refused_and_freed_when_it_dies(done, tmp_path):
+    path, expected = done
+    out = tmp_path / "out"
+    out.mkdir()
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time; from simulator.sweep.store import SweepStore; "
+            f"SweepStore({str(out)!r}).lock(); print('locked', flush=True); time.sleep(600)",
+        ],
+        env=env(),
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline() == "locked\n"
+        with pytest.raises(SweepBusyError, match=rf"another sweep \(process {holder.pid}\)"):
+            run_sweep(path, out, quiet=True)
+        assert not (out / "rows.jsonl").exists()  # nothing ran
+    finally:
+        holder.kill()  # SIGKILL: no clean-up code runs; the OS frees the lock
+        holder.wait()
     pd.testing.assert_frame_equal(run_sweep(path, out, quiet=True), expected)
