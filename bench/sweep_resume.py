@@ -11,8 +11,8 @@ journaled before the kill, default 0.4)). Steps, each timed:
 3. run the same command into a fresh folder in its own process group, and SIGKILL the
    whole group (parent and workers) once the journal holds ``F × N`` rows;
 4. run the same command again (it resumes), to the end;
-5. check the journal (every (point, replicate) exactly once, after dropping the one line
-   a kill may cut short) and compare the table with the reference, column by column.
+5. check the journal (every (point, replicate) exactly once; the resume drops the one
+   line a kill may cut short) and compare the table with the reference, column by column.
 """
 
 from __future__ import annotations
@@ -152,7 +152,7 @@ def check_journal(out: Path, points: int) -> dict:
     with (out / "rows.jsonl").open(encoding="utf-8") as handle:
         for line in handle:
             try:
-                row = json.loads(line)
+                row = json.loads(line)["row"]  # {fingerprint, hash, row}: journal.py
             except json.JSONDecodeError:
                 cut += 1
                 continue

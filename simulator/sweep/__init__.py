@@ -18,18 +18,28 @@ from simulator.sweep.design import (
 )
 from simulator.sweep.execute import SUMMARY_KEYS, Task, fast_path_applies, run_task
 from simulator.sweep.executors import EXECUTORS
-from simulator.sweep.points import parse_path, resolve_points, set_path
+from simulator.sweep.points import PointResolver, check_values, parse_path, set_path
 from simulator.sweep.runner import PreparedSweep, prepare_sweep, run_prepared, run_sweep
-from simulator.sweep.store import load_sweep_table
+from simulator.sweep.store import (
+    SweepBusyError,
+    SweepFolderError,
+    SweepJournalError,
+    load_sweep_table,
+)
 
 __all__ = [
     "DESIGNS",
     "EXECUTORS",
     "SUMMARY_KEYS",
     "Parameter",
+    "PointResolver",
     "PreparedSweep",
+    "SweepBusyError",
+    "SweepFolderError",
+    "SweepJournalError",
     "SweepSpec",
     "Task",
+    "check_values",
     "expand",
     "fast_path_applies",
     "load_sweep_table",
@@ -37,7 +47,6 @@ __all__ = [
     "point_seed",
     "prepare_sweep",
     "range_values",
-    "resolve_points",
     "run_prepared",
     "run_sweep",
     "run_task",

@@ -102,7 +102,14 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         f"{spec.replicates} replicate(s), design {spec.design}, executor {spec.executor}"
     )
     try:
-        table = run_prepared(prepared, out, quiet=args.quiet)
+        table = run_prepared(
+            prepared,
+            out,
+            quiet=args.quiet,
+            restart=args.restart,
+            repair=args.repair,
+            notify=lambda note: print(f"note: {note}", file=sys.stderr),
+        )
     except KeyboardInterrupt:
         print(
             f"interrupted: the finished runs are in {out}/; run the same command to resume",
@@ -141,5 +148,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--fast", action="store_true", help="lone-request points: analytic estimate, no engine"
     )
     sweep.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    sweep.add_argument(
+        "--restart",
+        action="store_true",
+        help="discard the rows already in -o (another or a damaged sweep) and run from scratch",
+    )
+    sweep.add_argument(
+        "--repair",
+        action="store_true",
+        help="drop bad lines of the folder's journal and run their points again",
+    )
     add_allow_dir_option(sweep)
     sweep.set_defaults(handler=cmd_sweep)

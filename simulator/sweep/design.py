@@ -9,7 +9,6 @@ same points.
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -105,9 +104,9 @@ def parameter(path: str, checked: Mapping[str, Any]) -> Parameter:
     return Parameter(path, values)
 
 
-#: Most runs (points x replicates) one sweep may have: every point is resolved into a
-#: validated scenario in the parent before anything runs (~10 ms each), so a million
-#: already takes hours to prepare; a typo like ``num: 1e9`` must not exhaust memory.
+#: Most runs (points x replicates) one sweep may have: each run makes and validates its
+#: point's scenario (2-5 ms) before it runs, so a million already takes hours; a typo
+#: like ``num: 1e9`` must not start a sweep that never ends.
 MAX_SWEEP_RUNS = 1_000_000
 
 
@@ -219,21 +218,77 @@ def sweep_spec(checked: Mapping[str, Any], where: str = "sweep", file: str | Non
 
 
 # -- designs ------------------------------------------------------------------------------
-Design = Callable[[Sequence[Parameter], int | None, np.random.Generator], list[tuple]]
+# A design returns a sequence of value tuples that is indexed, not built: a point is made
+# when it is needed, so a 1,000,000-point grid costs its value lists, not a million tuples.
+Design = Callable[[Sequence[Parameter], int | None, np.random.Generator], Sequence[tuple]]
 DESIGNS: Registry[Design] = Registry("sweep design")
 _NO_OPTIONS = Record({}, name="design options")
+
+
+class _Indexed(Sequence):
+    """A read-only sequence whose items are computed from their index (``_item``)."""
+
+    def __len__(self) -> int:
+        return self._length
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        return self._item(index)
+
+
+class GridPoints(_Indexed):
+    """Every combination of ``value_lists``, the first varying slowest (row-major)."""
+
+    def __init__(self, value_lists: Sequence[Sequence[Any]]):
+        self.value_lists = [tuple(v) for v in value_lists]
+        self._length = math.prod(len(v) for v in self.value_lists)
+
+    def _item(self, index: int) -> tuple:
+        out = []
+        for values in reversed(self.value_lists):  # mixed radix, last digit fastest
+            index, digit = divmod(index, len(values))
+            out.append(values[digit])
+        return tuple(reversed(out))
+
+
+class ZipPoints(_Indexed):
+    """The i-th values of every list together (lists of one length)."""
+
+    def __init__(self, value_lists: Sequence[Sequence[Any]]):
+        self.value_lists = [tuple(v) for v in value_lists]
+        self._length = min((len(v) for v in self.value_lists), default=0)
+
+    def _item(self, index: int) -> tuple:
+        return tuple(values[index] for values in self.value_lists)
+
+
+class UnitPoints(_Indexed):
+    """Points drawn as a ``samples x parameters`` array in [0, 1), mapped when indexed."""
+
+    def __init__(self, params: Sequence[Parameter], units: np.ndarray):
+        self.params, self.units = tuple(params), units
+        self._length = len(units)
+
+    def _item(self, index: int) -> tuple:
+        row = self.units[index]
+        return tuple(_from_unit(p, float(u)) for p, u in zip(self.params, row, strict=True))
 
 
 @DESIGNS.register("grid", _NO_OPTIONS)
 def grid(params: Sequence[Parameter], samples: int | None, rng: np.random.Generator):
     """Every combination of the values; the first parameter varies slowest."""
-    return list(itertools.product(*(p.values for p in params)))
+    return GridPoints([p.values for p in params])
 
 
 @DESIGNS.register("zip", _NO_OPTIONS)
 def zipped(params: Sequence[Parameter], samples: int | None, rng: np.random.Generator):
     """The i-th values of every parameter together (lists of one length)."""
-    return list(zip(*(p.values for p in params), strict=True))
+    return ZipPoints([p.values for p in params])
 
 
 def _from_unit(p: Parameter, u: float) -> Any:
@@ -248,8 +303,7 @@ def _from_unit(p: Parameter, u: float) -> Any:
 @DESIGNS.register("random", _NO_OPTIONS)
 def random(params: Sequence[Parameter], samples: int | None, rng: np.random.Generator):
     """``samples`` independent uniform draws (log-uniform for log ranges; lists uniformly)."""
-    units = rng.random((samples, len(params)))
-    return [tuple(_from_unit(p, u) for p, u in zip(params, row, strict=True)) for row in units]
+    return UnitPoints(params, rng.random((samples, len(params))))
 
 
 @DESIGNS.register("lhs", _NO_OPTIONS)
@@ -258,18 +312,35 @@ def latin_hypercube(params: Sequence[Parameter], samples: int | None, rng: np.ra
     equal strata, each stratum sampled once (McKay et al. 1979; ``scipy.stats.qmc``)."""
     from scipy.stats import qmc
 
-    units = qmc.LatinHypercube(d=len(params), rng=rng).random(samples)
-    return [tuple(_from_unit(p, u) for p, u in zip(params, row, strict=True)) for row in units]
+    return UnitPoints(params, qmc.LatinHypercube(d=len(params), rng=rng).random(samples))
 
 
-def expand(spec: SweepSpec, seed: int) -> list[dict[str, Any]]:
-    """The points of ``spec``: one ``{path: value}`` per point, in point order.
+class PointSet(_Indexed):
+    """The points of a sweep, each ``{path: value}`` made when indexed (nothing stored
+    per point)."""
+
+    def __init__(self, paths: Sequence[str], rows: Sequence[tuple]):
+        self.paths, self.rows = tuple(paths), rows
+        self._length = len(rows)
+
+    def _item(self, index: int) -> dict[str, Any]:
+        return dict(zip(self.paths, self.rows[index], strict=True))
+
+
+def point_set(spec: SweepSpec, seed: int) -> PointSet:
+    """The points of ``spec`` as a lazy sequence (index -> ``{path: value}``).
 
     Pure and deterministic: random designs draw from a stream spawned from ``seed``.
     """
     rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(_DESIGN_STREAM,)))
     rows = DESIGNS.get(spec.design).function(spec.parameters, spec.samples, rng)
-    return [dict(zip(spec.paths, row, strict=True)) for row in rows]
+    return PointSet(spec.paths, rows)
+
+
+def expand(spec: SweepSpec, seed: int) -> list[dict[str, Any]]:
+    """The points of ``spec``: one ``{path: value}`` per point, in point order (a list;
+    :func:`point_set` makes them one at a time)."""
+    return list(point_set(spec, seed))
 
 
 def point_seed(seed: int, point: int) -> int:
@@ -279,3 +350,13 @@ def point_seed(seed: int, point: int) -> int:
     """
     state = np.random.SeedSequence(seed, spawn_key=(_POINT_STREAM, point)).generate_state(1)
     return int(state[0])
+
+
+class SeedList(_Indexed):
+    """The seeds of ``count`` points (:func:`point_seed`), computed when indexed."""
+
+    def __init__(self, seed: int, count: int):
+        self.seed, self._length = seed, count
+
+    def _item(self, index: int) -> int:
+        return point_seed(self.seed, index)

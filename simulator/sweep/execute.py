@@ -53,13 +53,31 @@ def columns(paths: Sequence[str]) -> list[str]:
 
 @dataclass(frozen=True)
 class Task:
-    """One run of a sweep: a resolved point's scenario and its replicate."""
+    """One run of a sweep: a point's values and seed, its replicate, and how to resolve it.
+
+    The point's scenario is made where the task runs (:meth:`resolve`), by the sweep's
+    :class:`~simulator.sweep.points.PointResolver`, unless ``scenario`` is given.
+    """
 
     point: int
     replicate: int
     values: Mapping[str, Any]
-    scenario: Scenario
+    seed: int
+    resolver: Any = None  # a PointResolver (typed loosely: points.py imports this module)
     fast: bool = False
+    scenario: Scenario | None = None
+
+    def resolve(self) -> Scenario:
+        """The point's validated scenario.
+
+        Raises
+        ------
+        ScenarioError
+            When the point's values are invalid together.
+        """
+        if self.scenario is not None:
+            return self.scenario
+        return self.resolver.scenario(self.values, self.seed)
 
 
 def fast_path_applies(scenario: Scenario) -> bool:
@@ -117,19 +135,24 @@ def fast_summary(scenario: Scenario, replicate: int) -> dict[str, Any]:
 
 
 def run_task(task: Task) -> dict[str, Any]:
-    """The sweep row of one task: its point, values, seed, status and summary."""
+    """The sweep row of one task: its point, values, seed, status and summary.
+
+    Any exception of the point (its scenario, placement or run) becomes an error row.
+    """
     row: dict[str, Any] = {"point": task.point, **task.values}
-    row.update(replicate=task.replicate, seed=task.scenario.seed, status="ok", error="")
+    row.update(replicate=task.replicate, seed=task.seed, status="ok", error="")
+    name = task.scenario.name if task.scenario is not None else task.resolver.name
     try:
-        if task.fast and fast_path_applies(task.scenario):
-            summary = fast_summary(task.scenario, task.replicate)
+        scenario = task.resolve()
+        if task.fast and fast_path_applies(scenario):
+            summary = fast_summary(scenario, task.replicate)
         else:
             # only the summary is kept: no per-op rows (the same figures, less memory)
-            summary = simulate(task.scenario, replicate=task.replicate, trace="none").summary
+            summary = simulate(scenario, replicate=task.replicate, trace="none").summary
     except Exception as exc:
         row.update(status="error", error=f"{type(exc).__name__}: {exc}", decision="")
         row.update(dict.fromkeys(SUMMARY_KEYS, math.nan))
-        row["scenario"] = task.scenario.name
+        row["scenario"] = name
         return row
     row["decision"] = summary["decision"]
     row.update({key: summary[key] for key in SUMMARY_KEYS})

@@ -4,19 +4,28 @@ An executor is ``execute(work, batches, **options) -> iterator of row lists``: i
 picklable top-level ``work(batch)`` on every batch and yields each result as it arrives, in
 any order (the store sorts the table). Whatever the executor, the rows are the same: each
 task carries its own seed, so results do not depend on which process ran it, or when.
+``batches`` is sized but made one batch at a time: an executor keeps a few batches per
+worker in flight (:data:`IN_FLIGHT_PER_WORKER`), never the whole sweep.
 """
 
 from __future__ import annotations
 
+import ctypes
+import functools
 import os
-from collections.abc import Callable, Iterator, Sequence
+import signal
+import sys
+from collections.abc import Callable, Collection, Iterable, Iterator
 from typing import Any
 
 from simulator.registry import Registry
 from simulator.schema import Boolean, Field, Number, Record, Text
 
-Batch = Sequence[Any]
+Batch = list[Any]
 Work = Callable[[Batch], list[dict]]
+#: batches submitted per worker and not yet collected: what the parent and the queues hold
+IN_FLIGHT_PER_WORKER = 2
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
 Executor = Callable[..., Iterator[list[dict]]]
 
 EXECUTORS: Registry[Executor] = Registry("sweep executor")
@@ -34,8 +43,44 @@ def default_workers() -> int:
         return os.cpu_count() or 1
 
 
+def die_with_parent(parent_pid: int) -> None:
+    """Worker initializer: end this worker when the sweep's process dies, even by SIGKILL.
+
+    On Linux the kernel sends SIGKILL when the parent ends (``prctl(PR_SET_PDEATHSIG)``);
+    a parent that died before that call is caught by comparing ``getppid()``. Elsewhere
+    workers notice only when they next talk to the pool (docs/sweeps.md).
+    """
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):  # no libc symbol: the getppid check still holds
+            pass
+    if os.getppid() != parent_pid:
+        os._exit(1)  # orphaned before the kernel could be told
+
+
+def bounded(
+    submit: Callable[[Batch], Any],
+    batches: Iterable[Batch],
+    limit: int,
+    wait_first: Callable[[set], tuple[set, set]],
+) -> Iterator[Any]:
+    """Submit ``batches`` keeping at most ``limit`` futures in flight; yield each finished
+    future (``wait_first(futures) -> (done, not done)``)."""
+    running: set = set()
+    for batch in batches:
+        running.add(submit(batch))
+        if len(running) >= limit:
+            done, running = wait_first(running)
+            yield from done
+    while running:
+        done, running = wait_first(running)
+        yield from done
+
+
 @EXECUTORS.register("serial", Record({}, name="serial executor options"))
-def serial(work: Work, batches: Sequence[Batch], **_: Any) -> Iterator[list[dict]]:
+def serial(work: Work, batches: Iterable[Batch], **_: Any) -> Iterator[list[dict]]:
     """One batch after the other in this process (debugging, profiling, tiny sweeps)."""
     for batch in batches:
         yield work(batch)
@@ -43,19 +88,23 @@ def serial(work: Work, batches: Sequence[Batch], **_: Any) -> Iterator[list[dict
 
 @EXECUTORS.register("processes", Record({"workers": _WORKERS}, name="processes executor options"))
 def processes(
-    work: Work, batches: Sequence[Batch], workers: int | None = None, **_: Any
+    work: Work, batches: Collection[Batch], workers: int | None = None, **_: Any
 ) -> Iterator[list[dict]]:
-    """Local worker processes (``concurrent.futures``), all cores by default."""
-    from concurrent.futures import ProcessPoolExecutor, as_completed
+    """Local worker processes (``concurrent.futures``), all cores by default.
+
+    The workers die with this process (:func:`die_with_parent`)."""
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
     count = min(workers or default_workers(), max(len(batches), 1))
     # the platform's start method: fork on Linux (workers start without re-importing
     # numpy, pandas and the simulator, seconds each on a loaded machine); spawn on macOS
     # and Windows, which the top-level ``work`` functions are written for
-    pool = ProcessPoolExecutor(count)
+    pool = ProcessPoolExecutor(count, initializer=die_with_parent, initargs=(os.getpid(),))
     try:
-        futures = [pool.submit(work, batch) for batch in batches]
-        for future in as_completed(futures):
+        limit = IN_FLIGHT_PER_WORKER * count
+        submit = functools.partial(pool.submit, work)
+        first = functools.partial(wait, return_when=FIRST_COMPLETED)
+        for future in bounded(submit, batches, limit, first):
             yield future.result()
     finally:  # also on KeyboardInterrupt or a consumer that stops early
         pool.shutdown(wait=True, cancel_futures=True)
@@ -82,7 +131,7 @@ def processes(
 )
 def dask(
     work: Work,
-    batches: Sequence[Batch],
+    batches: Collection[Batch],
     scheduler: str | None = None,
     workers: int | None = None,
     processes: bool = True,
@@ -105,9 +154,15 @@ def dask(
         )
     client = Client(scheduler or cluster)
     try:
+        limit = IN_FLIGHT_PER_WORKER * max(len(client.scheduler_info()["workers"]), 1)
         # pure=False: two batches never share a key, whatever their contents
-        futures = client.map(work, list(batches), pure=False)
-        for future in as_completed(futures):
+        submit = functools.partial(client.submit, work, pure=False)
+
+        def first(running: set) -> tuple[set, set]:
+            done = next(as_completed(running))
+            return {done}, running - {done}
+
+        for future in bounded(submit, batches, limit, first):
             yield future.result()
     finally:
         client.close()

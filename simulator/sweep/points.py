@@ -1,16 +1,17 @@
-"""Resolve sweep points into full, validated scenarios before anything runs.
+"""Resolve sweep points into validated scenarios, one at a time, where they run.
 
 Each swept path is set in the scenario document *after* includes and presets are expanded,
 so ``links.uplink.bandwidth_mbps`` overrides a preset's figure like a key written in the
-file would. Every point is then validated by the scenario loader: a bad value fails
-here, with its YAML path and the point that carries it, not halfway through a sweep.
+file would. Before anything runs, every swept value is validated by the scenario loader
+(:func:`check_values`): a bad value fails there, with its YAML path, not halfway through
+a sweep; the points themselves are made lazily (:class:`PointResolver`), in the workers.
 """
 
 from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,8 @@ from simulator.spec.loader import parse_scenario
 from simulator.spec.paths import allowed_dirs
 from simulator.spec.presets import collect_presets, expand_presets
 from simulator.spec.scenario import Scenario
-from simulator.spec.yamlio import YamlMap, YamlSeq
+from simulator.spec.yamlio import YamlMap, YamlSeq, plain
+from simulator.sweep.design import Parameter, SweepSpec
 
 _SEGMENT = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
 #: top-level keys a point document drops: expanded already, or about the sweep itself
@@ -138,52 +140,110 @@ def expanded_document(
     return out
 
 
-def resolve_points(
-    document: Mapping,
-    points: Sequence[Mapping[str, Any]],
-    seeds: Sequence[int],
-    base_dir: str | Path = ".",
-    source: str = "<scenario>",
-    allow_dirs: Sequence[str | Path] = (),
-) -> list[Scenario]:
-    """One validated :class:`Scenario` per point (its values set, its seed in ``seed``).
+#: Distinct values of one swept path checked one by one before a sweep runs; a path with
+#: more (a long range) is checked at its first, second, second-to-last and last values.
+MAX_CHECKED_VALUES = 1000
 
-    ``document`` must itself be a valid scenario (``socsim sweep`` loads it first).
+
+class PointResolver:
+    """Makes the validated :class:`Scenario` of one point when asked (index -> scenario).
+
+    Holds the scenario document with includes and presets expanded; a sweep ships it to
+    its workers once per batch, and each point is resolved where it runs. The last
+    scenario made is kept, so the replicates of a point share it.
+
+    Parameters
+    ----------
+    expanded : mapping
+        :func:`expanded_document` of the scenario.
+    base_dir, source, allow_dirs
+        As for :func:`~simulator.spec.loader.parse_scenario`.
+    """
+
+    def __init__(
+        self,
+        expanded: Mapping,
+        base_dir: str | Path,
+        source: str,
+        allow_dirs: Sequence[str | Path] = (),
+    ):
+        self.expanded, self.base_dir, self.source = expanded, Path(base_dir), source
+        self.allow_dirs = tuple(allow_dirs)
+        self.name = str(expanded.get("name", ""))
+        self._last: tuple[str, Scenario] | None = None
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "_last": None}  # a worker builds its own
+
+    def document(self, values: Mapping[str, Any], seed: int | None = None) -> Mapping:
+        """The expanded document with ``values`` set (and ``seed``, when given)."""
+        doc = self.expanded
+        for path, value in values.items():
+            doc = set_path(doc, path, value, self.source)
+        return doc if seed is None else set_path(doc, "seed", seed, self.source)
+
+    def scenario(self, values: Mapping[str, Any], seed: int) -> Scenario:
+        """The validated scenario of a point.
+
+        Raises
+        ------
+        ScenarioError
+            When the point's values are invalid together.
+        """
+        key = repr((sorted(values.items()), seed))
+        if self._last is not None and self._last[0] == key:
+            return self._last[1]
+        scenario = parse_scenario(
+            self.document(values, seed),
+            base_dir=self.base_dir,
+            source=self.source,
+            allow_dirs=self.allow_dirs,
+        )
+        self._last = (key, scenario)
+        return scenario
+
+
+def checked_values(parameter: Parameter) -> list[Any]:
+    """The values of a swept path that are validated before the sweep runs (see
+    :data:`MAX_CHECKED_VALUES`): every distinct one, or the ends and end steps of a
+    long range, or the bounds of a continuous one."""
+    if parameter.continuous:
+        return [parameter.low, parameter.high]
+    distinct = list({_key(v): v for v in parameter.values}.values())
+    if len(distinct) <= MAX_CHECKED_VALUES:
+        return distinct
+    return [distinct[0], distinct[1], distinct[-2], distinct[-1]]
+
+
+def _key(value: Any) -> str:
+    return repr(value) if not isinstance(value, (Mapping, list)) else repr(plain(value))
+
+
+def check_values(
+    resolver: PointResolver, spec: SweepSpec, where: Callable[[str, Any], str] = lambda p, v: ""
+) -> None:
+    """Validate the swept paths and values before anything runs, without making points.
+
+    Every path is set once (a bad path is one problem); each value of
+    :func:`checked_values` is set alone into the scenario (the other paths at the file's
+    values) and the result validated. Values that are only wrong together fail their
+    points at run time (``status: error`` rows).
 
     Raises
     ------
     ScenarioError
-        Listing every bad path once and every bad value with the first point that has
-        it (``sweep point 3 (links.wlan.latency_ms=-1): ...``) and how many share it.
+        Listing every bad path, and every bad value with its YAML path and where it is
+        first used (``sweep value links.wlan.latency_ms=-1 (point 1): ...``).
     """
-    base_dir = Path(base_dir)
-    expanded = expanded_document(document, base_dir, source, allow_dirs)
-    paths = list(points[0]) if points else []
-    for path in paths:  # structure first: a bad path is one problem, not one per point
-        set_path(expanded, path, None, source)
-    scenarios: list[Scenario] = []
-    found: dict[tuple[str, str], list] = {}
-    for index, (values, seed) in enumerate(zip(points, seeds, strict=True)):
-        doc = expanded
-        for path, value in values.items():
-            doc = set_path(doc, path, value, source)
-        doc = set_path(doc, "seed", seed, source)
-        try:
-            scenarios.append(
-                parse_scenario(doc, base_dir=base_dir, source=source, allow_dirs=allow_dirs)
-            )
-        except ScenarioError as exc:
-            label = ", ".join(f"{p}={v!r}" for p, v in values.items())
-            for problem in exc.problems:
-                found.setdefault((problem.path, problem.message), []).append(
-                    (index, label, problem)
-                )
-    if found:
-        problems = []
-        for hits in found.values():
-            index, label, problem = hits[0]
-            more = f" (and {len(hits) - 1} more point(s))" if len(hits) > 1 else ""
-            message = f"sweep point {index} ({label}){more}: {problem.message}"
-            problems.append(replace(problem, message=message))
+    for path in spec.paths:  # structure first: a bad path is one problem, not one per value
+        set_path(resolver.expanded, path, None, resolver.source)
+    problems: list[Problem] = []
+    for parameter in spec.parameters:
+        for value in checked_values(parameter):
+            try:
+                resolver.scenario({parameter.path: value}, resolver.expanded.get("seed", 0))
+            except ScenarioError as exc:
+                label = f"sweep value {parameter.path}={value!r}{where(parameter.path, value)}"
+                problems += [replace(p, message=f"{label}: {p.message}") for p in exc.problems]
+    if problems:
         raise ScenarioError(problems)
-    return scenarios

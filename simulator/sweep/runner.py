@@ -1,11 +1,12 @@
-"""Run a sweep: load, expand, resolve every point, then execute what is not done yet."""
+"""Run a sweep: load, expand, validate the swept values, then run what is not done yet,
+making each point's scenario where it runs."""
 
 from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -16,12 +17,13 @@ from simulator.schema import INVALID, Context, Loc
 from simulator.spec.loader import parse_scenario
 from simulator.spec.sweepdefs import SWEEP
 from simulator.spec.yamlio import load_yaml_file, plain
-from simulator.sweep.design import SweepSpec, expand, point_seed, sweep_spec
+from simulator.sweep.design import PointSet, SeedList, SweepSpec, _Indexed, point_set, sweep_spec
 from simulator.sweep.execute import Task, columns, run_batch, run_task
 from simulator.sweep.executors import EXECUTORS, default_workers
-from simulator.sweep.points import resolve_points
+from simulator.sweep.fingerprint import fingerprint, fingerprint_parts
+from simulator.sweep.points import PointResolver, _key, check_values, expanded_document
 from simulator.sweep.progress import Progress
-from simulator.sweep.store import SweepStore, fingerprint
+from simulator.sweep.store import SweepStore
 
 _OVERRIDES = (
     "design",
@@ -33,34 +35,62 @@ _OVERRIDES = (
     "scheduler",
     "executor_options",
 )
+#: Most runs in one batch: what a kill can lose per worker, and what a worker holds.
+MAX_BATCH_RUNS = 256
+
+
+class TaskList(_Indexed):
+    """The tasks of a sweep, point-major and replicate-minor, each made when indexed."""
+
+    def __init__(self, points, seeds, replicates: int, resolver: PointResolver, fast: bool):
+        self.points, self.seeds, self.replicates = points, seeds, replicates
+        self.resolver, self.fast = resolver, fast
+        self._length = len(points) * replicates
+
+    def _item(self, index: int) -> Task:
+        point, replicate = divmod(index, self.replicates)
+        return Task(
+            point, replicate, self.points[point], self.seeds[point], self.resolver, self.fast
+        )
 
 
 @dataclass(frozen=True)
 class PreparedSweep:
-    """A sweep expanded and resolved, ready to run (nothing has run yet).
+    """A sweep expanded and validated, ready to run (nothing has run, no point is made).
 
     Attributes
     ----------
     spec : SweepSpec
-    points : list of dict
-        ``{path: value}`` per point.
-    seeds : list of int
-        Per point, spawned from the scenario seed.
-    tasks : list of Task
-        Point-major, replicate-minor.
+    points : sequence of dict
+        ``{path: value}`` per point, made when indexed (:class:`PointSet`).
+    seeds : sequence of int
+        Per point, spawned from the scenario seed (made when indexed).
+    resolver : PointResolver
+        Makes a point's scenario (in the worker that runs it).
     meta : dict
-        What ``sweep.json`` records.
+        What ``sweep.json`` records (but ``point_values``, written from ``points``).
     """
 
     spec: SweepSpec
-    points: list[dict[str, Any]]
-    seeds: list[int]
-    tasks: list[Task]
+    points: PointSet
+    seeds: Sequence[int]
+    resolver: PointResolver
     meta: dict[str, Any]
 
     @property
     def columns(self) -> list[str]:
         return columns(self.spec.paths)
+
+    @property
+    def tasks(self) -> TaskList:
+        """Point-major, replicate-minor; each task made when indexed."""
+        spec = self.spec
+        return TaskList(self.points, self.seeds, spec.replicates, self.resolver, spec.fast)
+
+    def point_values(self) -> Iterator[dict[str, Any]]:
+        """``{point, seed, **values}`` of every point, one at a time."""
+        for index, values in enumerate(self.points):
+            yield {"point": index, "seed": self.seeds[index], **values}
 
 
 def sweep_section(
@@ -102,7 +132,8 @@ def prepare_sweep(
     allow_dirs: Sequence[str | Path] = (),
     **overrides: Any,
 ) -> PreparedSweep:
-    """Load the scenario in ``path``, expand its sweep and resolve every point.
+    """Load the scenario in ``path``, expand its sweep and validate its swept values
+    (:func:`~simulator.sweep.points.check_values`); no point is made yet.
 
     Parameters
     ----------
@@ -134,14 +165,11 @@ def prepare_sweep(
     if checked is INVALID or ctx.problems:
         raise ScenarioError(ctx.problems)
     spec = sweep_spec(checked, file=source)
-    points = expand(spec, base.seed)
-    seeds = [point_seed(base.seed, i) for i in range(len(points))]
-    scenarios = resolve_points(document, points, seeds, path.parent, source, allow_dirs)
-    tasks = [
-        Task(i, r, points[i], scenarios[i], spec.fast)
-        for i in range(len(points))
-        for r in range(spec.replicates)
-    ]
+    points = point_set(spec, base.seed)
+    expanded = expanded_document(document, path.parent, source, allow_dirs)
+    resolver = PointResolver(expanded, path.parent, source, allow_dirs)
+    check_values(resolver, spec, functools.partial(_first_use, spec))
+    parts = fingerprint_parts(expanded, spec, path.parent, allow_dirs)
     meta = {
         "scenario": base.name,
         "source": source,
@@ -150,15 +178,66 @@ def prepare_sweep(
         "design": spec.design,
         "points": len(points),
         "replicates": spec.replicates,
-        "rows": len(tasks),
+        "rows": len(points) * spec.replicates,
         "columns": columns(spec.paths),
-        "fingerprint": fingerprint(points, seeds, spec.replicates),
-        "point_values": [
-            {"point": i, "seed": s, **values}
-            for i, (values, s) in enumerate(zip(points, seeds, strict=True))
-        ],
+        "fingerprint": fingerprint(parts),
+        "fingerprint_parts": parts,
     }
-    return PreparedSweep(spec, points, seeds, tasks, meta)
+    return PreparedSweep(spec, points, SeedList(base.seed, len(points)), resolver, meta)
+
+
+def _first_use(spec: SweepSpec, path: str, value: Any) -> str:
+    """`` (point i)``: the first point with ``value`` at ``path`` (grid and zip)."""
+    if spec.design not in ("grid", "zip"):
+        return ""
+    index = spec.paths.index(path)
+    values = spec.parameters[index].values
+    position = next(i for i, v in enumerate(values) if _key(v) == _key(value))
+    if spec.design == "grid":
+        position *= math.prod(len(p.values) for p in spec.parameters[index + 1 :])
+    return f" (point {position})"
+
+
+class Batches:
+    """The pending tasks in batches, made one batch at a time (``len`` is known).
+
+    With ``resolve_here`` each task carries its scenario, made in this process (for
+    remote workers, which may not see the scenario's files).
+    """
+
+    def __init__(
+        self, tasks: Sequence[Task], done: frozenset, size: int, resolve_here: bool = False
+    ):
+        self.tasks, self.done, self.size = tasks, done, size
+        self.pending = len(tasks) - len(done)
+        self.resolve_here = resolve_here
+
+    def __len__(self) -> int:
+        return math.ceil(self.pending / self.size)
+
+    def __iter__(self) -> Iterator[list[Task]]:
+        batch: list[Task] = []
+        replicates = self.tasks.replicates if isinstance(self.tasks, TaskList) else 1
+        for index in range(len(self.tasks)):
+            if divmod(index, replicates) in self.done:
+                continue
+            task = self.tasks[index]
+            if self.resolve_here:
+                task = _resolved_here(task)
+            batch.append(task)
+            if len(batch) == self.size:
+                yield batch
+                batch = []
+        if batch:
+            yield batch
+
+
+def _resolved_here(task: Task) -> Task:
+    """``task`` with its scenario made now (or unchanged: its run then records the error)."""
+    try:
+        return replace(task, scenario=task.resolve(), resolver=None)
+    except ScenarioError:
+        return task
 
 
 def run_prepared(
@@ -167,36 +246,57 @@ def run_prepared(
     quiet: bool = False,
     run: Callable[[Task], dict[str, Any]] = run_task,
     batch_size: int | None = None,
+    restart: bool = False,
+    repair: bool = False,
+    notify: Callable[[str], None] | None = None,
 ) -> pd.DataFrame:
     """Run the tasks not yet in ``out_dir`` and return the whole table.
 
     Rows are journaled as each batch arrives; an interrupt (``KeyboardInterrupt``)
     propagates after everything finished so far is saved, and a rerun resumes.
     ``run`` must be a picklable top-level function for the process and Dask executors.
+    ``restart`` discards the rows of whatever sweep the folder holds; ``repair`` drops
+    bad journal lines and runs their points again; ``notify`` receives notes for the user
+    (a torn line dropped, lines repaired).
+
+    Raises
+    ------
+    SweepFolderError
+        When the folder holds another sweep or damaged files, or is in use
+        (:mod:`simulator.sweep.store`); nothing has run.
     """
     spec = prepared.spec
     store = SweepStore(out_dir)
-    done = store.begin(prepared.meta)
-    pending = [t for t in prepared.tasks if (t.point, t.replicate) not in done]
-    entry = EXECUTORS.get(spec.executor)
-    options = dict(spec.executor_options)
-    if batch_size is None and spec.executor == "serial":
-        batch_size = 1  # nothing to ship: journal every run
-    elif batch_size is None:
-        # four batches per worker: progress and resume granularity vs shipping overhead
-        workers = options.get("workers") or default_workers()
-        batch_size = max(1, math.ceil(len(pending) / (4 * workers)))
-    batches = [pending[i : i + batch_size] for i in range(0, len(pending), batch_size)]
-    progress = Progress(len(prepared.tasks), len(done), enabled=False if quiet else None)
-    work = functools.partial(run_batch, run=run)
     try:
-        if batches:  # a finished sweep starts no workers (nor a Dask cluster)
-            for rows in entry.function(work, batches, **options):
-                store.append(rows)
-                progress.update(len(rows))
+        begun = store.begin(prepared.meta, prepared.point_values(), restart=restart, repair=repair)
+        for note in begun.notes:
+            if notify is not None:
+                notify(note)
+        tasks = prepared.tasks
+        pending = len(tasks) - len(begun.done)
+        entry = EXECUTORS.get(spec.executor)
+        options = dict(spec.executor_options)
+        if batch_size is None and spec.executor == "serial":
+            batch_size = 1  # nothing to ship: journal every run
+        elif batch_size is None:
+            # four batches per worker: progress and resume granularity vs shipping overhead
+            workers = options.get("workers") or default_workers()
+            batch_size = min(max(1, math.ceil(pending / (4 * workers))), MAX_BATCH_RUNS)
+        # a remote Dask cluster may not see the scenario's files: points travel resolved
+        remote = spec.executor == "dask" and options.get("scheduler") is not None
+        batches = Batches(tasks, begun.done, batch_size, resolve_here=remote)
+        progress = Progress(len(tasks), len(begun.done), enabled=False if quiet else None)
+        work = functools.partial(run_batch, run=run)
+        try:
+            if pending:  # a finished sweep starts no workers (nor a Dask cluster)
+                for rows in entry.function(work, batches, **options):
+                    store.append(rows)
+                    progress.update(len(rows))
+        finally:
+            progress.close()
+        return store.finish(prepared.columns)
     finally:
-        progress.close()
-    return store.finish(prepared.columns)
+        store.close()
 
 
 def run_sweep(
@@ -206,6 +306,9 @@ def run_sweep(
     quiet: bool = False,
     run: Callable[[Task], dict[str, Any]] = run_task,
     batch_size: int | None = None,
+    restart: bool = False,
+    repair: bool = False,
+    notify: Callable[[str], None] | None = None,
     **overrides: Any,
 ) -> pd.DataFrame:
     """Run (or resume) the sweep of the scenario in ``path``; write and return its table.
@@ -223,7 +326,10 @@ def run_sweep(
     run : callable
         Runs one task into a row (tests substitute it).
     batch_size : int, optional
-        Tasks per unit of work (default: four batches per worker).
+        Tasks per unit of work (default: four batches per worker, at most
+        :data:`MAX_BATCH_RUNS`).
+    restart, repair, notify
+        See :func:`run_prepared`.
     **overrides
         ``design``, ``samples``, ``replicates``, ``fast``, ``executor``, ``workers``,
         ``scheduler``, ``executor_options`` (see :func:`sweep_section`).
@@ -234,4 +340,13 @@ def run_sweep(
         The tidy table (see :func:`simulator.sweep.load_sweep_table`).
     """
     prepared = prepare_sweep(path, parameters, **overrides)
-    return run_prepared(prepared, out_dir, quiet=quiet, run=run, batch_size=batch_size)
+    return run_prepared(
+        prepared,
+        out_dir,
+        quiet=quiet,
+        run=run,
+        batch_size=batch_size,
+        restart=restart,
+        repair=repair,
+        notify=notify,
+    )

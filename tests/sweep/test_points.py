@@ -68,11 +68,11 @@ def test_every_point_resolves_with_its_values_in_si_and_its_seed(tmp_path):
     )
     prepared = prepare_sweep(path)
     assert len(prepared.tasks) == 4
-    scenario = prepared.tasks[3].scenario  # latency 50 ms, count 3
+    scenario = prepared.tasks[3].resolve()  # latency 50 ms, count 3
     assert scenario.platform.network.links["uplink"].latency_s == 0.05
     assert scenario.workload[0].count == 3
     assert scenario.seed == prepared.seeds[3] and "sweep" not in scenario.document
-    assert [t.values for t in prepared.tasks] == prepared.points
+    assert [t.values for t in prepared.tasks] == list(prepared.points)
 
 
 def test_a_bad_value_fails_before_anything_runs_naming_its_path_and_point(tmp_path):
@@ -84,17 +84,20 @@ def test_a_bad_value_fails_before_anything_runs_naming_its_path_and_point(tmp_pa
     lines = path.read_text().splitlines()
     assert "latency_ms: 20" in lines[first.line - 1]  # the key's line in the file
     assert first.message == (
-        "sweep point 1 (links.uplink.latency_ms=-1): expected a number >= 0 (ms), got -1"
+        "sweep value links.uplink.latency_ms=-1 (point 1): expected a number >= 0 (ms), got -1"
     )
-    assert second.message.startswith("sweep point 2 (links.uplink.latency_ms=-2)")
+    assert second.message.startswith("sweep value links.uplink.latency_ms=-2 (point 2)")
 
 
-def test_points_sharing_a_problem_are_counted_not_repeated(tmp_path):
-    path = write_sweep(tmp_path, {"parameters": {"links.uplink.latency_ms": ["x", "x", 5]}})
+def test_a_value_shared_by_points_is_reported_once(tmp_path):
+    path = write_sweep(
+        tmp_path,
+        {"parameters": {"links.uplink.latency_ms": [5, "x", "x"], "workload[0].count": [1, 2]}},
+    )
     with pytest.raises(ScenarioError) as info:
         prepare_sweep(path)
-    (problem,) = info.value.problems
-    assert problem.message.startswith("sweep point 0 (links.uplink.latency_ms='x') (and 1 more")
+    (problem,) = info.value.problems  # four points carry 'x': one problem
+    assert problem.message.startswith("sweep value links.uplink.latency_ms='x' (point 2): ")
 
 
 def test_a_bad_path_is_one_error_with_the_nearest_key(tmp_path):

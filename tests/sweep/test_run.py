@@ -71,7 +71,7 @@ def test_a_row_is_the_run_of_its_resolved_scenario(bandwidth_sweep, tmp_path):
 
 def test_summary_keys_are_exactly_the_run_summary(bandwidth_sweep):
     task = prepare_sweep(bandwidth_sweep).tasks[0]
-    summary = simulate(task.scenario).summary
+    summary = simulate(task.resolve()).summary
     assert set(SUMMARY_KEYS) | {"seed", "replicate", "decision"} == set(summary)
 
 
@@ -237,8 +237,8 @@ def test_the_fast_path_stands_aside_where_requests_contend(bandwidth_sweep):
     from simulator.sweep import fast_path_applies
 
     task = prepare_sweep(bandwidth_sweep).tasks[0]
-    assert fast_path_applies(task.scenario)
-    document = dict(task.scenario.document)
+    assert fast_path_applies(task.resolve())
+    document = dict(task.resolve().document)
     crowded = parse_scenario(set_path(document, "workload[0].count", 2))
     assert not fast_path_applies(crowded)
     row = run_task(dataclasses.replace(task, scenario=crowded, fast=True))
