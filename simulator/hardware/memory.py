@@ -107,8 +107,22 @@ def check_hierarchy(levels: Sequence[CacheLevel], dram_bytes_per_s: float) -> No
 
 
 def resolve(own: Sequence[CacheLevel], shared: Sequence[CacheLevel]) -> tuple[CacheLevel, ...]:
-    """A unit's hierarchy: its own levels, then its node's shared ones (idempotent)."""
-    return tuple(level for level in own if not level.shared) + tuple(shared)
+    """A unit's hierarchy: its own levels, then how it sees its node's shared ones.
+
+    A unit reads an outer level through its own inner ones, so it sees a shared level at
+    ``min(the level's bandwidth, the bandwidth of the unit's level inside it)``; a shared
+    level no larger than the unit's last level adds nothing (inclusive caches) and is
+    left out for that unit. Idempotent: a unit's earlier shared levels are replaced.
+    """
+    levels = [level for level in own if not level.shared]
+    for level in shared:
+        if levels and level.size_bytes <= levels[-1].size_bytes:
+            continue
+        rate = level.bandwidth_bytes_per_s
+        if levels:
+            rate = min(rate, levels[-1].bandwidth_bytes_per_s)
+        levels.append(CacheLevel(level.name, level.size_bytes, rate, shared=True))
+    return tuple(levels)
 
 
 @dataclass(frozen=True)

@@ -201,8 +201,9 @@ class Node:
         Copy bandwidth between units of this node (B/s).
     caches : tuple of CacheLevel
         Levels shared by all the node's units (a system-level cache, a shared L3),
-        innermost first; every unit sees them after its own levels (its ``caches``
-        are resolved here).
+        innermost first; every unit sees them after its own levels, at most as fast
+        as its last own level, and not at all when no larger than it (its ``caches``
+        are resolved here, :func:`simulator.hardware.memory.resolve`).
     """
 
     name: str
@@ -248,6 +249,10 @@ class Node:
             for level in self.caches
         )
         object.__setattr__(self, "caches", shared)
+        try:
+            check_hierarchy(shared, 0.0)  # among themselves; each unit checks its DRAM
+        except SocsimError as exc:
+            raise SocsimError(f"node '{self.name}': {exc}") from None
         units = []
         for unit in self.units:
             caches = resolve(unit.caches, shared)

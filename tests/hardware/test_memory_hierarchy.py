@@ -116,6 +116,27 @@ def test_a_node_shared_level_is_seen_by_every_unit_after_its_own():
     assert again.units == node.units
 
 
+def test_a_unit_sees_a_shared_level_through_its_own_and_skips_one_no_larger():
+    slc = CacheLevel("slc", 8 * MIB, 500e9)  # faster than the cpu's L2: seen at 100 GB/s
+    big = unit(caches=(L1, CacheLevel("l2", 16 * MIB, 100e9)), name="big")
+    node = Node("phone", "device", (unit(), big), caches=(slc,))
+    cpu, big = node.units
+    assert [(c.name, c.bandwidth_bytes_per_s) for c in cpu.caches] == [
+        ("l1", 200e9),
+        ("l2", 100e9),
+        ("slc", 100e9),
+    ]
+    assert [c.name for c in big.caches] == ["l1", "l2"]  # 8 MiB behind 16 MiB adds nothing
+    op = fc(1024)
+    assert traffic(op, cpu) == {"l1": 8192, "l2": 0, "slc": 4_194_304, DRAM: 0}
+    assert op_time_s(op, cpu) == pytest.approx(4_194_304 / 100e9, rel=1e-12)
+
+
+def test_node_levels_out_of_order_are_refused():
+    with pytest.raises(SocsimError, match="node 'phone'.*must be larger"):
+        Node("phone", "device", (unit(),), caches=(CacheLevel("a", MIB, 1e9), L1))
+
+
 def test_dvfs_parts_carry_the_hierarchy_memory_time():
     op, u = fc(1024), unit(dispatch_s=5e-6)
     fixed, compute, memory = op_time_parts_s(op, u)
