@@ -133,7 +133,7 @@ def test_a_unit_sees_a_shared_level_through_its_own_and_skips_one_no_larger():
 
 
 def test_node_levels_out_of_order_are_refused():
-    with pytest.raises(SocsimError, match="node 'phone'.*must be larger"):
+    with pytest.raises(SocsimError, match=r"node 'phone'.*must be larger"):
         Node("phone", "device", (unit(),), caches=(CacheLevel("a", MIB, 1e9), L1))
 
 
