@@ -26,10 +26,48 @@ def _g(value: float) -> str:
     return f"{value:.6g}"
 
 
-def device_yaml(result: FitResult, provenance: Provenance, extra: Mapping[str, str]) -> str:
+#: Where Linux lists CPU 0's caches (one ``indexN`` directory per cache).
+SYSFS_CACHES = Path("/sys/devices/system/cpu/cpu0/cache")
+_SIZE = re.compile(r"^(\d+)\s*([KMG]?)$")
+
+
+def host_cache_sizes(root: Path = SYSFS_CACHES) -> tuple[tuple[str, int], ...]:
+    """(name, bytes) of CPU 0's data and unified caches from sysfs, innermost first.
+
+    Names are ``l1d``, ``l2``, ``l3``; instruction caches are left out. Empty when the
+    directory does not exist (not Linux) or lists nothing readable.
+    """
+    found = {}
+    for index in sorted(Path(root).glob("index*")):
+        try:
+            kind = (index / "type").read_text().strip()
+            level = int((index / "level").read_text())
+            size = _SIZE.match((index / "size").read_text().strip())
+        except (OSError, ValueError):
+            continue
+        if kind == "Instruction" or size is None:
+            continue
+        scale = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3}[size.group(2)]
+        found[level] = int(size.group(1)) * scale
+    return tuple((f"l{lvl}d" if lvl == 1 else f"l{lvl}", found[lvl]) for lvl in sorted(found))
+
+
+def cache_comment(sizes: tuple[tuple[str, int], ...]) -> str:
+    """``l1d 32 KiB, l2 512 KiB, ...`` for a ``calibration.host_caches`` provenance line."""
+    return ", ".join(f"{name} {nbytes // 1024} KiB" for name, nbytes in sizes)
+
+
+def device_yaml(
+    result: FitResult,
+    provenance: Provenance,
+    extra: Mapping[str, str],
+    caches: tuple[tuple[str, int, float], ...] = (),
+) -> str:
     """The preset file's text.
 
-    ``extra`` adds ``calibration.KEY: VALUE`` provenance lines (e.g. the data used).
+    ``extra`` adds ``calibration.KEY: VALUE`` provenance lines (e.g. the data used);
+    ``caches`` = (name, bytes, bandwidth B/s) levels, innermost first, become the unit's
+    ``caches:`` (docs/cost-model.md) when the fit provides their bandwidths.
     """
     rates = result.rates
     keys = {
@@ -82,16 +120,29 @@ def device_yaml(result: FitResult, provenance: Provenance, extra: Mapping[str, s
         " bandwidth when the working sets are cache-resident (docs/calibration.md)",
         f"          dispatch_us: {_g(result.dispatch_s * 1e6)}               # fitted: kernel"
         " + runtime overhead",
-        "",
     ]
+    if caches:
+        lines.append(
+            "          caches:                         # sizes from sysfs; bandwidths fitted"
+        )
+        lines += [
+            f"            - {{name: {name}, size_kb: {_g(nbytes / 1024)}, "
+            f"bandwidth_gb_s: {_g(bps / 1e9)}}}"
+            for name, nbytes, bps in caches
+        ]
+    lines.append("")
     return "\n".join(lines)
 
 
 def write_device(
-    path: Path, result: FitResult, provenance: Provenance, extra: Mapping[str, str] | None = None
+    path: Path,
+    result: FitResult,
+    provenance: Provenance,
+    extra: Mapping[str, str] | None = None,
+    caches: tuple[tuple[str, int, float], ...] = (),
 ) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(device_yaml(result, provenance, extra or {}))
+    path.write_text(device_yaml(result, provenance, extra or {}, caches))
 
 
 def read_calibration_comments(path: Path) -> dict[str, str]:

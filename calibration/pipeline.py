@@ -17,9 +17,14 @@ from pathlib import Path
 import pandas as pd
 
 from calibration.corpus import FIT, HOLDOUT, assert_disjoint, build_corpus
-from calibration.device import read_calibration_comments, write_device
+from calibration.device import (
+    cache_comment,
+    host_cache_sizes,
+    read_calibration_comments,
+    write_device,
+)
 from calibration.fit import FitResult, HostRates, fit
-from calibration.measure import GraphLoader, measure_models, onnx_graph, provenance
+from calibration.measure import GraphLoader, host_name, measure_models, onnx_graph, provenance
 from calibration.microbench import host_rates, run_suite, suite
 from calibration.ortrun import RunSettings
 from calibration.table import Provenance, make_table, read_provenance, read_table, write_table
@@ -129,9 +134,11 @@ def fit_file(
     rates = rates or rates_from(table, prov.threads)
     result = fit(table, rates)
     fitted = sorted(set(table.loc[table["level"] == "op", "model"]))
-    write_device(
-        device, result, prov, {"fit_models": ", ".join(fitted), "measurements": measurements.name}
-    )
+    extra = {"fit_models": ", ".join(fitted), "measurements": measurements.name}
+    if prov.host.startswith(host_name()):
+        # measured here: keep this machine's cache sizes for a hierarchy-aware fit
+        extra["host_caches"] = cache_comment(host_cache_sizes()) or "unknown"
+    write_device(device, result, prov, extra)
     return result, prov
 
 

@@ -2,14 +2,17 @@
 
 Default roofline (the modelling contract)::
 
-    t = dispatch + barrier(n) + max(flops / (peak[dtype] * eff[kind] * S(n)), bytes / bandwidth)
+    t = dispatch + barrier(n) + max(flops / (peak[dtype] * eff[kind] * S(n)), memory)
+    memory = bytes / DRAM bandwidth                    (no caches)
+           = max over levels L of bytes(L) / bandwidth(L)   (cache levels: memory.py)
     flops = op flops x (1 - sparse_efficiency x sparsity)  (weight pruning; 0 without kernels)
     S(n) = 1 / ((1 - p) + p / n)                       (Amdahl, p = parallel fraction)
     barrier(n) = barrier_s * log2(n)                   (n = the cores one op uses)
 
 An explicit time table on the op overrides everything; a unit's learned kernel
 predictor (:mod:`simulator.hardware.predictor`) overrides the roofline for the ops it
-covers. :func:`cost_model` names which of the three costs an op.
+covers. :func:`cost_model` names which of the three costs an op. docs/cost-model.md
+states the whole model.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import math
 
 from simulator.graph.model import Op
 from simulator.hardware.predictor import predicted_parts_s
+from simulator.hardware.memory import LevelTraffic, hierarchy_time_s, level_traffic
 from simulator.hardware.units import ComputeUnit
 
 
@@ -86,20 +90,51 @@ def barrier_time_s(unit: ComputeUnit) -> float:
     return unit.barrier_s * math.log2(unit.op_cores) if unit.op_cores > 1 else 0.0
 
 
+def activation_bytes(op: Op) -> float:
+    """The op's activation bytes (B): its inputs plus its outputs."""
+    return float(op.input_bytes + op.output_bytes)
+
+
+def streamed_weight_bytes(op: Op, unit: ComputeUnit) -> float:
+    """Weight bytes the op reads on ``unit`` (B): dense when a dense kernel runs a pruned op."""
+    if op.sparsity and not unit.sparse_efficiency:
+        # a dense kernel expands the compressed weights and streams them dense
+        return float(op.dense_weight_bytes)
+    return float(op.weight_bytes)
+
+
+def memory_traffic(op: Op, unit: ComputeUnit) -> tuple[LevelTraffic, ...]:
+    """Bytes the op moves at each level of the unit's hierarchy, innermost first, DRAM last.
+
+    See :mod:`simulator.hardware.memory` for the rules; without caches, everything is
+    DRAM traffic.
+    """
+    return level_traffic(
+        activation_bytes(op),
+        streamed_weight_bytes(op, unit),
+        unit.caches,
+        unit.memory_bandwidth_bytes_per_s,
+    )
+
+
 def dram_traffic_bytes(op: Op, unit: ComputeUnit) -> float:
     """Bytes the op moves between the node's DRAM and ``unit`` (B).
 
-    The figure a node's shared DRAM bandwidth is divided by while ops run at once.
+    The figure a node's shared DRAM bandwidth is divided by while ops run at once; with
+    caches, only the share no cache level holds (:func:`memory_traffic`).
     """
-    nbytes = float(op.bytes_moved)
-    if op.sparsity and not unit.sparse_efficiency:
-        # a dense kernel expands the compressed weights and streams them dense
-        nbytes += op.dense_weight_bytes - op.weight_bytes
-    return nbytes
+    if unit.caches:
+        return memory_traffic(op, unit)[-1].nbytes
+    return activation_bytes(op) + streamed_weight_bytes(op, unit)
 
 
 def memory_time_s(op: Op, unit: ComputeUnit) -> float:
-    """Roofline memory-bound time (s): DRAM traffic over the unit's DRAM bandwidth."""
+    """Memory-bound time (s): the slowest level's bytes over its bandwidth.
+
+    Without caches: DRAM traffic over the unit's DRAM bandwidth (the plain roofline).
+    """
+    if unit.caches:
+        return hierarchy_time_s(memory_traffic(op, unit))
     if math.isinf(unit.memory_bandwidth_bytes_per_s):
         return 0.0
     return dram_traffic_bytes(op, unit) / unit.memory_bandwidth_bytes_per_s

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -12,6 +13,7 @@ from simulator.frozen import FrozenMap
 from simulator.graph.model import DTYPE_BYTES, OP_KINDS
 from simulator.hardware.dvfs import DvfsTable
 from simulator.hardware.governors import GOVERNORS
+from simulator.hardware.memory import CacheLevel, check_hierarchy, resolve
 from simulator.hardware.thermal import ThermalModel
 
 if TYPE_CHECKING:
@@ -82,6 +84,10 @@ class ComputeUnit:
     predictor : KernelPredictor or None
         Learned per-kernel predictor (:mod:`simulator.hardware.predictor`) for the op
         kinds it has models of; the roofline covers the rest. None: roofline only.
+    caches : tuple of CacheLevel
+        The unit's memory hierarchy in front of DRAM, innermost first: its own levels,
+        then its node's shared ones (:class:`Node` appends them). Empty: the plain
+        roofline on ``memory_bandwidth_bytes_per_s`` (docs/cost-model.md).
     """
 
     name: str
@@ -104,9 +110,15 @@ class ComputeUnit:
     fused_kernels: bool = True
     sparse_efficiency: float = 0.0
     predictor: KernelPredictor | None = None
+    caches: tuple[CacheLevel, ...] = ()
 
     def __post_init__(self) -> None:
         owner = f"unit '{self.name}'"
+        object.__setattr__(self, "caches", tuple(self.caches))
+        try:
+            check_hierarchy(self.caches, self.memory_bandwidth_bytes_per_s)
+        except SocsimError as exc:
+            raise SocsimError(f"{owner}: {exc}") from None
         if not 0.0 <= self.sparse_efficiency <= 1.0:
             raise SocsimError(
                 f"{owner}: sparse_efficiency must be in [0, 1], got {self.sparse_efficiency}"
@@ -194,6 +206,11 @@ class Node:
         Synchronisation cost per edge that crosses two units of this node (s).
     shared_memory_bandwidth_bytes_per_s : float
         Copy bandwidth between units of this node (B/s).
+    caches : tuple of CacheLevel
+        Levels shared by all the node's units (a system-level cache, a shared L3),
+        innermost first; every unit sees them after its own levels, at most as fast
+        as its last own level, and not at all when no larger than it (its ``caches``
+        are resolved here, :func:`simulator.hardware.memory.resolve`).
     """
 
     name: str
@@ -204,8 +221,10 @@ class Node:
     sync_pairs: tuple[SyncPair, ...] = ()
     thermal: ThermalModel | None = None
     battery_j: float | None = None
+    caches: tuple[CacheLevel, ...] = ()
 
     def __post_init__(self) -> None:
+        self._resolve_caches()
         if self.role not in NODE_ROLES:
             raise SocsimError(f"node '{self.name}': role must be one of {NODE_ROLES}")
         if not self.units:
@@ -229,6 +248,28 @@ class Node:
             if pair.units in seen:
                 raise SocsimError(f"node '{self.name}': sync pair {sorted(pair.units)} given twice")
             seen.add(pair.units)
+
+    def _resolve_caches(self) -> None:
+        """Mark the node's levels shared and append them to every unit's own levels."""
+        shared = tuple(
+            level if level.shared else dataclasses.replace(level, shared=True)
+            for level in self.caches
+        )
+        object.__setattr__(self, "caches", shared)
+        try:
+            check_hierarchy(shared, 0.0)  # among themselves; each unit checks its DRAM
+        except SocsimError as exc:
+            raise SocsimError(f"node '{self.name}': {exc}") from None
+        units = []
+        for unit in self.units:
+            caches = resolve(unit.caches, shared)
+            if caches != unit.caches:
+                try:
+                    unit = dataclasses.replace(unit, caches=caches)
+                except SocsimError as exc:
+                    raise SocsimError(f"node '{self.name}' (shared caches): {exc}") from None
+            units.append(unit)
+        object.__setattr__(self, "units", tuple(units))
 
     def sync_for(self, a: str, b: str) -> tuple[float, str]:
         """(sync cost in s, mechanism) of an edge between units ``a`` and ``b`` of this node."""

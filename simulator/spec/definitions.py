@@ -69,6 +69,24 @@ DVFS = Record(
     name="dvfs",
 )
 
+CACHE_LEVEL = Record(
+    {
+        "name": Field(Text(pattern=_NAME), doc="unique in the unit's hierarchy; not 'dram'"),
+        "size_kb": Field(
+            Number("KiB", 1024.0, gt=0),
+            to="size_bytes",
+            doc="capacity one op on the unit can use (1 KiB = 1024 B); grows outward",
+        ),
+        "bandwidth_gb_s": Field(
+            Number("GB/s", GIGA, gt=0),
+            to="bandwidth_bytes_per_s",
+            doc="the unit's streaming rate from this level; >= the next level out and DRAM",
+        ),
+    },
+    name="cache level",
+)
+CACHES_DOC = "memory hierarchy in front of DRAM, innermost first (docs/cost-model.md)"
+
 UNIT = Record(
     {
         "kind": Field(Text(choices=UNIT_KINDS, what="unit kind")),
@@ -114,6 +132,7 @@ UNIT = Record(
             default=None,
             doc="learned kernel predictor for the kinds it covers (docs/predictors.md)",
         ),
+        "caches": Field(ListOf(CACHE_LEVEL), default=[], doc=CACHES_DOC),
     },
     name="compute unit",
 )
@@ -159,6 +178,11 @@ NODE = Record(
             default=None,
             to="battery_j",
             doc="the run stops when the node's energy reaches it",
+        ),
+        "caches": Field(
+            ListOf(CACHE_LEVEL),
+            default=[],
+            doc="levels shared by all units (SLC, shared L3), seen after each unit's own",
         ),
     },
     name="node",

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 
 from simulator.errors import SocsimError
 from simulator.hardware.dvfs import DvfsTable, OperatingPoint
+from simulator.hardware.memory import CacheLevel
 from simulator.hardware.thermal import ThermalModel
 from simulator.hardware.units import ComputeUnit, Node, SyncPair
 from simulator.network.impairments import BandwidthDistribution, Jitter
@@ -36,6 +37,7 @@ def build_nodes(checked: Mapping, raw: Mapping, ctx: Context) -> list[Node]:
             predictor = unit["predictor"]["file"] if unit["predictor"] else None
             fields = {**unit, "supports": supports, "predictor": predictor}
             try:
+                fields["caches"] = cache_levels(unit["caches"])
                 fields.update(_dvfs_fields(unit))
                 units.append(ComputeUnit(name=unit_name, **fields))
             except SocsimError as exc:
@@ -47,6 +49,7 @@ def build_nodes(checked: Mapping, raw: Mapping, ctx: Context) -> list[Node]:
             )
             others = {k: v for k, v in spec.items() if k not in ("units", "sync_pairs", "thermal")}
             try:
+                others["caches"] = cache_levels(spec["caches"])
                 thermal = ThermalModel(**spec["thermal"]) if spec["thermal"] else None
                 nodes.append(
                     Node(name=name, units=tuple(units), sync_pairs=pairs, thermal=thermal, **others)
@@ -122,6 +125,11 @@ def build_links(checked: Mapping, raw: Mapping, ctx: Context) -> list[Link]:
         except SocsimError as exc:
             ctx.problem(loc, str(exc))
     return links
+
+
+def cache_levels(specs: list[Mapping]) -> tuple[CacheLevel, ...]:
+    """Cache levels from validated ``caches:`` items (SI keys)."""
+    return tuple(CacheLevel(s["name"], s["size_bytes"], s["bandwidth_bytes_per_s"]) for s in specs)
 
 
 def _dvfs_fields(unit: dict) -> dict:

@@ -58,6 +58,7 @@ def render() -> str:
         ("Top level", d.SCENARIO),
         ("`nodes.<name>`", d.NODE),
         ("`nodes.<name>.units.<name>`", d.UNIT),
+        ("`caches[i]` (of a unit or a node; see cost-model.md)", d.CACHE_LEVEL),
         ("`links.<name>`", d.LINK),
         ("`models.<name>` (every source; see techniques.md)", m.common_keys()),
         ("`models.<name>` (ONNX file, see onnx.md)", m.ONNX_MODEL),
