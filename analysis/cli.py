@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from simulator.exitcodes import EXIT_OK
+
 # CLI flag -> plot option; each kind accepts the subset its options record lists
 _OPTION_FLAGS = (
     ("--x", "x", str, "swept parameter on the x axis (a scenario path)"),
@@ -36,7 +38,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
     default = (source.path if source.path.is_dir() else source.path.parent) / f"{args.kind}.png"
     written = save_figure(figure, Path(args.output) if args.output else default)
     print(f"wrote {written}")
-    return 0
+    return EXIT_OK
 
 
 def _parse_where(text: str) -> tuple[str, str]:
@@ -55,7 +57,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     default = (source if source.is_dir() else source.parent) / "report.html"
     written = write_report(source, Path(args.output) if args.output else default, args.format)
     print(f"wrote {written}")
-    return 0
+    return EXIT_OK
 
 
 def add_plot_parser(sub: argparse._SubParsersAction) -> None:

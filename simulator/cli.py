@@ -2,7 +2,7 @@
 
 Subcommands: ``run``, ``validate``, ``zoo``, ``explain``, ``plot``, ``report``. Library
 errors are raised as :class:`~simulator.errors.SocsimError`; only here are they printed
-and turned into an exit status (2 for bad input, 1 for a failed validation).
+and turned into an exit status (:mod:`simulator.exitcodes`).
 """
 
 from __future__ import annotations
@@ -15,11 +15,10 @@ from pathlib import Path
 import pandas as pd
 
 from simulator.errors import ScenarioError, SocsimError
+from simulator.exitcodes import EXIT_INTERRUPTED, EXIT_INVALID, EXIT_OK
 from simulator.score.cli import add_parser as add_score_parser
 from simulator.spec.paths import add_allow_dir_option
 from simulator.sweep.cli import add_parser as add_sweep_parser
-
-EXIT_OK, EXIT_INVALID, EXIT_ERROR = 0, 1, 2
 
 _SUMMARY_ROWS = (
     ("decision", "decision", ""),
@@ -253,14 +252,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     handler: Callable[[argparse.Namespace], int] = args.handler
     try:
         return handler(args)
-    except ScenarioError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_ERROR
     except SocsimError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return EXIT_ERROR
+        return EXIT_INVALID
     except KeyboardInterrupt:
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:  # output piped into `head` and closed: not an error
         import os
 

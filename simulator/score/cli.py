@@ -8,6 +8,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from simulator.exitcodes import EXIT_OK
+
 
 def cmd_score(args: argparse.Namespace) -> int:
     from analysis.score_chart import score_chart  # lazy: matplotlib only when scoring
@@ -39,7 +41,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     ]
     print(shown.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     print(f"\nwrote {out_dir / 'scorecard.csv'} and {', '.join(str(c) for c in charts)}")
-    return 0
+    return EXIT_OK
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 
 from simulator.errors import Problem, ScenarioError
+from simulator.exitcodes import EXIT_OK
 from simulator.spec.paths import add_allow_dir_option
 from simulator.sweep.design import DESIGNS
 from simulator.sweep.executors import EXECUTORS
@@ -113,7 +114,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     print(f"wrote {len(table)} row(s) to {out}/ ({len(failed)} failed)")
     for row in failed.head(5).itertuples():
         print(f"  point {row.point} replicate {row.replicate}: {row.error}")
-    return 0
+    return EXIT_OK
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
