@@ -16,7 +16,7 @@ from simulator.output.names import (
     name_problem,
     suggest_slug,
 )
-from simulator.output.text import neutralise_formulas, plain_label, visible_bidi
+from simulator.output.text import neutralise_formulas, visible_bidi
 
 __all__ = [
     "NAME_RULE",
@@ -26,7 +26,6 @@ __all__ = [
     "default_output_dir",
     "name_problem",
     "neutralise_formulas",
-    "plain_label",
     "staged_dir",
     "suggest_slug",
     "visible_bidi",

@@ -5,8 +5,9 @@ One function per destination, used by every writer of that destination:
 * CSV cells a spreadsheet would run as a formula (``=HYPERLINK(...)``, ``+``, ``-``,
   ``@``, a tab or a carriage return first) get a leading ``'`` (OWASP's advice); numbers
   are never touched, and Parquet keeps the original text.
-* Matplotlib reads ``$...$`` as math text and fails on ``$\\bad$``: every user string
-  drawn on a figure goes through :func:`plain_label`.
+* Matplotlib reads ``$...$`` as math text and fails on ``$\\bad$``: every figure is
+  drawn with math text off (``analysis.style.literal_text``, at the one place figures
+  are encoded).
 * Bidirectional-control characters (U+202E...) reorder what a reader sees in HTML: the
   report shows them as visible ``<U+202E>`` marks (:func:`visible_bidi`).
 """
@@ -41,11 +42,6 @@ def neutralise_formulas(frame: pd.DataFrame) -> pd.DataFrame:
     for name in text_columns:
         safe[name] = safe[name].map(csv_cell)
     return safe
-
-
-def plain_label(text: object) -> str:
-    """``text`` as a figure label drawn literally: ``$`` escaped so no math text is parsed."""
-    return str(text).replace("$", r"\$")
 
 
 def visible_bidi(text: str) -> str:
