@@ -9,7 +9,7 @@ One function per destination, used by every writer of that destination:
   drawn with math text off (``analysis.style.literal_text``, at the one place figures
   are encoded).
 * Bidirectional-control characters (U+202E...) reorder what a reader sees in HTML: the
-  report shows them as visible ``<U+202E>`` marks (:func:`visible_bidi`).
+  report shows them as visible ``[U+202E]`` marks (:func:`visible_bidi`).
 """
 
 from __future__ import annotations
@@ -45,5 +45,5 @@ def neutralise_formulas(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def visible_bidi(text: str) -> str:
-    """``text`` with every bidirectional-control character shown as ``<U+XXXX>``."""
-    return _BIDI.sub(lambda m: f"<U+{ord(m.group()):04X}>", text)
+    """``text`` with every bidi control character shown as ``[U+XXXX]`` (HTML-safe)."""
+    return _BIDI.sub(lambda m: f"[U+{ord(m.group()):04X}]", text)
