@@ -1,0 +1,44 @@
+"""Small scenarios and helpers of the output-fault tests (tests/faults/test_output_*.py,
+test_signals.py, test_exit_codes.py)."""
+
+from __future__ import annotations
+
+import copy
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+from conftest import phone_cloud_document
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def tiny_document(**changes) -> dict:
+    """The phone/cloud scenario of tests/conftest.py, two requests (a run takes ~50 ms)."""
+    document = copy.deepcopy(phone_cloud_document())
+    document["workload"][0]["count"] = 2
+    document.update(changes)
+    return document
+
+
+def write_scenario(folder: Path, document: dict, name: str = "scenario.yaml") -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    path.write_text(yaml.safe_dump(document, sort_keys=False, allow_unicode=True))
+    return path
+
+
+def tree(folder: Path) -> list[str]:
+    """Every path under ``folder``, relative, sorted (hidden temporary names included)."""
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
+
+
+def socsim(*args: str, **options) -> subprocess.CompletedProcess:
+    """``socsim ARGS`` as a real process running this worktree's code."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    command = [sys.executable, "-c", "import sys; from simulator.cli import main; "
+               "sys.exit(main())", *args]  # fmt: skip
+    options.setdefault("capture_output", "stdout" not in options)
+    return subprocess.run(command, env=env, text=True, timeout=120, **options)

@@ -1,0 +1,131 @@
+"""Issue 16 item 5: an unusable output location is refused before any work.
+
+On the old code ``-o`` at an existing file, under a file or in a read-only folder gave a
+raw traceback *after* the simulation, and the results were lost. Now every command checks
+its locations first: exit status 1, one line, nothing simulated, nothing written.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from faults.output_fixtures import tiny_document, tree, write_scenario
+
+import analysis.kinds
+import analysis.report
+import calibration.pipeline
+import simulator.engine
+import simulator.score
+import simulator.sweep.runner
+from simulator.cli import main
+from simulator.exitcodes import EXIT_INVALID, EXIT_OK
+
+
+@pytest.fixture
+def read_only_dir(tmp_path):
+    """A read-only filesystem (root ignores permission bits, so a ro tmpfs mount)."""
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(folder)],
+                          capture_output=True)  # fmt: skip
+    if done.returncode != 0:
+        folder.chmod(0o555)  # without mount rights: permission bits (not root)
+        if _writable(folder):
+            pytest.skip("neither a read-only mount nor a read-only folder is possible here")
+        yield folder
+        folder.chmod(0o755)
+        return
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", str(folder)], check=True)
+
+
+def _writable(folder: Path) -> bool:
+    try:
+        (folder / "probe").mkdir()
+    except OSError:
+        return False
+    (folder / "probe").rmdir()
+    return True
+
+
+def _forbid(monkeypatch, module, name):
+    def refuse(*args, **kwargs):
+        raise AssertionError(f"{name} ran although the output location is unusable")
+
+    monkeypatch.setattr(module, name, refuse)
+
+
+def _bad_locations(tmp_path: Path, read_only: Path) -> dict[str, Path]:
+    (tmp_path / "file").write_text("keep me\n")
+    return {
+        "a file": tmp_path / "file",
+        "under a file": tmp_path / "file" / "out",
+        "read-only": read_only / "out",
+    }
+
+
+@pytest.mark.parametrize("where", ["a file", "under a file", "read-only"])
+def test_run_refuses_before_simulating(tmp_path, read_only_dir, monkeypatch, capsys, where):
+    scenario = write_scenario(tmp_path / "in", tiny_document())
+    out = _bad_locations(tmp_path, read_only_dir)[where]
+    _forbid(monkeypatch, simulator.engine, "simulate")
+    before = tree(tmp_path)
+    assert main(["run", str(scenario), "-o", str(out)]) == EXIT_INVALID
+    assert tree(tmp_path) == before and (tmp_path / "file").read_text() == "keep me\n"
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err and str(out) in err
+
+
+@pytest.mark.parametrize("where", ["a file", "under a file", "read-only"])
+def test_sweep_and_score_refuse_before_running(tmp_path, read_only_dir, monkeypatch, where):
+    scenario = write_scenario(tmp_path / "in", tiny_document())
+    out = _bad_locations(tmp_path, read_only_dir)[where]
+    _forbid(monkeypatch, simulator.sweep.runner, "run_prepared")
+    _forbid(monkeypatch, simulator.score, "score_scenario")
+    sweep = ["sweep", str(scenario), "--set", "workload[0].count=1,2", "-o", str(out)]
+    assert main(sweep) == EXIT_INVALID
+    assert main(["score", str(scenario), "-o", str(out)]) == EXIT_INVALID
+
+
+@pytest.mark.parametrize("where", ["a folder", "under a file", "read-only"])
+def test_report_and_plot_refuse_before_drawing(tmp_path, read_only_dir, monkeypatch, where):
+    run = tmp_path / "run"
+    assert main(["run", str(write_scenario(tmp_path / "in", tiny_document())), "-o", str(run)]) == 0
+    out = {"a folder": run, **_bad_locations(tmp_path, read_only_dir)}[where]
+    out = out / "report.html" if where == "read-only" else out
+    _forbid(monkeypatch, analysis.report, "build_report")
+    _forbid(monkeypatch, analysis.kinds, "make_plot")
+    before = tree(tmp_path)
+    assert main(["report", str(run), "-o", str(out)]) == EXIT_INVALID
+    assert main(["plot", "utilisation", str(run), "-o", str(out)]) == EXIT_INVALID
+    assert tree(tmp_path) == before
+
+
+def test_calibrate_checks_every_location_first(tmp_path, monkeypatch):
+    (tmp_path / "file").write_text("")
+    _forbid(monkeypatch, calibration.pipeline, "run_all")
+    base = ["calibrate", "all", "-o", str(tmp_path / "work")]
+    assert main([*base, "--device", str(tmp_path / "file" / "dev.yaml"), "--no-docs"]) == 1
+    assert main([*base, "--image", str(tmp_path), "--no-docs"]) == EXIT_INVALID
+    assert main(["calibrate", "fit", "m.csv", "-o", str(tmp_path / "file" / "d.yaml")]) == 1
+
+
+def test_calibrate_all_without_docs_keeps_its_figure_in_the_work_folder(tmp_path, monkeypatch):
+    """Item 8's last point: `--no-docs` overwrote docs/img/calibration_pred_vs_measured.png."""
+    seen = {}
+
+    def fake_run_all(out, device, docs, image, settings, quick=False):
+        seen.update(docs=docs, image=image)
+        return {}
+
+    monkeypatch.setattr(calibration.pipeline, "run_all", fake_run_all)
+    work = tmp_path / "work"
+    argv = ["calibrate", "all", "-o", str(work), "--device", str(tmp_path / "d.yaml")]
+    assert main([*argv, "--no-docs"]) == EXIT_OK
+    assert seen == {"docs": None, "image": work / "pred_vs_measured.png"}
+    assert main([*argv, "--no-docs", "--image", str(tmp_path / "f.png")]) == EXIT_OK
+    assert seen["image"] == tmp_path / "f.png"
