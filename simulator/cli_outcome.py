@@ -167,7 +167,8 @@ def run_command(handler: Callable[[argparse.Namespace], int], args: argparse.Nam
             out.flush()  # a full disk behind stdout shows here, while we can still say so
             return status
         except SocsimError as exc:
-            _say(command, f"error: {exc}")
+            kept = f"; {args.kept}" if exc.exit_status == EXIT_RUNTIME else ""
+            _say(command, f"error: {exc}{kept}")
             return exc.exit_status
         except Terminated:
             _say(command, f"terminated (SIGTERM); {args.kept}")

@@ -15,6 +15,7 @@ A failed write raises :class:`~simulator.errors.WriteError` and leaves nothing s
 
 from __future__ import annotations
 
+import csv
 import io
 import os
 import secrets
@@ -26,7 +27,7 @@ from pathlib import Path
 import pandas as pd
 
 from simulator.errors import OutputError, WriteError
-from simulator.output.text import neutralise_formulas
+from simulator.output.text import has_carriage_return, neutralise_formulas
 
 LAST = "summary.json"  # renamed last into an existing folder: its presence means complete
 
@@ -72,8 +73,10 @@ def write_csv(frame: pd.DataFrame, path: str | Path, **options) -> Path:
     """``frame`` as CSV (no index), text cells a spreadsheet would run as formulas
     neutralised (:func:`~simulator.output.text.neutralise_formulas`)."""
     options.setdefault("index", False)
-    text = neutralise_formulas(frame).to_csv(None, **options)
-    return write_text(path, text)
+    safe = neutralise_formulas(frame)
+    if has_carriage_return(safe):  # the csv module leaves a lone CR unquoted: a row break
+        options.setdefault("quoting", csv.QUOTE_NONNUMERIC)
+    return write_text(path, safe.to_csv(None, **options))
 
 
 def write_parquet(frame: pd.DataFrame, path: str | Path) -> Path:
@@ -131,6 +134,9 @@ def staged_dir(out: str | Path) -> Iterator[Path]:
     try:
         yield stage
         _publish(stage, out, fresh)
+    except WriteError as exc:  # name the folder asked for, not the staging name
+        shutil.rmtree(stage, ignore_errors=True)
+        raise WriteError(str(out), exc.reason) from exc
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)
         raise

@@ -29,19 +29,44 @@ def csv_cell(value: object) -> object:
     return value
 
 
-def neutralise_formulas(frame: pd.DataFrame) -> pd.DataFrame:
-    """A copy of ``frame`` whose text cells are :func:`csv_cell`-safe (other columns as is)."""
-    text_columns = [
+def _text_columns(frame: pd.DataFrame) -> list:
+    return [
         name
         for name in frame.columns
         if pd.api.types.is_object_dtype(frame[name]) or pd.api.types.is_string_dtype(frame[name])
     ]
-    if not text_columns:
+
+
+def _text_mask(column: pd.Series, inside: str | None = None) -> pd.Series:
+    """Text cells starting with a formula prefix (or containing ``inside``); vectorised,
+    since an ``ops`` table has millions of rows. Non-text cells are never selected."""
+    try:
+        text = column.str
+    except AttributeError:  # no text cell at all (e.g. all None)
+        return pd.Series(False, index=column.index)
+    if inside is not None:
+        mask = text.contains(inside, regex=False, na=False)
+    else:
+        mask = text.startswith(FORMULA_PREFIXES, na=False)
+    return mask.astype(bool)
+
+
+def neutralise_formulas(frame: pd.DataFrame) -> pd.DataFrame:
+    """A copy of ``frame`` whose text cells are :func:`csv_cell`-safe (other columns as is)."""
+    masks = {name: _text_mask(frame[name]) for name in _text_columns(frame)}
+    masks = {name: mask for name, mask in masks.items() if mask.any()}
+    if not masks:
         return frame
     safe = frame.copy()
-    for name in text_columns:
-        safe[name] = safe[name].map(csv_cell)
+    for name, mask in masks.items():
+        safe[name] = safe[name].astype(object)
+        safe.loc[mask, name] = "'" + safe.loc[mask, name].astype(str)
     return safe
+
+
+def has_carriage_return(frame: pd.DataFrame) -> bool:
+    """Whether a text cell of ``frame`` holds a carriage return (CSV must quote it)."""
+    return any(_text_mask(frame[name], "\r").any() for name in _text_columns(frame))
 
 
 def visible_bidi(text: str) -> str:
