@@ -35,10 +35,23 @@ def tree(folder: Path) -> list[str]:
     return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
 
 
-def socsim(*args: str, **options) -> subprocess.CompletedProcess:
-    """``socsim ARGS`` as a real process running this worktree's code."""
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+def socsim_process(*args: str, **options) -> subprocess.Popen:
+    """``socsim ARGS`` started as a real process running this worktree's code."""
+    env = {**os.environ, "PYTHONPATH": str(REPO), **options.pop("env", {})}
     command = [sys.executable, "-c", "import sys; from simulator.cli import main; "
                "sys.exit(main())", *args]  # fmt: skip
-    options.setdefault("capture_output", "stdout" not in options)
-    return subprocess.run(command, env=env, text=True, timeout=120, **options)
+    options.setdefault("stderr", subprocess.PIPE)
+    return subprocess.Popen(command, env=env, text=True, **options)
+
+
+def socsim(*args: str, close_stdout: bool = False, **options) -> tuple[int, str]:
+    """Run ``socsim ARGS`` to the end; (exit status, stderr). ``close_stdout``: the
+    reader of its stdout goes away at once, as ``| head -0`` would."""
+    if close_stdout:
+        options["stdout"] = subprocess.PIPE
+    options.setdefault("stdout", subprocess.DEVNULL)
+    with socsim_process(*args, **options) as process:
+        if close_stdout:
+            process.stdout.close()
+        _, err = process.communicate(timeout=120)
+    return process.returncode, err
