@@ -7,6 +7,8 @@ import copy
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import yaml
@@ -33,6 +35,20 @@ def write_scenario(folder: Path, document: dict, name: str = "scenario.yaml") ->
 def tree(folder: Path) -> list[str]:
     """Every path under ``folder``, relative, sorted (hidden temporary names included)."""
     return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
+
+
+@contextmanager
+def tmpfs(folder: Path, options: str) -> Iterator[bool]:
+    """Mount a tmpfs with ``options`` on the new folder ``folder`` while inside; yields
+    whether the mount worked (it needs root)."""
+    folder.mkdir()
+    command = ["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(folder)]
+    mounted = subprocess.run(command, capture_output=True).returncode == 0
+    try:
+        yield mounted
+    finally:
+        if mounted:
+            subprocess.run(["umount", str(folder)], check=True)
 
 
 def socsim_process(*args: str, **options) -> subprocess.Popen:

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import errno
 import json
-import subprocess
 
 import pytest
-from faults.output_fixtures import tiny_document, tree, write_scenario
+from faults.output_fixtures import tiny_document, tmpfs, tree, write_scenario
 
 import simulator.output.atomic as atomic
 from simulator.cli import main
@@ -95,16 +94,10 @@ def test_report_and_plot_on_a_full_disk(result, tmp_path, monkeypatch, capsys, c
 
 @pytest.fixture
 def small_tmpfs(tmp_path):
-    folder = tmp_path / "small"
-    folder.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(folder)],
-                             capture_output=True)  # fmt: skip
-    if mounted.returncode != 0:
-        pytest.skip("cannot mount a tmpfs here (needs root)")
-    try:
-        yield folder
-    finally:
-        subprocess.run(["umount", str(folder)], check=True)
+    with tmpfs(tmp_path / "small", "size=64k") as mounted:
+        if not mounted:
+            pytest.skip("cannot mount a tmpfs here (needs root)")
+        yield tmp_path / "small"
 
 
 def test_a_real_full_disk(tmp_path, small_tmpfs, capsys):

@@ -7,11 +7,10 @@ its locations first: exit status 1, one line, nothing simulated, nothing written
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
-from faults.output_fixtures import tiny_document, tree, write_scenario
+from faults.output_fixtures import tiny_document, tmpfs, tree, write_scenario
 
 import analysis.kinds
 import analysis.report
@@ -27,20 +26,15 @@ from simulator.exitcodes import EXIT_INVALID, EXIT_OK
 def read_only_dir(tmp_path):
     """A read-only filesystem (root ignores permission bits, so a ro tmpfs mount)."""
     folder = tmp_path / "ro"
-    folder.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(folder)],
-                          capture_output=True)  # fmt: skip
-    if done.returncode != 0:
-        folder.chmod(0o555)  # without mount rights: permission bits (not root)
-        if _writable(folder):
-            pytest.skip("neither a read-only mount nor a read-only folder is possible here")
-        yield folder
-        folder.chmod(0o755)
-        return
-    try:
-        yield folder
-    finally:
-        subprocess.run(["umount", str(folder)], check=True)
+    with tmpfs(folder, "ro,size=64k") as mounted:
+        if mounted:
+            yield folder
+            return
+    folder.chmod(0o555)  # without mount rights: permission bits (not root)
+    if _writable(folder):
+        pytest.skip("neither a read-only mount nor a read-only folder is possible here")
+    yield folder
+    folder.chmod(0o755)
 
 
 def _writable(folder: Path) -> bool:
