@@ -12,7 +12,6 @@ from pathlib import Path
 
 from simulator.errors import SocsimError
 from simulator.exitcodes import EXIT_OK
-from simulator.output import check_output_dir, check_output_file, write_text
 
 DEFAULT_OUT = Path("runs/calibration")
 DEFAULT_DEVICE = Path("scenarios/devices/host_cpu.yaml")
@@ -41,7 +40,6 @@ def cmd_measure(args: argparse.Namespace) -> int:
     if names and len(corpora) > 1:
         raise SocsimError("--model picks models of one corpus: give --corpus fit or holdout")
     selection = {corpus: names for corpus in corpora}
-    check_output_dir(args.output, "the calibration folder")
     tables = measure_corpora(
         selection, Layout(Path(args.output)), _settings(args), micro, quick=args.quick
     )
@@ -66,7 +64,6 @@ def cmd_import(args: argparse.Namespace) -> int:
 
     if args.format == "tflite" and not (args.work and args.model):
         raise SocsimError("--format tflite needs --work FILE (node,flops,bytes) and --model NAME")
-    check_output_file(args.output, "the measurement table")
     table = IMPORTERS[args.format](
         Path(args.file),
         work=Path(args.work) if args.work else None,
@@ -110,7 +107,6 @@ def cmd_fit(args: argparse.Namespace) -> int:
         rates = HostRates(
             dict(_peak(text) for text in args.peak_gflops), args.bandwidth_gb_s * 1e9, args.threads
         )
-    check_output_file(args.output, "the device preset")
     result, _ = fit_file(Path(args.measurements), Path(args.output), rates)
     print(
         f"fitted {result.op_stats['n']} ops: op MAPE {result.op_stats['mape']:.1f} %, "
@@ -126,11 +122,11 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from calibration.pipeline import Layout, validate_files
     from calibration.validate import summary
 
-    layout = Layout(check_output_dir(args.output, "the calibration folder"))
+    layout = Layout(Path(args.output))
     table, report = validate_files(
         Path(args.measurements), Path(args.device), layout, layout.out / "pred_vs_measured.png"
     )
-    write_text(layout.out / "validation.md", report)
+    (layout.out / "validation.md").write_text(report)
     figures = summary(table)
     print(
         f"{figures['n']} held-out models: MAPE {figures['mape']:.1f} %, within ±10 % "
@@ -142,17 +138,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def cmd_all(args: argparse.Namespace) -> int:
     from calibration.pipeline import run_all
 
-    docs = None if args.no_docs else check_output_file(args.docs, "the docs page")
-    # without the docs page the figure stays in the work folder (unless --image says where)
-    image = args.image or (DEFAULT_IMAGE if docs else Path(args.output) / "pred_vs_measured.png")
-    check_output_dir(args.output, "the calibration folder")
-    check_output_file(args.device, "the device preset")
-    check_output_file(image, "the figure")
+    docs = None if args.no_docs else Path(args.docs)
     run_all(
         Path(args.output),
         Path(args.device),
         docs,
-        Path(image),
+        Path(args.image),
         _settings(args),
         quick=args.quick,
     )
@@ -241,10 +232,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     every.add_argument("-o", "--output", default=str(DEFAULT_OUT), help="work folder")
     every.add_argument("--device", default=str(DEFAULT_DEVICE), help="device YAML to write")
     every.add_argument("--docs", default=str(DEFAULT_DOCS), help="docs page to update")
-    every.add_argument(
-        "--image",
-        help=f"figure to write (default: {DEFAULT_IMAGE}; with --no-docs, in the work folder)",
-    )
+    every.add_argument("--image", default=str(DEFAULT_IMAGE), help="figure to write")
     every.add_argument("--no-docs", action="store_true", help="do not touch the docs page")
     _run_options(every)
     every.set_defaults(handler=cmd_all)

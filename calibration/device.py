@@ -16,7 +16,6 @@ from calibration.fit import FitResult
 from calibration.table import Provenance
 from simulator.errors import SocsimError
 from simulator.graph.model import ModelGraph
-from simulator.output import write_text
 
 NODE = "host_cpu"
 UNIT = "cpu"
@@ -92,7 +91,7 @@ def write_device(
     path: Path, result: FitResult, provenance: Provenance, extra: Mapping[str, str] | None = None
 ) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_text(path, device_yaml(result, provenance, extra or {}))  # staged, then renamed
+    path.write_text(device_yaml(result, provenance, extra or {}))
 
 
 def read_calibration_comments(path: Path) -> dict[str, str]:

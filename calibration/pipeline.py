@@ -32,7 +32,6 @@ from calibration.validate import (
     validation_table,
 )
 from simulator.errors import SocsimError
-from simulator.output import write_csv, write_text
 
 REPORT_BEGIN = "<!-- calibration-report:begin (written by `socsim calibrate all`) -->"
 REPORT_END = "<!-- calibration-report:end -->"
@@ -162,7 +161,7 @@ def validate_files(
     optimized = {n: layout.work / f"{n}{OPTIMIZED_SUFFIX}" for n in names}
     graphs = graphs_for(names, originals, optimized, loader)
     result = validation_table(table, device, graphs)
-    write_csv(result, layout.validation_csv, float_format="%.9g")
+    result.to_csv(layout.validation_csv, index=False, float_format="%.9g")
     variants = tuple(v for v in ("original", "optimized") if f"error_pct_{v}" in result)
     plot(result, image, variants)
     prov = read_calibration_comments(device)
@@ -177,7 +176,7 @@ def splice_report(docs: Path, report: str) -> None:
     text = (
         pattern.sub(lambda _: block, text) if pattern.search(text) else text + "\n" + block + "\n"
     )
-    write_text(docs, text)
+    docs.write_text(text)
 
 
 def run_all(

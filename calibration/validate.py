@@ -9,7 +9,6 @@ predicted too, which separates cost-model error from fusion-model error.
 
 from __future__ import annotations
 
-import io
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -19,7 +18,6 @@ import pandas as pd
 from calibration.device import load_platform, predict_latency_s, read_calibration_comments
 from simulator.errors import SocsimError
 from simulator.graph.model import ModelGraph
-from simulator.output import write_bytes
 
 WITHIN = 0.10
 
@@ -127,10 +125,8 @@ def plot(table: pd.DataFrame, path: Path, variants: tuple[str, ...] = ("original
     ax.legend(fontsize=8)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format=path.suffix.lstrip(".") or "png")
+    fig.savefig(path)
     plt.close(fig)
-    write_bytes(path, buffer.getvalue())  # staged, then renamed
     return path
 
 

@@ -14,12 +14,11 @@ from faults.output_fixtures import tiny_document, tmpfs, tree, write_scenario
 
 import analysis.kinds
 import analysis.report
-import calibration.pipeline
 import simulator.engine
 import simulator.score
 import simulator.sweep.runner
 from simulator.cli import main
-from simulator.exitcodes import EXIT_INVALID, EXIT_OK
+from simulator.exitcodes import EXIT_INVALID
 
 
 @pytest.fixture
@@ -97,29 +96,3 @@ def test_report_and_plot_refuse_before_drawing(tmp_path, read_only_dir, monkeypa
     assert main(["report", str(run), "-o", str(out)]) == EXIT_INVALID
     assert main(["plot", "utilisation", str(run), "-o", str(out)]) == EXIT_INVALID
     assert tree(tmp_path) == before
-
-
-def test_calibrate_checks_every_location_first(tmp_path, monkeypatch):
-    (tmp_path / "file").write_text("")
-    _forbid(monkeypatch, calibration.pipeline, "run_all")
-    base = ["calibrate", "all", "-o", str(tmp_path / "work")]
-    assert main([*base, "--device", str(tmp_path / "file" / "dev.yaml"), "--no-docs"]) == 1
-    assert main([*base, "--image", str(tmp_path), "--no-docs"]) == EXIT_INVALID
-    assert main(["calibrate", "fit", "m.csv", "-o", str(tmp_path / "file" / "d.yaml")]) == 1
-
-
-def test_calibrate_all_without_docs_keeps_its_figure_in_the_work_folder(tmp_path, monkeypatch):
-    """Item 8's last point: `--no-docs` overwrote docs/img/calibration_pred_vs_measured.png."""
-    seen = {}
-
-    def fake_run_all(out, device, docs, image, settings, quick=False):
-        seen.update(docs=docs, image=image)
-        return {}
-
-    monkeypatch.setattr(calibration.pipeline, "run_all", fake_run_all)
-    work = tmp_path / "work"
-    argv = ["calibrate", "all", "-o", str(work), "--device", str(tmp_path / "d.yaml")]
-    assert main([*argv, "--no-docs"]) == EXIT_OK
-    assert seen == {"docs": None, "image": work / "pred_vs_measured.png"}
-    assert main([*argv, "--no-docs", "--image", str(tmp_path / "f.png")]) == EXIT_OK
-    assert seen["image"] == tmp_path / "f.png"
