@@ -9,6 +9,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from simulator.exitcodes import EXIT_OK
+from simulator.output import check_output_file
+
 # CLI flag -> plot option; each kind accepts the subset its options record lists
 _OPTION_FLAGS = (
     ("--x", "x", str, "swept parameter on the x axis (a scenario path)"),
@@ -32,11 +35,13 @@ def cmd_plot(args: argparse.Namespace) -> int:
     source = load_source(args.source)
     options = {dest: getattr(args, dest) for _, dest, _, _ in _OPTION_FLAGS}
     options["where"] = dict(_parse_where(text) for text in args.where)
-    figure = make_plot(args.kind, source, **options)
     default = (source.path if source.path.is_dir() else source.path.parent) / f"{args.kind}.png"
-    written = save_figure(figure, Path(args.output) if args.output else default)
+    out = check_output_file(Path(args.output) if args.output else default, "the figure")
+    figure = make_plot(args.kind, source, **options)
+    written = save_figure(figure, out)
+    args.kept = f"the figure is complete in {written}"
     print(f"wrote {written}")
-    return 0
+    return EXIT_OK
 
 
 def _parse_where(text: str) -> tuple[str, str]:
@@ -53,9 +58,11 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     source = Path(args.source)
     default = (source if source.is_dir() else source.parent) / "report.html"
-    written = write_report(source, Path(args.output) if args.output else default, args.format)
+    out = check_output_file(Path(args.output) if args.output else default, "the report")
+    written = write_report(source, out, args.format)
+    args.kept = f"the report is complete in {written}"
     print(f"wrote {written}")
-    return 0
+    return EXIT_OK
 
 
 def add_plot_parser(sub: argparse._SubParsersAction) -> None:

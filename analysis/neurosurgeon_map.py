@@ -25,6 +25,7 @@ from typing import Any
 import pandas as pd
 
 from simulator.errors import SocsimError
+from simulator.output import write_csv, write_text
 
 SCENARIO = Path(__file__).resolve().parents[1] / "scenarios/examples/neurosurgeon_alexnet.yaml"
 BANDWIDTH = "links.wlan.bandwidth_mbps"
@@ -119,9 +120,9 @@ def write_sweep(table: pd.DataFrame, out_dir: str | Path, parameters: Sequence[s
     """Write ``sweep.csv`` and ``sweep.json`` (the contract's two files) to ``out_dir``."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    table.to_csv(out / "sweep.csv", index=False)
+    write_csv(table, out / "sweep.csv")
     meta = {"parameters": list(parameters), "points": int(table["point"].nunique())}
-    (out / "sweep.json").write_text(json.dumps(meta, indent=2) + "\n")
+    write_text(out / "sweep.json", json.dumps(meta, indent=2) + "\n")
     return out
 
 

@@ -15,6 +15,7 @@ import pandas as pd
 from analysis.kinds import PLOTS, kinds_for, make_plot
 from analysis.sources import Source, load_source
 from analysis.style import figure_bytes
+from simulator.output import visible_bidi, write_text
 
 _STYLE = """
 body { font-family: sans-serif; margin: 2em auto; max-width: 1100px; color: #222; }
@@ -117,12 +118,11 @@ def build_report(path: str | Path, fmt: str = "png") -> str:
     for name, frame in tables:
         parts.append(f"<h2>{html.escape(name)}</h2>{_table_html(frame)}")
     parts.append("</body></html>")
-    return "\n".join(parts)
+    return visible_bidi("\n".join(parts))  # no U+202E reorders what the reader sees
 
 
 def write_report(path: str | Path, out: str | Path, fmt: str = "png") -> Path:
     """Write :func:`build_report` of ``path`` to ``out``; returns ``out``."""
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(build_report(path, fmt), encoding="utf-8")
-    return out
+    return write_text(out, build_report(path, fmt))  # staged, renamed when complete

@@ -8,13 +8,17 @@ caller's backend, and nothing needs closing.
 from __future__ import annotations
 
 import io
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
+import matplotlib
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.text import Text
 
 from simulator.errors import SocsimError
+from simulator.output import write_bytes
 
 # (name suffix, unit shown on the axis, factor from the column's unit to the shown one,
 # text the label drops); longest suffix first so `_per_inference_j` wins over `_j`.
@@ -117,15 +121,31 @@ def save_figure(figure: Figure, path: str | Path, dpi: int = 120) -> Path:
             f"{', '.join('.' + f for f in SAVE_FORMATS)}"
         )
     path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, format=fmt, dpi=dpi)
-    return path
+    return write_bytes(path, figure_bytes(figure, fmt, dpi))  # staged, renamed when complete
 
 
 def figure_bytes(figure: Figure, fmt: str = "png", dpi: int = 100) -> bytes:
-    """The figure encoded as ``fmt`` (for embedding in a report)."""
+    """The figure encoded as ``fmt`` (every figure socsim writes passes here), its text
+    drawn literally (:func:`literal_text`)."""
     buffer = io.BytesIO()
-    figure.savefig(buffer, format=fmt, dpi=dpi)
+    with literal_text(figure):
+        figure.savefig(buffer, format=fmt, dpi=dpi)
     return buffer.getvalue()
+
+
+@contextmanager
+def literal_text(figure: Figure) -> Iterator[None]:
+    """Draw every text of ``figure`` as written: no ``$...$`` math text.
+
+    Op names, swept values and titles come from users; matplotlib would parse
+    ``$\\bad$`` as math and fail the whole figure. Texts that exist are switched off
+    here, and texts made while drawing (tick labels) follow ``text.parse_math``.
+    socsim's own labels use no math text.
+    """
+    for text in figure.findobj(Text):
+        text.set_parse_math(False)
+    with matplotlib.rc_context({"text.parse_math": False}):
+        yield
 
 
 def format_value(value: object) -> str:

@@ -11,6 +11,7 @@ import math
 from pathlib import Path
 
 from simulator.errors import SocsimError
+from simulator.exitcodes import EXIT_OK
 
 DEFAULT_OUT = Path("runs/calibration")
 DEFAULT_DEVICE = Path("scenarios/devices/host_cpu.yaml")
@@ -44,7 +45,7 @@ def cmd_measure(args: argparse.Namespace) -> int:
     )
     for corpus, table in tables.items():
         print(f"{corpus}: {len(table)} rows -> {Path(args.output) / (corpus + '.csv')}")
-    return 0
+    return EXIT_OK
 
 
 def _kinds(pairs: list[str]) -> dict[str, str]:
@@ -75,7 +76,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     )
     write_table(table, Path(args.output), provenance)
     print(f"{len(table)} rows -> {args.output}")
-    return 0
+    return EXIT_OK
 
 
 def _peak(text: str) -> tuple[str, float]:
@@ -114,7 +115,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
         f"bandwidth {result.bandwidth_bps / 1e9:.1f} GB/s"
     )
     print(f"-> {args.output}")
-    return 0
+    return EXIT_OK
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -131,7 +132,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         f"{figures['n']} held-out models: MAPE {figures['mape']:.1f} %, within ±10 % "
         f"{figures['within_10'] * 100:.0f} % -> {layout.out / 'validation.md'}"
     )
-    return 0
+    return EXIT_OK
 
 
 def cmd_all(args: argparse.Namespace) -> int:
@@ -146,7 +147,7 @@ def cmd_all(args: argparse.Namespace) -> int:
         _settings(args),
         quick=args.quick,
     )
-    return 0
+    return EXIT_OK
 
 
 def _run_options(parser: argparse.ArgumentParser) -> None:

@@ -20,6 +20,7 @@ import pandas as pd
 from simulator.errors import SocsimError
 from simulator.graph.model import DTYPE_BYTES, OP_KINDS
 from simulator.hardware.kernel_features import FEATURES, feature_column
+from simulator.output import write_csv, write_text
 
 #: Column -> what it holds. ``median_s`` and ``iqr_s`` are over ``runs`` repeated runs.
 COLUMNS: Mapping[str, str] = {
@@ -144,10 +145,10 @@ def make_table(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
 def write_table(frame: pd.DataFrame, path: Path, provenance: Provenance | None = None) -> None:
     """Write the CSV (and its provenance JSON next to it)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    frame.to_csv(path, index=False, float_format="%.9g")
+    write_csv(frame, path, float_format="%.9g")  # staged; formula-like cells neutralised
     if provenance is not None:
         text = json.dumps(provenance.to_dict(), indent=2, sort_keys=True)
-        provenance_path(path).write_text(text + "\n")
+        write_text(provenance_path(path), text + "\n")
 
 
 def provenance_path(path: Path) -> Path:

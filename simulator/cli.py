@@ -2,7 +2,7 @@
 
 Subcommands: ``run``, ``validate``, ``zoo``, ``explain``, ``plot``, ``report``. Library
 errors are raised as :class:`~simulator.errors.SocsimError`; only here are they printed
-and turned into an exit status (2 for bad input, 1 for a failed validation).
+and turned into an exit status (:mod:`simulator.exitcodes`).
 """
 
 from __future__ import annotations
@@ -14,12 +14,13 @@ from pathlib import Path
 
 import pandas as pd
 
+from simulator.cli_outcome import run_command
 from simulator.errors import ScenarioError, SocsimError
+from simulator.exitcodes import EXIT_INVALID, EXIT_OK
+from simulator.output import check_output_dir, default_output_dir
 from simulator.score.cli import add_parser as add_score_parser
 from simulator.spec.paths import add_allow_dir_option
 from simulator.sweep.cli import add_parser as add_sweep_parser
-
-EXIT_OK, EXIT_INVALID, EXIT_ERROR = 0, 1, 2
 
 _SUMMARY_ROWS = (
     ("decision", "decision", ""),
@@ -72,8 +73,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     from simulator.engine import simulate
     from simulator.spec import load_scenario
 
+    check_replicate(args.replicate)
     scenario = load_scenario(args.scenario, args.allow_dirs)
+    out_dir = check_output_dir(
+        Path(args.output) if args.output else default_output_dir(scenario.name)
+    )
     result = simulate(scenario, replicate=args.replicate, trace=args.trace)
+    written = result.write(out_dir)  # before printing: a closed stdout loses nothing
+    args.kept = f"the results are complete in {out_dir}/"
     print(format_summary(result.summary))
     print("\napps:")
     _print_table(
@@ -85,10 +92,24 @@ def cmd_run(args: argparse.Namespace) -> int:
             ["unit", "kind", "ops_run", "busy_s", "utilisation", "energy_j", "peak_memory_bytes"]
         ]
     )
-    out_dir = Path(args.output) if args.output else Path("runs") / scenario.name
-    written = result.write(out_dir)
     print(f"\nwrote {len(written)} files to {out_dir}/")
     return EXIT_OK
+
+
+MAX_REPLICATE = 2**63 - 1  # the replicate is stored as int64 in every table
+
+
+def check_replicate(replicate: int) -> int:
+    """``--replicate`` within 0 .. 2^63 - 1.
+
+    Raises
+    ------
+    SocsimError
+        Naming the option and the range.
+    """
+    if not 0 <= replicate <= MAX_REPLICATE:
+        raise SocsimError(f"--replicate takes 0 to 2^63 - 1 (int64), got {replicate}")
+    return replicate
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -248,24 +269,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``socsim`` console script."""
+    """Entry point of the ``socsim`` console script; returns the exit status
+    (:mod:`simulator.exitcodes`; argparse usage errors exit with 2 itself)."""
     args = build_parser().parse_args(argv)
     handler: Callable[[argparse.Namespace], int] = args.handler
-    try:
-        return handler(args)
-    except ScenarioError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_ERROR
-    except SocsimError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_ERROR
-    except KeyboardInterrupt:
-        return 130
-    except BrokenPipeError:  # output piped into `head` and closed: not an error
-        import os
-
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return EXIT_OK
+    return run_command(handler, args)
 
 
 if __name__ == "__main__":

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from simulator.exitcodes import EXIT_INVALID, EXIT_RUNTIME
+
 
 @dataclass(frozen=True)
 class Problem:
@@ -46,7 +48,13 @@ class Problem:
 
 
 class SocsimError(Exception):
-    """Base class of every error socsim raises on purpose."""
+    """Base class of every error socsim raises on purpose.
+
+    ``exit_status`` is the ``socsim`` exit status it ends a command with
+    (:mod:`simulator.exitcodes`): invalid input unless a subclass says otherwise.
+    """
+
+    exit_status: int = EXIT_INVALID
 
 
 class ScenarioError(SocsimError):
@@ -94,3 +102,33 @@ class PlacementError(SocsimError):
 
 class SimulationError(SocsimError):
     """The engine reached a state the modelling contract forbids."""
+
+    exit_status = EXIT_RUNTIME
+
+
+class OutputError(SocsimError):
+    """An output location cannot be used (a file where a folder is wanted, read-only, a
+    name that would leave ``runs/``...). Raised before anything is simulated."""
+
+
+class WriteError(SocsimError):
+    """Writing results failed part-way (disk full, I/O error); nothing half-written is
+    left in place (results are staged under temporary names).
+
+    Attributes
+    ----------
+    path : str
+        What was being written.
+    reason : str
+        The operating system's words.
+    """
+
+    exit_status = EXIT_RUNTIME
+
+    def __init__(self, path: str, reason: str):
+        self.path = path
+        self.reason = reason
+        super().__init__(f"could not write {path}: {reason}")
+
+    def __reduce__(self):
+        return (type(self), (self.path, self.reason))

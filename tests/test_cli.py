@@ -10,6 +10,7 @@ import pytest
 
 from analysis import RESULT_TABLES
 from simulator.cli import main
+from simulator.exitcodes import EXIT_INVALID
 from simulator.spec import reference
 
 EXAMPLES = sorted(Path("scenarios/examples").glob("*.yaml"))
@@ -46,7 +47,7 @@ def test_validate_reports_every_problem_and_exits_1(tmp_path, capsys):
         "  - {app: a, model: m, source: phone, count: 1, arrival: {process: poison, rate_hz: 1}}\n"
         "placement: {policy: single, unit: cpu}\n"
     )
-    assert main(["validate", str(bad)]) == 1
+    assert main(["validate", str(bad)]) == EXIT_INVALID
     out = capsys.readouterr().out
     assert "FAIL" in out and "2 problem(s)" in out
     assert f"{bad}:5: nodes.phone.units.cpu.peak_gflop" in out
@@ -55,7 +56,7 @@ def test_validate_reports_every_problem_and_exits_1(tmp_path, capsys):
 
 
 def test_run_on_bad_input_is_a_message_not_a_traceback(tmp_path, capsys):
-    assert main(["run", str(tmp_path / "missing.yaml")]) == 2
+    assert main(["run", str(tmp_path / "missing.yaml")]) == EXIT_INVALID
     err = capsys.readouterr().err
     assert "file not found" in err and "Traceback" not in err
 
@@ -65,7 +66,7 @@ def test_zoo_lists_and_prints_layers(capsys):
     assert "resnet50" in capsys.readouterr().out
     assert main(["zoo", "mobilenet_v1", "--option", "width_multiplier=0.5"]) == 0
     assert "1,331,592 params" in capsys.readouterr().out
-    assert main(["zoo", "mobilenet"]) == 2
+    assert main(["zoo", "mobilenet"]) == EXIT_INVALID
     assert "did you mean" in capsys.readouterr().err
 
 

@@ -20,8 +20,8 @@ from __future__ import annotations
 import math
 
 from simulator.graph.model import Op
-from simulator.hardware.predictor import predicted_parts_s
 from simulator.hardware.memory import LevelTraffic, hierarchy_time_s, level_traffic
+from simulator.hardware.predictor import predicted_parts_s
 from simulator.hardware.units import ComputeUnit
 
 

@@ -135,15 +135,27 @@ class RunResult:
         """Write every table as CSV (and Parquet when pyarrow is there), the summary as
         JSON and the resolved scenario as YAML. Returns the paths written.
 
+        The files are staged and appear together or not at all
+        (:func:`~simulator.output.staged_dir`); text cells a spreadsheet would run as a
+        formula are neutralised in the CSV files (not in Parquet).
+
         Parameters
         ----------
         out_dir : str or Path
             Created if missing.
         parquet : bool or None
             None: write Parquet when pyarrow imports.
+
+        Raises
+        ------
+        OutputError
+            When a column cannot be stored as Parquet (nothing is written).
+        WriteError
+            When the disk refuses a file (nothing is written).
         """
+        from simulator.output import staged_dir, write_csv, write_parquet, write_text
+
         out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
         if parquet is None:
             try:
                 import pyarrow  # noqa: F401
@@ -151,20 +163,17 @@ class RunResult:
                 parquet = True
             except ImportError:
                 parquet = False
-        written = []
-        for name, table in {**self.tables(), "summary": self.summary_frame()}.items():
-            path = out / f"{name}.csv"
-            table.to_csv(path, index=False)
-            written.append(path)
-            if parquet:
-                table.to_parquet(out / f"{name}.parquet", index=False)
-                written.append(out / f"{name}.parquet")
-        (out / "summary.json").write_text(json.dumps(_jsonable(self.summary), indent=2) + "\n")
-        (out / "scenario.resolved.yaml").write_text(
-            yaml.safe_dump(self.document, sort_keys=False, allow_unicode=True)
-        )
-        written += [out / "summary.json", out / "scenario.resolved.yaml"]
-        return written
+        names = []
+        with staged_dir(out) as stage:
+            for name, table in {**self.tables(), "summary": self.summary_frame()}.items():
+                names.append(write_csv(table, stage / f"{name}.csv").name)
+                if parquet:
+                    names.append(write_parquet(table, stage / f"{name}.parquet").name)
+            summary = json.dumps(_jsonable(self.summary), indent=2) + "\n"
+            resolved = yaml.safe_dump(self.document, sort_keys=False, allow_unicode=True)
+            names.append(write_text(stage / "scenario.resolved.yaml", resolved).name)
+            names.append(write_text(stage / "summary.json", summary).name)
+        return [out / name for name in names]
 
 
 def _jsonable(value: Any) -> Any:

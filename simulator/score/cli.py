@@ -8,6 +8,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from simulator.exitcodes import EXIT_OK
+from simulator.output import check_output_dir, default_output_dir, staged_dir, write_csv
+
 
 def cmd_score(args: argparse.Namespace) -> int:
     from analysis.score_chart import score_chart  # lazy: matplotlib only when scoring
@@ -15,13 +18,16 @@ def cmd_score(args: argparse.Namespace) -> int:
     from simulator.spec import load_scenario
 
     scenario = load_scenario(args.scenario)
+    out_dir = check_output_dir(
+        Path(args.output) if args.output else default_output_dir(scenario.name, "", "score")
+    )
     frame = score_scenario(scenario)
-    out_dir = Path(args.output) if args.output else Path("runs") / scenario.name / "score"
-    out_dir.mkdir(parents=True, exist_ok=True)
-    frame.to_csv(out_dir / "scorecard.csv", index=False)
-    charts = [
-        score_chart(frame, out_dir / f"scorecard.{suffix}") for suffix in (args.format or ["png"])
-    ]
+    names = ["scorecard.csv", *(f"scorecard.{suffix}" for suffix in args.format or ["png"])]
+    with staged_dir(out_dir) as stage:  # the table and its charts appear together
+        write_csv(frame, stage / names[0])
+        for name in names[1:]:
+            score_chart(frame, stage / name)
+    args.kept = f"the scorecard is complete in {out_dir}/"
     shown = frame[
         [
             "combination",
@@ -38,8 +44,8 @@ def cmd_score(args: argparse.Namespace) -> int:
         ]
     ]
     print(shown.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
-    print(f"\nwrote {out_dir / 'scorecard.csv'} and {', '.join(str(c) for c in charts)}")
-    return 0
+    print(f"\nwrote {', '.join(str(out_dir / name) for name in names)}")
+    return EXIT_OK
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

@@ -8,19 +8,24 @@ YAML keys carry their unit (``latency_ms``, ``bandwidth_mbps``, ``peak_gflops``)
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from simulator.graph.model import OP_KINDS
 from simulator.hardware.governors import GOVERNORS
 from simulator.hardware.thermal import PHONE_THERMAL
 from simulator.hardware.units import NODE_ROLES, SYNC_MECHANISMS, UNIT_KINDS
+from simulator.output.names import NAME_RULE, name_problem, suggest_slug
 from simulator.placement.base import POLICIES
 from simulator.placement.objectives import OBJECTIVES, WEIGHT_KEYS
 from simulator.scheduling import DISPATCHERS, SCHEDULERS, AdaptiveOptions
 from simulator.schema import (
+    INVALID,
     AnyValue,
     Boolean,
+    Context,
     Field,
     ListOf,
+    Loc,
     MapOf,
     Number,
     Record,
@@ -265,9 +270,27 @@ WORKLOAD = Record(
     name="workload entry",
 )
 
+
+class RunName(Text):
+    """The scenario name: it names the default output folder ``runs/<name>``, so it is
+    a safe folder name (:data:`~simulator.output.names.NAME_RULE`), never a path."""
+
+    def describe(self) -> str:
+        return "a folder name"
+
+    def check(self, value: Any, loc: Loc, ctx: Context) -> Any:
+        value = super().check(value, loc, ctx)
+        problem = None if value is INVALID else name_problem(value)
+        if problem is None:
+            return value
+        return ctx.problem(
+            loc, f"scenario name '{value}' {problem}; a name is {NAME_RULE}", suggest_slug(value)
+        )
+
+
 SCENARIO = Record(
     {
-        "name": Field(Text()),
+        "name": Field(RunName(), doc="the default output folder is runs/<name>: " + NAME_RULE),
         "seed": Field(Number(integer=True, ge=0), default=0),
         "duration_s": Field(Number("s", gt=0), default=None),
         "include": Field(ListOf(Text()), default=[]),

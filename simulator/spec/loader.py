@@ -6,6 +6,7 @@ each naming its file, YAML path and line.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ from simulator.placement.base import PlacementSpec
 from simulator.platform import Platform
 from simulator.scheduling import PREDICTIVE_DISPATCHERS, AdaptiveOptions
 from simulator.schema import INVALID, Context, Loc, nearest
-from simulator.spec.definitions import LIBRARY, SCENARIO
+from simulator.spec.definitions import LIBRARY, MEGA, SCENARIO
 from simulator.spec.modelbuild import MODEL_BUILDERS
 from simulator.spec.modeldefs import deploy_model
 from simulator.spec.paths import allowed_dirs
@@ -256,6 +257,7 @@ def _build(checked: dict, raw: Mapping, ctx: Context, source: str) -> Scenario |
     for name, spec in checked["models"].items():
         if "onnx" in spec:  # a file path made absolute: the document reloads from anywhere
             document["models"][name]["onnx"] = spec["onnx"]
+    _inline_traces(document, checked["links"])
     return Scenario(
         name=checked["name"],
         seed=checked["seed"],
@@ -269,6 +271,30 @@ def _build(checked: dict, raw: Mapping, ctx: Context, source: str) -> Scenario |
         source_file=source,
         document=document,
     )
+
+
+def _inline_traces(document: dict, links: Mapping[str, Any]) -> None:
+    """Replace each ``*_trace_file`` of ``document`` by the rows read from it at load, as
+    ``*_trace_mbps``: the resolved scenario then reruns from any folder and never reads
+    another file of the same name."""
+    for name, spec in links.items():
+        for direction in ("bandwidth_trace", "reverse_bandwidth_trace"):
+            steps = spec.get(f"{direction}_file")
+            if steps is None:
+                continue
+            entry = document["links"][name]
+            entry.pop(f"{direction}_file", None)
+            entry[f"{direction}_mbps"] = [[time_s, _mbps(bps)] for time_s, bps in steps]
+
+
+def _mbps(bps: float) -> float:
+    """The Mbit/s value that converts back to exactly ``bps`` (``mbps * 1e6`` at load)."""
+    mbps = bps / MEGA
+    for _ in range(4):  # at most an ulp or two away
+        if mbps * MEGA == bps:
+            break
+        mbps = math.nextafter(mbps, math.inf if mbps * MEGA < bps else -math.inf)
+    return mbps
 
 
 def _adaptive(ctx: Context, loc: Loc, item: dict, entry: dict, n_replicas: int):

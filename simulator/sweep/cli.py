@@ -15,6 +15,8 @@ from typing import Any
 import yaml
 
 from simulator.errors import Problem, ScenarioError
+from simulator.exitcodes import EXIT_OK
+from simulator.output import check_output_dir, default_output_dir
 from simulator.spec.paths import add_allow_dir_option
 from simulator.sweep.design import DESIGNS
 from simulator.sweep.executors import EXECUTORS
@@ -95,32 +97,30 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         scheduler=args.scheduler,
         allow_dirs=args.allow_dirs,
     )
-    out = Path(args.output) if args.output else Path("runs") / f"{prepared.meta['scenario']}_sweep"
+    name = prepared.meta["scenario"]
+    out = check_output_dir(
+        Path(args.output) if args.output else default_output_dir(name, "_sweep"),
+        "the sweep folder",
+    )
     spec = prepared.spec
     print(
-        f"sweep {prepared.meta['scenario']}: {len(prepared.points)} point(s) x "
+        f"sweep {name}: {len(prepared.points)} point(s) x "
         f"{spec.replicates} replicate(s), design {spec.design}, executor {spec.executor}"
     )
-    try:
-        table = run_prepared(
-            prepared,
-            out,
-            quiet=args.quiet,
-            restart=args.restart,
-            repair=args.repair,
-            notify=lambda note: print(f"note: {note}", file=sys.stderr),
-        )
-    except KeyboardInterrupt:
-        print(
-            f"interrupted: the finished runs are in {out}/; run the same command to resume",
-            file=sys.stderr,
-        )
-        raise
+    args.kept = f"the finished runs are in {out}/; run the same command to resume"
+    table = run_prepared(
+        prepared,
+        out,
+        quiet=args.quiet,
+        restart=args.restart,
+        repair=args.repair,
+        notify=lambda note: print(f"note: {note}", file=sys.stderr),
+    )
     failed = table[table["status"] != "ok"]
     print(f"wrote {len(table)} row(s) to {out}/ ({len(failed)} failed)")
     for row in failed.head(5).itertuples():
         print(f"  point {row.point} replicate {row.replicate}: {row.error}")
-    return 0
+    return EXIT_OK
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

@@ -110,6 +110,11 @@ def processes(
         pool.shutdown(wait=True, cancel_futures=True)
 
 
+#: Seconds to wait for a dask scheduler to answer before giving up with a clear error
+#: (distributed's own default is 30 s, then a bare OSError).
+SCHEDULER_TIMEOUT_S = 5.0
+
+
 @EXECUTORS.register(
     "dask",
     Record(
@@ -152,7 +157,18 @@ def dask(
         cluster = LocalCluster(
             n_workers=count, threads_per_worker=1, processes=processes, dashboard_address=None
         )
-    client = Client(scheduler or cluster)
+    try:
+        client = Client(scheduler or cluster, timeout=SCHEDULER_TIMEOUT_S)
+    except (OSError, TimeoutError) as exc:  # distributed raises OSError after `timeout`
+        if cluster is not None:
+            cluster.close()
+        from simulator.errors import SocsimError
+
+        raise SocsimError(
+            f"cannot reach the dask scheduler {scheduler or 'of the local cluster'} within "
+            f"{SCHEDULER_TIMEOUT_S:g} s ({exc}); check the address (tcp://host:8786) and "
+            "that the scheduler runs"
+        ) from None
     try:
         limit = IN_FLIGHT_PER_WORKER * max(len(client.scheduler_info()["workers"]), 1)
         # pure=False: two batches never share a key, whatever their contents

@@ -21,6 +21,7 @@ from typing import Any
 import pandas as pd
 
 from simulator.errors import SocsimError
+from simulator.output import write_csv, write_parquet
 from simulator.sweep.fingerprint import differences
 from simulator.sweep.journal import Shape, encode, plain_row, rewrite_without, scan
 
@@ -286,12 +287,12 @@ class SweepStore:
     def finish(self, columns: Sequence[str]) -> pd.DataFrame:
         """Write ``sweep.csv`` (and ``sweep.parquet``) sorted by point and replicate."""
         table = rows_table(self.rows(), columns)
-        table.to_csv(self.out / CSV, index=False)
+        write_csv(table, self.out / CSV)  # staged; formula-like text cells neutralised
         try:
             import pyarrow  # noqa: F401
         except ImportError:
             return table
-        table.to_parquet(self.out / PARQUET, index=False)
+        write_parquet(table, self.out / PARQUET)
         return table
 
 

@@ -47,7 +47,7 @@ def _check(page: str) -> str:
 
 def test_run_report_escapes_names_and_the_folder_name(tmp_path):
     document = phone_cloud_document()
-    document["name"] = EVIL
+    # the scenario name is a folder-safe slug (tests/faults/test_output_names.py)
     model = next(iter(document["models"]))
     document["models"] = {EVIL: document["models"][model]}
     document["workload"][0]["model"] = EVIL

@@ -20,6 +20,7 @@ from analysis.sources import Source, Sweep, load_source, load_sweep
 from analysis.style import label_of
 from simulator.cli import main
 from simulator.errors import SocsimError
+from simulator.exitcodes import EXIT_INVALID
 
 SWEEP_KINDS = ("decision_map", "pareto", "curves")
 RUN_KINDS = ("gantt", "energy", "utilisation")
@@ -102,7 +103,7 @@ def test_socsim_plot_options_and_errors(sweep_dir, run_dir, tmp_path, capsys):
     assert out.read_text().startswith("<?xml") and "latency (ms)" in out.read_text()
     assert main(["plot", "gantt", str(run_dir), "--requests", "1"]) == 0
     assert (run_dir / "gantt.png").exists()  # the default output sits beside the source
-    assert main(["plot", "decision_map", str(sweep_dir), "--x", "nope_ms"]) == 2
+    assert main(["plot", "decision_map", str(sweep_dir), "--x", "nope_ms"]) == EXIT_INVALID
     err = capsys.readouterr().err
     assert "no column 'nope_ms'" in err and "available: point," in err
 
@@ -151,7 +152,7 @@ def test_where_selects_rows_and_a_mixed_cell_is_refused(sweep_table, run_dir, tm
     table["point"] = table["point"] + 6 * (table["models.m.dtype"] == "fp16")
     table = table[["point", BANDWIDTH, LATENCY, "models.m.dtype", *sweep_table.columns[3:]]]
     table.to_csv(tmp_path / "sweep.csv", index=False)
-    assert main(["plot", "decision_map", str(tmp_path)]) == 2
+    assert main(["plot", "decision_map", str(tmp_path)]) == EXIT_INVALID
     err = capsys.readouterr().err
     assert "holds 2 sweep points; models.m.dtype also varies" in err
     assert kinds_for(load_source(tmp_path)) == ["pareto", "curves"]  # the report skips the map
@@ -168,7 +169,7 @@ def test_where_selects_rows_and_a_mixed_cell_is_refused(sweep_table, run_dir, tm
     with pytest.raises(SocsimError, match=r"no row has it; values: 10, 100, 2"):
         load_sweep(tmp_path).where({BANDWIDTH: "3"})
     capsys.readouterr()
-    assert main(["plot", "gantt", str(run_dir), "--where", "a=b"]) == 2
+    assert main(["plot", "gantt", str(run_dir), "--where", "a=b"]) == EXIT_INVALID
     assert f"--where selects sweep rows, but {run_dir} is a run folder" in capsys.readouterr().err
-    assert main(["plot", "pareto", str(tmp_path), "--where", "a"]) == 2
+    assert main(["plot", "pareto", str(tmp_path), "--where", "a"]) == EXIT_INVALID
     assert "--where takes PATH=VALUE, got 'a'" in capsys.readouterr().err

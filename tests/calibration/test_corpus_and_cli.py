@@ -9,8 +9,9 @@ import pytest
 from calibration.corpus import FIT, HOLDOUT, Recipe, assert_disjoint, build_corpus, model_digest
 from calibration.device import load_platform, read_calibration_comments
 from calibration.ortrun import parse_profile
-from simulator.cli import EXIT_ERROR, main
+from simulator.cli import main
 from simulator.errors import SocsimError
+from simulator.exitcodes import EXIT_INVALID
 
 
 def test_corpora_are_disjoint_and_deterministic(tmp_path):
@@ -137,16 +138,16 @@ def test_cli_reports_bad_input_as_error(tmp_path, capsys):
     (tmp_path / "bad.csv").write_text("model,node,kind,flops,bytes,time_ms\nm,n,conv,1,1,-2\n")
     assert (
         main(["calibrate", "import-csv", str(tmp_path / "bad.csv"), "-o", str(tmp_path / "t.csv")])
-        == EXIT_ERROR
+        == EXIT_INVALID
     )
     assert "bad.csv:2: column 'time_ms'" in capsys.readouterr().err
-    assert main(["calibrate", "fit", str(tmp_path / "missing.csv")]) == EXIT_ERROR
+    assert main(["calibrate", "fit", str(tmp_path / "missing.csv")]) == EXIT_INVALID
     assert "file not found" in capsys.readouterr().err
     (tmp_path / "ok.csv").write_text(GENERIC)
     args = ["calibrate", "fit", str(tmp_path / "ok.csv"), "--bandwidth-gb-s", "40"]
-    assert main([*args, "--peak-gflops", "fp33=100"]) == EXIT_ERROR
+    assert main([*args, "--peak-gflops", "fp33=100"]) == EXIT_INVALID
     assert "DTYPE=GFLOPS" in capsys.readouterr().err
-    assert main([*args, "--peak-gflops", "fp32=fast"]) == EXIT_ERROR
+    assert main([*args, "--peak-gflops", "fp32=fast"]) == EXIT_INVALID
     assert "got 'fp32=fast'" in capsys.readouterr().err
 
 

@@ -10,7 +10,8 @@ pytest.importorskip("onnxruntime")
 from calibration.corpus import FIT, HOLDOUT
 from calibration.device import load_platform, read_calibration_comments
 from calibration.pipeline import REPORT_BEGIN, REPORT_END
-from simulator.cli import EXIT_ERROR, main
+from simulator.cli import main
+from simulator.exitcodes import EXIT_INVALID
 
 FAST = ["--quick", "--runs", "5", "--warmup", "1", "--clock", "cpu"]
 
@@ -104,6 +105,6 @@ def test_validate_refuses_a_fit_model(quick_run, capsys):
                 str(root / "bad"),
             ]
         )
-        == EXIT_ERROR
+        == EXIT_INVALID
     )
     assert "were used to fit" in capsys.readouterr().err

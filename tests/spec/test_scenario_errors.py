@@ -421,7 +421,7 @@ def test_wrong_container_type(spec):
 def test_name_must_be_text(spec):
     p = spec.problem(spec.edit(spec.BASE, "name: base", "name: [a, b]"))
     assert p.path == "name"
-    assert p.message == "expected text, got a list"
+    assert p.message == "expected a folder name, got a list"
 
 
 def test_app_name_pattern(spec):

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from simulator.cli import main
 from simulator.engine.ledger import OP_COLUMNS
 from simulator.errors import ScenarioError
+from simulator.exitcodes import EXIT_INVALID
 from simulator.spec import load_scenario
 from simulator.spec.paths import (
     PathNotAllowedError,
@@ -153,7 +154,7 @@ def test_shipped_examples_include_the_shipped_library():
 def test_cli_allow_dir(tmp_path, small_soc, capsys):
     _write(tmp_path / "outside" / "lib.yaml", LIBRARY)
     scenario = _scenario_including(small_soc, tmp_path / "project", "../outside/lib.yaml")
-    assert main(["validate", str(scenario)]) == 1
+    assert main(["validate", str(scenario)]) == EXIT_INVALID
     assert "outside the allowed directories" in capsys.readouterr().out
     assert main(["validate", "--allow-dir", str(tmp_path / "outside"), str(scenario)]) == 0
     out = tmp_path / "run"

@@ -7,6 +7,7 @@ from sweep.conftest import write_sweep
 
 from simulator.cli import main
 from simulator.errors import ScenarioError
+from simulator.exitcodes import EXIT_INVALID
 from simulator.sweep import load_sweep_table
 from simulator.sweep.cli import parse_set
 
@@ -56,7 +57,7 @@ def test_sweep_command_exits_2_on_a_bad_path_before_running(tmp_path, capsys):
         "-o",
         str(tmp_path / "o"),
     ]
-    assert main(argv) == 2
+    assert main(argv) == EXIT_INVALID
     err = capsys.readouterr().err
     assert "links.uplink.bandwith_mbps" in err and "did you mean 'bandwidth_mbps'?" in err
     assert not (tmp_path / "o").exists()
@@ -65,7 +66,7 @@ def test_sweep_command_exits_2_on_a_bad_path_before_running(tmp_path, capsys):
 def test_executor_options_are_checked_against_the_executor(tmp_path, capsys):
     path = write_sweep(tmp_path, None)
     argv = ["sweep", str(path), "--set", "workload[0].count=1", "--executor", "serial"]
-    assert main([*argv, "--scheduler", "tcp://h:8786"]) == 2
+    assert main([*argv, "--scheduler", "tcp://h:8786"]) == EXIT_INVALID
     assert "unknown key 'scheduler' in serial executor options" in capsys.readouterr().err
 
 
@@ -76,5 +77,5 @@ def test_run_accepts_and_ignores_the_sweep_section(tmp_path, capsys):
 
 def test_run_still_validates_the_sweep_section(tmp_path, capsys):
     path = write_sweep(tmp_path, {"parameters": {"a.b": [1]}, "desing": "grid"})
-    assert main(["run", str(path), "-o", str(tmp_path / "o")]) == 2
+    assert main(["run", str(path), "-o", str(tmp_path / "o")]) == EXIT_INVALID
     assert "did you mean 'design'?" in capsys.readouterr().err
