@@ -20,8 +20,7 @@ from simulator.schema import (
     Tagged,
     Text,
 )
-from simulator.spec.paths import naming_dir, resolve_user_path, user_dirs
-from simulator.spec.yamlio import read_regular_file
+from simulator.spec.paths import naming_dir, read_user_file, user_dirs
 
 MEGA, MILLI = 1e6, 1e-3
 #: Largest bandwidth trace file read, bytes (a day at 1 ms steps is ~1e9: use coarser steps).
@@ -46,8 +45,8 @@ class TraceFile(Schema):
             return ctx.problem(loc, f"expected {self.describe()}")
         base = naming_dir(loc, ctx)
         try:
-            path = resolve_user_path(value, base, user_dirs(ctx))
-            lines = read_regular_file(path, MAX_TRACE_BYTES).decode("utf-8").splitlines()
+            path, raw = read_user_file(value, base, user_dirs(ctx), MAX_TRACE_BYTES)
+            lines = raw.decode("utf-8").splitlines()
         except SocsimError as exc:
             return ctx.problem(loc, str(exc))
         except (OSError, UnicodeDecodeError) as exc:
