@@ -10,7 +10,8 @@ plan; ops are jobs on units, tensor moves are flows on links (or plain delays on
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 
 import numpy as np
 import simpy
@@ -35,7 +36,8 @@ from simulator.engine.state import (
     fast_move,
 )
 from simulator.engine.watch import PowerWatch
-from simulator.errors import SimulationError
+from simulator.errors import RunFailedError, SimulationError, SocsimError
+from simulator.limits import MAX_HORIZON_S, MAX_REQUESTS
 from simulator.network.impairments import impairments_for
 from simulator.network.topology import BITS_PER_BYTE
 from simulator.placement.plan import ExecutionPlan, Move
@@ -43,6 +45,14 @@ from simulator.platform import CostOracle
 from simulator.scheduling import DISPATCHERS, SCHEDULERS, ReplicaLoad
 from simulator.spec.scenario import Scenario
 from simulator.workload import AfterCompletion
+
+#: Events processed between two looks at the wall clock (a look costs ~50 ns: 1e-5 of
+#: the events' own time).
+PROGRESS_STEPS = 4096
+#: Wall-clock seconds before the first progress report, and between two reports.
+PROGRESS_AFTER_S, PROGRESS_EVERY_S = 3.0, 1.0
+#: ``progress(now_s, issued, completed)``: simulated time, requests issued and completed.
+Progress = Callable[[float, int, int], None]
 
 
 class Engine(PowerWatch, Fallback):
@@ -62,6 +72,9 @@ class Engine(PowerWatch, Fallback):
         Keep every request's record to the end, for the ``requests`` table (false: a
         record is released when its request completes or is dropped; the summary's
         figures are kept either way).
+    progress : callable, optional
+        Called with (simulated s, requests issued, requests completed) at most once a
+        second of wall clock, from 3 s on (:data:`Progress`).
     """
 
     def __init__(
@@ -72,8 +85,10 @@ class Engine(PowerWatch, Fallback):
         replicate: int = 0,
         keep_rows: bool = True,
         keep_records: bool = True,
+        progress: Progress | None = None,
     ):
         self.scenario = scenario
+        self.progress = progress
         self.oracle = oracle
         self.replicate = replicate
         self.env = simpy.Environment()
@@ -166,21 +181,54 @@ class Engine(PowerWatch, Fallback):
             for radio in self.radios:
                 radio.on_idle = self._check_over
             empty = simpy.events.AnyOf(self.env, [b.empty for b in self.batteries.values()])
-            try:
-                self.env.run(until=simpy.events.AnyOf(self.env, [empty, self._over]))
-            except RuntimeError:  # every event processed and no battery ran out
-                pass
-            else:
-                if empty.triggered:
-                    self._stop_on_empty_battery()
-                    return
+            self._step_until(simpy.events.AnyOf(self.env, [empty, self._over]))
+            if empty.triggered:
+                self._stop_on_empty_battery()
+                return
         else:
-            self.env.run()
+            self._step_until(None)
         unfinished = [
             r.rid for r in self.requests.current() if r.finish_s is None and not r.drop_reason
         ]
         if unfinished:
             raise SimulationError(f"requests never completed: {unfinished[:10]}")
+
+    def _step_until(self, until: simpy.Event | None) -> None:
+        """Process events until ``until`` is processed or none are left (SimPy's
+        ``env.run``, which reports an empty schedule as a RuntimeError indistinguishable
+        from one raised by a callback). Every ``PROGRESS_STEPS`` events the wall clock is
+        read and ``progress`` called at most once a second, and the simulated time checked
+        against :data:`~simulator.limits.MAX_HORIZON_S`: no cost per event beyond the
+        loop. An exception from any callback ends the run as a
+        :class:`~simulator.errors.RunFailedError` naming the scenario and the simulated
+        time, the original as its ``__cause__`` (a SocsimError keeps its type, with a
+        note saying where).
+        """
+        env, step = self.env, self.env.step
+        if until is not None:
+            until.callbacks.append(simpy.core.StopSimulation.callback)
+        next_report = time.monotonic() + PROGRESS_AFTER_S
+        try:
+            while True:
+                for _ in range(PROGRESS_STEPS):
+                    step()
+                if env.now > MAX_HORIZON_S:  # e.g. an op of 1e300 FLOPs: stop, not hang
+                    raise SimulationError(
+                        f"simulated time reached {env.now:.3g} s, beyond the "
+                        f"{MAX_HORIZON_S:.3g} s horizon (MAX_HORIZON_S)"
+                    )
+                if self.progress is not None and time.monotonic() >= next_report:
+                    self.progress(env.now, self.requests.issued, self.requests.completed)
+                    next_report = time.monotonic() + PROGRESS_EVERY_S
+        except (simpy.core.StopSimulation, simpy.core.EmptySchedule):
+            return  # ``until`` happened, or every event was processed
+        except SocsimError as exc:  # keeps its type (callers catch PlacementError...)
+            exc.add_note(f"in scenario '{self.scenario.name}' at simulated t = {env.now:.9g} s")
+            raise
+        except (MemoryError, KeyboardInterrupt):
+            raise  # not the scenario's failure: the command line reports these itself
+        except Exception as exc:
+            raise RunFailedError(self.scenario.name, env.now, exc) from exc
 
     def _arrivals(self, app: App, rng: np.random.Generator, dispatch_rng: np.random.Generator):
         env = self.env
@@ -203,6 +251,11 @@ class Engine(PowerWatch, Fallback):
                     yield env.timeout(item - env.now)
             if entry.duration_s is not None and env.now > entry.duration_s:
                 return
+            if self.requests.issued >= MAX_REQUESTS:  # a closed loop known only now
+                raise SimulationError(
+                    f"app '{entry.app}': more than {MAX_REQUESTS:,} requests in one run "
+                    "(MAX_REQUESTS); lower count or duration_s"
+                )
             self._start_request(app, env.now, dispatch_rng)
             app.issued += 1
 

@@ -28,6 +28,7 @@ import numpy as np
 
 from simulator.errors import SocsimError
 from simulator.frozen import FrozenMap
+from simulator.limits import MAX_HORIZON_S, MIN_HOLD_S
 from simulator.network.capacity import RandomCapacity, StepCapacity
 from simulator.registry import Registry
 from simulator.schema import Field, Number, Record
@@ -52,7 +53,9 @@ def _capacity_record(name: str) -> Record:
             "cv": Field(Number(gt=0), doc="coefficient of variation: std / mean"),
             "std_mbps": Field(Number("Mbit/s", _MEGA, gt=0), to="std_bps"),
             "hold_ms": Field(
-                Number("ms", _MILLI, gt=0), to="hold_s", doc="each draw holds this long"
+                Number("ms", _MILLI, ge=MIN_HOLD_S / _MILLI, le=MAX_HORIZON_S / _MILLI),
+                to="hold_s",
+                doc="each draw holds this long",
             ),
         },
         exclusive=(("cv", "std_mbps"),),

@@ -13,6 +13,13 @@ from simulator.graph.model import OP_KINDS
 from simulator.hardware.governors import GOVERNORS
 from simulator.hardware.thermal import PHONE_THERMAL
 from simulator.hardware.units import NODE_ROLES, SYNC_MECHANISMS, UNIT_KINDS
+from simulator.limits import (
+    MAX_CORES,
+    MAX_HORIZON_S,
+    MAX_REQUESTS,
+    THERMAL_C_J_PER_K,
+    THERMAL_R_K_PER_W,
+)
 from simulator.placement.base import POLICIES
 from simulator.placement.objectives import OBJECTIVES, WEIGHT_KEYS
 from simulator.scheduling import DISPATCHERS, SCHEDULERS, AdaptiveOptions
@@ -71,7 +78,7 @@ DVFS = Record(
 UNIT = Record(
     {
         "kind": Field(Text(choices=UNIT_KINDS, what="unit kind")),
-        "cores": Field(Number(integer=True, ge=1), default=1),
+        "cores": Field(Number(integer=True, ge=1, le=MAX_CORES), default=1),
         "peak_gflops": Field(
             MapOf(Number("GFLOP/s per core", GIGA, gt=0), keys=DTYPES), default={}, to="peak_flops"
         ),
@@ -86,7 +93,9 @@ UNIT = Record(
         "active_w": Field(Number("W", ge=0), default=0.0),
         "memory_mb": Field(Number("MB", MEGA, gt=0), default=math.inf, to="memory_bytes"),
         "cores_per_op": Field(
-            Number(integer=True, ge=1), default=None, doc="cores one op uses (default: all)"
+            Number(integer=True, ge=1, le=MAX_CORES),
+            default=None,
+            doc="cores one op uses (default: all)",
         ),
         "dvfs": Field(
             DVFS, default=None, doc="operating points and governor (docs/dvfs-thermal.md)"
@@ -115,10 +124,14 @@ UNIT = Record(
 THERMAL = Record(
     {
         "resistance_k_per_w": Field(
-            Number("K/W", gt=0), default=PHONE_THERMAL.resistance_k_per_w, doc="phone preset"
+            Number("K/W", ge=THERMAL_R_K_PER_W[0], le=THERMAL_R_K_PER_W[1]),
+            default=PHONE_THERMAL.resistance_k_per_w,
+            doc="phone preset",
         ),
         "capacitance_j_per_k": Field(
-            Number("J/K", gt=0), default=PHONE_THERMAL.capacitance_j_per_k, doc="phone preset"
+            Number("J/K", ge=THERMAL_C_J_PER_K[0], le=THERMAL_C_J_PER_K[1]),
+            default=PHONE_THERMAL.capacitance_j_per_k,
+            doc="phone preset",
         ),
         "ambient_c": Field(Number("°C"), default=PHONE_THERMAL.ambient_c),
         "throttle_c": Field(Number("°C"), default=PHONE_THERMAL.throttle_c),
@@ -208,8 +221,8 @@ WORKLOAD = Record(
         "model": Field(Text()),
         "source": Field(Text()),
         "arrival": Field(ARRIVAL),
-        "count": Field(Number(integer=True, ge=1), default=None),
-        "duration_s": Field(Number("s", gt=0), default=None),
+        "count": Field(Number(integer=True, ge=1, le=MAX_REQUESTS), default=None),
+        "duration_s": Field(Number("s", gt=0, le=MAX_HORIZON_S), default=None),
         "deadline_ms": Field(Number("ms", MILLI, gt=0), default=None, to="deadline_s"),
         "priority": Field(Number(integer=True), default=0),
         "placement": Field(PLACEMENT, default=None),
@@ -239,7 +252,7 @@ SCENARIO = Record(
     {
         "name": Field(Text()),
         "seed": Field(Number(integer=True, ge=0), default=0),
-        "duration_s": Field(Number("s", gt=0), default=None),
+        "duration_s": Field(Number("s", gt=0, le=MAX_HORIZON_S), default=None),
         "include": Field(ListOf(Text()), default=[]),
         "presets": Field(PRESETS, default=None, doc="presets, as in a library file"),
         "nodes": Field(MapOf(NODE, min_len=1, key_pattern=_NAME, key_hint=_NAME_HINT)),

@@ -6,10 +6,12 @@ import math
 from typing import Any
 
 from simulator.errors import SocsimError
+from simulator.limits import MAX_HORIZON_S, MAX_OUTAGES, MAX_TRACE_ROWS
 from simulator.network.impairments import CAPACITY_DISTRIBUTIONS, JITTERS
 from simulator.network.radio import RADIO_MODELS
 from simulator.network.topology import SHARING
 from simulator.schema import (
+    INVALID,
     Context,
     Field,
     ListOf,
@@ -51,8 +53,12 @@ class TraceFile(Schema):
             return ctx.problem(loc, str(exc))
         except (OSError, UnicodeDecodeError) as exc:
             return ctx.problem(loc, f"cannot read bandwidth trace {base / value}: {exc}")
-        steps = []
+        steps: list[tuple[float, float]] = []
         for number, line in enumerate(lines, start=1):
+            if len(steps) >= MAX_TRACE_ROWS:
+                return ctx.problem(
+                    loc, f"{path}: more than {MAX_TRACE_ROWS:,} rows (MAX_TRACE_ROWS)"
+                )
             cells = [c.strip() for c in line.split(",")]
             if not line.strip() or line.lstrip().startswith("#"):
                 continue
@@ -60,12 +66,30 @@ class TraceFile(Schema):
                 time_s, mbps = float(cells[0]), float(cells[1])
             except (ValueError, IndexError):
                 if not steps and number == 1:
+                    if len(cells) > 2:
+                        return ctx.problem(
+                            loc,
+                            f"{path}:1: unexpected column '{cells[2]}'; a trace has two "
+                            "columns, time_s,bandwidth_mbps",
+                        )
                     continue  # a header
                 return ctx.problem(
                     loc, f"{path}:{number}: expected 'time_s,bandwidth_mbps', got '{line}'"
                 )
+            if len(cells) > 2:
+                return ctx.problem(
+                    loc,
+                    f"{path}:{number}: unexpected third column '{cells[2]}'; a trace has "
+                    "two columns, time_s,bandwidth_mbps",
+                )
             if not (math.isfinite(time_s) and math.isfinite(mbps) and time_s >= 0 and mbps >= 0):
                 return ctx.problem(loc, f"{path}:{number}: times and bandwidths must be >= 0")
+            if time_s > MAX_HORIZON_S or not math.isfinite(mbps * MEGA):
+                return ctx.problem(
+                    loc,
+                    f"{path}:{number}: a time beyond the {MAX_HORIZON_S:g} s horizon "
+                    "(MAX_HORIZON_S) or a bandwidth that overflows",
+                )
             if steps and time_s <= steps[-1][0]:
                 return ctx.problem(loc, f"{path}:{number}: times must increase")
             steps.append((time_s, mbps * MEGA))
@@ -74,8 +98,30 @@ class TraceFile(Schema):
         return steps
 
 
-_TRACE_POINT = ListOf(Number(ge=0), min_len=2, max_len=2)
-_INTERVAL = ListOf(Number("s", ge=0), min_len=2, max_len=2)
+_TIME_S = Number("s", ge=0, le=MAX_HORIZON_S)
+
+
+class TracePoint(Schema):
+    """``[time_s, Mbit/s]`` -> ``(time_s, bit/s)``, converted here like every number."""
+
+    _PAIR = ListOf(Number(), min_len=2, max_len=2)
+    _PARTS = (_TIME_S, Number("Mbit/s", MEGA, ge=0))
+
+    def describe(self) -> str:
+        return "[time_s, Mbit/s]"
+
+    def check(self, value: Any, loc: Loc, ctx: Context) -> Any:
+        if self._PAIR.check(value, loc, ctx) is INVALID:
+            return INVALID
+        out = [
+            part.check(v, loc.child(value, i), ctx)
+            for i, (part, v) in enumerate(zip(self._PARTS, value, strict=True))
+        ]
+        return INVALID if any(v is INVALID for v in out) else tuple(out)
+
+
+_TRACE_POINT = TracePoint()
+_INTERVAL = ListOf(_TIME_S, min_len=2, max_len=2)
 
 LINK = Record(
     {
@@ -93,17 +139,21 @@ LINK = Record(
             doc="fifo: one transfer at a time; fair: equal shares",
         ),
         "bandwidth_trace_mbps": Field(
-            ListOf(_TRACE_POINT, min_len=1),
+            ListOf(_TRACE_POINT, min_len=1, max_len=MAX_TRACE_ROWS),
             default=None,
             doc="[[time_s, Mbit/s], ...] for ends[0] -> ends[1]",
         ),
         "bandwidth_trace_file": Field(TraceFile(), default=None, doc="CSV: time_s,bandwidth_mbps"),
         "reverse_bandwidth_trace_mbps": Field(
-            ListOf(_TRACE_POINT, min_len=1), default=None, doc="the same for ends[1] -> ends[0]"
+            ListOf(_TRACE_POINT, min_len=1, max_len=MAX_TRACE_ROWS),
+            default=None,
+            doc="the same for ends[1] -> ends[0]",
         ),
         "reverse_bandwidth_trace_file": Field(TraceFile(), default=None),
         "outages_s": Field(
-            ListOf(_INTERVAL), default=[], doc="[[start_s, end_s], ...]: the link carries nothing"
+            ListOf(_INTERVAL, max_len=MAX_OUTAGES),
+            default=[],
+            doc="[[start_s, end_s], ...]: the link carries nothing",
         ),
         "bandwidth_distribution": Field(
             BANDWIDTH_DISTRIBUTION, default=None, doc="random bandwidth, ends[0] -> ends[1]"

@@ -14,6 +14,7 @@ from simulator.errors import SocsimError
 from simulator.graph.model import DTYPE_BYTES, OP_KINDS, ModelGraph
 from simulator.graph.onnx_fuse import PLANS
 from simulator.graph.zoo import zoo_names, zoo_options
+from simulator.limits import MAX_INLINE_EDGES, MAX_INLINE_OPS
 from simulator.schema import (
     INVALID,
     AnyValue,
@@ -63,8 +64,8 @@ INLINE_EDGE = Record(
 
 INLINE_MODEL = Record(
     {
-        "ops": Field(ListOf(INLINE_OP, min_len=1)),
-        "edges": Field(ListOf(INLINE_EDGE), default=[]),
+        "ops": Field(ListOf(INLINE_OP, min_len=1, max_len=MAX_INLINE_OPS)),
+        "edges": Field(ListOf(INLINE_EDGE, max_len=MAX_INLINE_EDGES), default=[]),
     },
     name="inline model",
 )

@@ -41,13 +41,13 @@ def test_wrong_type(spec):
     text = spec.edit(spec.BASE, "count: 3", "count: many")
     p = spec.problem(text)
     assert p.path == "workload[0].count"
-    assert p.message == "expected a whole number >= 1, got text 'many'"
+    assert p.message == "expected a whole number >= 1 and <= 1,000,000, got text 'many'"
     assert p.line == spec.line_of(text, "count: many")
 
 
 def test_fractional_count_is_not_a_whole_number(spec):
     p = spec.problem(spec.edit(spec.BASE, "count: 3", "count: 2.5"))
-    assert p.message == "expected a whole number >= 1, got 2.5"
+    assert p.message == "expected a whole number >= 1 and <= 1,000,000, got 2.5"
 
 
 def test_boolean_is_not_a_number(spec):
