@@ -5,7 +5,8 @@ from __future__ import annotations
 import pandas as pd
 
 from simulator.engine.ledger import TRACE_LEVELS
-from simulator.engine.run import Engine, Progress
+from simulator.engine.loop import Progress
+from simulator.engine.run import Engine
 from simulator.engine.series import (
     POWER_COLUMNS,
     dvfs_level_table,

@@ -10,8 +10,7 @@ plan; ops are jobs on units, tensor moves are flows on links (or plain delays on
 from __future__ import annotations
 
 import math
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 
 import numpy as np
 import simpy
@@ -21,6 +20,7 @@ from simulator.engine.dvfs import DvfsState
 from simulator.engine.fallback import Fallback
 from simulator.engine.ledger import Ledger
 from simulator.engine.links import FluidLink
+from simulator.engine.loop import Progress, step_until
 from simulator.engine.offload import AdaptiveApp
 from simulator.engine.radio import RadioState
 from simulator.engine.servers import Server, call_later
@@ -36,8 +36,8 @@ from simulator.engine.state import (
     fast_move,
 )
 from simulator.engine.watch import PowerWatch
-from simulator.errors import RunFailedError, SimulationError, SocsimError
-from simulator.limits import MAX_HORIZON_S, MAX_REQUESTS
+from simulator.errors import SimulationError
+from simulator.limits import MAX_REQUESTS
 from simulator.network.impairments import impairments_for
 from simulator.network.topology import BITS_PER_BYTE
 from simulator.placement.plan import ExecutionPlan, Move
@@ -45,14 +45,6 @@ from simulator.platform import CostOracle
 from simulator.scheduling import DISPATCHERS, SCHEDULERS, ReplicaLoad
 from simulator.spec.scenario import Scenario
 from simulator.workload import AfterCompletion
-
-#: Events processed between two looks at the wall clock (a look costs ~50 ns: 1e-5 of
-#: the events' own time).
-PROGRESS_STEPS = 4096
-#: Wall-clock seconds before the first progress report, and between two reports.
-PROGRESS_AFTER_S, PROGRESS_EVERY_S = 3.0, 1.0
-#: ``progress(now_s, issued, completed)``: simulated time, requests issued and completed.
-Progress = Callable[[float, int, int], None]
 
 
 class Engine(PowerWatch, Fallback):
@@ -194,41 +186,12 @@ class Engine(PowerWatch, Fallback):
             raise SimulationError(f"requests never completed: {unfinished[:10]}")
 
     def _step_until(self, until: simpy.Event | None) -> None:
-        """Process events until ``until`` is processed or none are left (SimPy's
-        ``env.run``, which reports an empty schedule as a RuntimeError indistinguishable
-        from one raised by a callback). Every ``PROGRESS_STEPS`` events the wall clock is
-        read and ``progress`` called at most once a second, and the simulated time checked
-        against :data:`~simulator.limits.MAX_HORIZON_S`: no cost per event beyond the
-        loop. An exception from any callback ends the run as a
-        :class:`~simulator.errors.RunFailedError` naming the scenario and the simulated
-        time, the original as its ``__cause__`` (a SocsimError keeps its type, with a
-        note saying where).
-        """
-        env, step = self.env, self.env.step
-        if until is not None:
-            until.callbacks.append(simpy.core.StopSimulation.callback)
-        next_report = time.monotonic() + PROGRESS_AFTER_S
-        try:
-            while True:
-                for _ in range(PROGRESS_STEPS):
-                    step()
-                if env.now > MAX_HORIZON_S:  # e.g. an op of 1e300 FLOPs: stop, not hang
-                    raise SimulationError(
-                        f"simulated time reached {env.now:.3g} s, beyond the "
-                        f"{MAX_HORIZON_S:.3g} s horizon (MAX_HORIZON_S)"
-                    )
-                if self.progress is not None and time.monotonic() >= next_report:
-                    self.progress(env.now, self.requests.issued, self.requests.completed)
-                    next_report = time.monotonic() + PROGRESS_EVERY_S
-        except (simpy.core.StopSimulation, simpy.core.EmptySchedule):
-            return  # ``until`` happened, or every event was processed
-        except SocsimError as exc:  # keeps its type (callers catch PlacementError...)
-            exc.add_note(f"in scenario '{self.scenario.name}' at simulated t = {env.now:.9g} s")
-            raise
-        except (MemoryError, KeyboardInterrupt):
-            raise  # not the scenario's failure: the command line reports these itself
-        except Exception as exc:
-            raise RunFailedError(self.scenario.name, env.now, exc) from exc
+        """Run until ``until`` is processed or no event is left (:func:`step_until`)."""
+        report = None
+        if self.progress is not None:
+            progress, book = self.progress, self.requests
+            report = lambda now: progress(now, book.issued, book.completed)  # noqa: E731
+        step_until(self.env, until, self.scenario.name, report)
 
     def _arrivals(self, app: App, rng: np.random.Generator, dispatch_rng: np.random.Generator):
         env = self.env

@@ -121,6 +121,10 @@ UNIT = Record(
     name="compute unit",
 )
 
+#: From absolute zero to 1,000 °C (solder melts near 220 °C; silicon stops working far
+#: below 1,000 °C): P x R + T stays finite.
+_CELSIUS = Number("°C", ge=-273.15, le=1000)
+
 THERMAL = Record(
     {
         "resistance_k_per_w": Field(
@@ -133,9 +137,9 @@ THERMAL = Record(
             default=PHONE_THERMAL.capacitance_j_per_k,
             doc="phone preset",
         ),
-        "ambient_c": Field(Number("°C"), default=PHONE_THERMAL.ambient_c),
-        "throttle_c": Field(Number("°C"), default=PHONE_THERMAL.throttle_c),
-        "release_c": Field(Number("°C"), default=PHONE_THERMAL.release_c),
+        "ambient_c": Field(_CELSIUS, default=PHONE_THERMAL.ambient_c),
+        "throttle_c": Field(_CELSIUS, default=PHONE_THERMAL.throttle_c),
+        "release_c": Field(_CELSIUS, default=PHONE_THERMAL.release_c),
     },
     name="thermal model",
 )

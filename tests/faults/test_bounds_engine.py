@@ -57,7 +57,7 @@ def test_with_a_battery_the_run_still_ends_when_the_work_is_done():
 
 def test_progress_is_reported_for_long_runs(monkeypatch):
     """The hook sees simulated time and request counts; reports are rate-limited."""
-    import simulator.engine.run as run
+    import simulator.engine.loop as run
 
     monkeypatch.setattr(run, "PROGRESS_STEPS", 1)
     monkeypatch.setattr(run, "PROGRESS_AFTER_S", 0.0)
