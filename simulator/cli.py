@@ -73,7 +73,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     from simulator.spec import load_scenario
 
     scenario = load_scenario(args.scenario, args.allow_dirs)
-    result = simulate(scenario, replicate=args.replicate, trace=args.trace)
+    result = simulate(
+        scenario, replicate=args.replicate, trace=args.trace, progress=stderr_progress(scenario)
+    )
     print(format_summary(result.summary))
     print("\napps:")
     _print_table(
@@ -89,6 +91,27 @@ def cmd_run(args: argparse.Namespace) -> int:
     written = result.write(out_dir)
     print(f"\nwrote {len(written)} files to {out_dir}/")
     return EXIT_OK
+
+
+def stderr_progress(scenario):
+    """A ``simulate(progress=...)`` hook printing one line to stderr per report: simulated
+    time against the horizon, requests done against the total (where they are known)."""
+    from simulator.workload import expected_requests
+
+    entries = scenario.workload
+    durations = [e.duration_s for e in entries]
+    horizon = max(durations) if None not in durations else None
+    counts = [
+        expected_requests(e.arrival, e.arrival_options, e.count, e.duration_s) for e in entries
+    ]
+    total = int(sum(counts)) if None not in counts else None
+
+    def report(now_s: float, issued: int, completed: int) -> None:
+        when = f"{now_s:.4g} s" + (f" of {horizon:.4g} s" if horizon else "")
+        done = f"{completed:,}" + (f" of {total:,}" if total else f" ({issued:,} issued)")
+        print(f"socsim run: simulated {when}, {done} requests done", file=sys.stderr, flush=True)
+
+    return report
 
 
 def cmd_validate(args: argparse.Namespace) -> int:

@@ -54,3 +54,11 @@ THERMAL_R_K_PER_W = (1e-3, 1e4)
 #: Heat capacity, J/K: 1e-4 is a 0.06 mm^3 silicon die (1.63 J/(cm^3 K) [R]); 1e7 is ten
 #: tonnes of aluminium (0.9 J/(g K) [R]). With R, tau = R C stays within [1e-7, 1e11] s.
 THERMAL_C_J_PER_K = (1e-4, 1e7)
+
+#: Most power of one unit, radio or node part, W: a GB200 NVL72 rack draws ~120 kW [R];
+#: 1 MW is eight of them. Beyond it, temperatures and battery drain overflow the float
+#: arithmetic of the thermal and battery models.
+MAX_POWER_W = 1e6
+#: Largest coefficient of variation of a random bandwidth: measured cellular throughput
+#: varies by a CV of about 0.1-1.5 [R]; its square enters the samplers' parameters.
+MAX_CV = 100.0

@@ -55,16 +55,12 @@ def step_until(
         while True:
             for _ in range(PROGRESS_STEPS):
                 step()
-            if env.now > MAX_HORIZON_S:  # e.g. an op of 1e300 FLOPs: stop, not hang
-                raise SimulationError(
-                    f"simulated time reached {env.now:.3g} s, beyond the "
-                    f"{MAX_HORIZON_S:.3g} s horizon (MAX_HORIZON_S)"
-                )
+            _check_horizon(env.now)  # e.g. an op of 1e300 FLOPs: stop, not hang
             if report is not None and time.monotonic() >= next_report:
                 report(env.now)
                 next_report = time.monotonic() + PROGRESS_EVERY_S
     except (simpy.core.StopSimulation, simpy.core.EmptySchedule):
-        return  # ``until`` happened, or every event was processed
+        _check_horizon(env.now)  # ``until`` happened, or every event was processed
     except SocsimError as exc:  # keeps its type (callers catch PlacementError...)
         exc.add_note(f"in scenario '{scenario}' at simulated t = {env.now:.9g} s")
         raise
@@ -72,3 +68,11 @@ def step_until(
         raise  # not the scenario's failure: the command line reports these itself
     except Exception as exc:
         raise RunFailedError(scenario, env.now, exc) from exc
+
+
+def _check_horizon(now_s: float) -> None:
+    if now_s > MAX_HORIZON_S:
+        raise SimulationError(
+            f"simulated time reached {now_s:.3g} s, beyond the {MAX_HORIZON_S:.3g} s "
+            "horizon (MAX_HORIZON_S)"
+        )

@@ -16,6 +16,7 @@ from simulator.hardware.units import NODE_ROLES, SYNC_MECHANISMS, UNIT_KINDS
 from simulator.limits import (
     MAX_CORES,
     MAX_HORIZON_S,
+    MAX_POWER_W,
     MAX_REQUESTS,
     THERMAL_C_J_PER_K,
     THERMAL_R_K_PER_W,
@@ -41,6 +42,8 @@ from simulator.spec.sweepdefs import SWEEP
 from simulator.workload import ARRIVALS
 
 GIGA, MEGA, MILLI, MICRO = 1e9, 1e6, 1e-3, 1e-6
+#: A power (W) within the stated bound (simulator.limits).
+WATTS = Number("W", ge=0, le=MAX_POWER_W)
 #: Names of nodes, units, apps and link ends: no '.', which joins ``node.unit`` ids.
 _NAME = NAME_PATTERN
 _NAME_HINT = "letters, digits, '_' and '-'; a '.' would be ambiguous in 'node.unit' ids"
@@ -60,7 +63,7 @@ DVFS = Record(
             ),
             doc="ascending frequency; the top point runs at peak_gflops and draws active_w",
         ),
-        "static_w": Field(Number("W", ge=0), default=0.0, doc="leakage while busy, any level"),
+        "static_w": Field(WATTS, default=0.0, doc="leakage while busy, any level"),
         "throttled_max_mhz": Field(
             Number("MHz", MEGA, gt=0),
             default=None,
@@ -74,6 +77,7 @@ DVFS = Record(
     },
     name="dvfs",
 )
+
 
 UNIT = Record(
     {
@@ -89,8 +93,8 @@ UNIT = Record(
             Number("GB/s", GIGA, gt=0), default=math.inf, to="memory_bandwidth_bytes_per_s"
         ),
         "dispatch_us": Field(Number("µs", MICRO, ge=0), default=0.0, to="dispatch_s"),
-        "idle_w": Field(Number("W", ge=0), default=0.0),
-        "active_w": Field(Number("W", ge=0), default=0.0),
+        "idle_w": Field(WATTS, default=0.0),
+        "active_w": Field(WATTS, default=0.0),
         "memory_mb": Field(Number("MB", MEGA, gt=0), default=math.inf, to="memory_bytes"),
         "cores_per_op": Field(
             Number(integer=True, ge=1, le=MAX_CORES),

@@ -30,7 +30,7 @@ def _reference(link: Link, src: str) -> tuple:
 
 _TIMES = st.integers(0, 30).map(float)
 _TRACE = st.lists(st.tuples(_TIMES, st.sampled_from([0.0, 1.0, 2.0])), max_size=8).map(
-    lambda rows: sorted(rows, key=lambda r: r[0]) + [(31.0, 5.0)] if rows else []
+    lambda rows: [*sorted(rows, key=lambda r: r[0]), (31.0, 5.0)] if rows else []
 )
 _OUTAGES = st.lists(
     st.tuples(_TIMES, st.integers(1, 10).map(float)).map(lambda o: (o[0], o[0] + o[1])),
