@@ -62,3 +62,6 @@ MAX_POWER_W = 1e6
 #: Largest coefficient of variation of a random bandwidth: measured cellular throughput
 #: varies by a CV of about 0.1-1.5 [R]; its square enters the samplers' parameters.
 MAX_CV = 100.0
+#: Slowest link, bit/s: LoRa's slowest rate is ~250 bit/s [R]. A slower link makes a
+#: transfer outlast the horizon while its hold or window events keep firing.
+MIN_BANDWIDTH_BPS = 100.0

@@ -28,7 +28,7 @@ import numpy as np
 
 from simulator.errors import SocsimError
 from simulator.frozen import FrozenMap
-from simulator.limits import MAX_CV, MAX_HORIZON_S, MIN_HOLD_S
+from simulator.limits import MAX_CV, MAX_HORIZON_S, MIN_BANDWIDTH_BPS, MIN_HOLD_S
 from simulator.network.capacity import RandomCapacity, StepCapacity
 from simulator.registry import Registry
 from simulator.schema import Field, Number, Record
@@ -49,7 +49,9 @@ JITTERS: Registry[Any] = Registry("jitter distribution")
 def _capacity_record(name: str) -> Record:
     return Record(
         {
-            "mean_mbps": Field(Number("Mbit/s", _MEGA, gt=0), to="mean_bps"),
+            "mean_mbps": Field(
+                Number("Mbit/s", _MEGA, ge=MIN_BANDWIDTH_BPS / _MEGA), to="mean_bps"
+            ),
             "cv": Field(Number(gt=0, le=MAX_CV), doc="coefficient of variation: std / mean"),
             "std_mbps": Field(Number("Mbit/s", _MEGA, gt=0), to="std_bps"),
             "hold_ms": Field(

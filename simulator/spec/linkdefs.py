@@ -6,7 +6,7 @@ import math
 from typing import Any
 
 from simulator.errors import SocsimError
-from simulator.limits import MAX_HORIZON_S, MAX_OUTAGES, MAX_TRACE_ROWS
+from simulator.limits import MAX_HORIZON_S, MAX_OUTAGES, MAX_TRACE_ROWS, MIN_BANDWIDTH_BPS
 from simulator.network.impairments import CAPACITY_DISTRIBUTIONS, JITTERS
 from simulator.network.radio import RADIO_MODELS
 from simulator.network.topology import SHARING
@@ -99,6 +99,8 @@ class TraceFile(Schema):
 
 
 _TIME_S = Number("s", ge=0, le=MAX_HORIZON_S)
+#: A link's bandwidth, at least MIN_BANDWIDTH_BPS (simulator.limits).
+LINK_MBPS = Number("Mbit/s", MEGA, ge=MIN_BANDWIDTH_BPS / MEGA)
 
 
 class TracePoint(Schema):
@@ -128,10 +130,8 @@ LINK = Record(
         "ends": Field(ListOf(Text(pattern=NAME_PATTERN), min_len=2, max_len=2)),
         "technology": Field(Text(), default=""),
         "latency_ms": Field(Number("ms", MILLI, ge=0), to="latency_s"),
-        "bandwidth_mbps": Field(Number("Mbit/s", MEGA, gt=0), to="bandwidth_bps"),
-        "reverse_bandwidth_mbps": Field(
-            Number("Mbit/s", MEGA, gt=0), default=None, to="reverse_bandwidth_bps"
-        ),
+        "bandwidth_mbps": Field(LINK_MBPS, to="bandwidth_bps"),
+        "reverse_bandwidth_mbps": Field(LINK_MBPS, default=None, to="reverse_bandwidth_bps"),
         "radio": Field(RADIO, default=None),
         "sharing": Field(
             Text(choices=SHARING),
