@@ -42,6 +42,9 @@ from simulator.spec.sweepdefs import SWEEP
 from simulator.workload import ARRIVALS
 
 GIGA, MEGA, MILLI, MICRO = 1e9, 1e6, 1e-3, 1e-6
+#: Supply voltages, mV: near-threshold logic runs at ~300-500 mV [R] and 5 V was the TTL
+#: supply; (V / V_top)^2 scales the dynamic power.
+MIN_MV, MAX_MV = 50, 5000
 #: A power (W) within the stated bound (simulator.limits).
 WATTS = Number("W", ge=0, le=MAX_POWER_W)
 #: Names of nodes, units, apps and link ends: no '.', which joins ``node.unit`` ids.
@@ -55,7 +58,7 @@ DVFS = Record(
                 Record(
                     {
                         "mhz": Field(Number("MHz", MEGA, gt=0), to="frequency_hz"),
-                        "mv": Field(Number("mV", MILLI, gt=0), to="voltage_v"),
+                        "mv": Field(Number("mV", MILLI, ge=MIN_MV, le=MAX_MV), to="voltage_v"),
                     },
                     name="operating point",
                 ),
