@@ -65,3 +65,7 @@ MAX_CV = 100.0
 #: Slowest link, bit/s: LoRa's slowest rate is ~250 bit/s [R]. A slower link makes a
 #: transfer outlast the horizon while its hold or window events keep firing.
 MIN_BANDWIDTH_BPS = 100.0
+#: Most elements in one tensor, ONNX or inline (``params``, ``*_elems``): 2^48 ≈ 2.8e14
+#: is 1 PiB at fp32, far beyond any device's memory; byte counts and FLOPs derived from
+#: it stay exact in float64 and within int64.
+MAX_TENSOR_ELEMENTS = 2**48

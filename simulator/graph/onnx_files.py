@@ -22,6 +22,7 @@ import onnx
 from onnx import external_data_helper, helper
 
 from simulator.errors import ModelError, SocsimError
+from simulator.limits import MAX_TENSOR_ELEMENTS
 
 #: Largest ``.onnx`` file read, bytes. Protobuf cannot parse a message over 2 GiB; models
 #: with more weights keep them in external data (ONNX's own rule), which is not read.
@@ -29,9 +30,6 @@ MAX_ONNX_FILE_BYTES = 512 * 2**20
 #: Largest external-data tensor read, bytes (shape-like constants are a few bytes; a
 #: weight of 1 MiB or more is only checked to be present).
 MAX_EXTERNAL_TENSOR_READ = 2**20
-#: Most elements in one tensor (2^48 ≈ 2.8e14: 1 PiB at fp32, far beyond any device's
-#: memory; byte counts and FLOPs derived from it stay exact in float64 and int64).
-MAX_TENSOR_ELEMENTS = 2**48
 #: Largest external-data file whose size is trusted, bytes (an offset or a size beyond it
 #: is refused, so arithmetic on them cannot overflow int64).
 MAX_EXTERNAL_FILE_BYTES = 2**48

@@ -78,3 +78,15 @@ def test_no_progress_report_in_a_short_run():
     calls = []
     simulate(parse_scenario(small_soc_document()), progress=lambda *a: calls.append(a))
     assert calls == []
+
+
+def test_socsim_run_prints_progress_lines_to_stderr(capsys):
+    from simulator.cli import stderr_progress
+
+    doc = small_soc_document()
+    doc["workload"][0]["count"] = 400
+    report = stderr_progress(parse_scenario(doc))
+    report(1.25, 200, 150)
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == "socsim run: simulated 1.25 s, 150 of 400 requests done\n"

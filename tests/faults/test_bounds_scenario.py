@@ -67,8 +67,9 @@ def _set(*path_value):
         (("workload", 0, "arrival"), {"process": "periodic", "period_ms": 1e-300}, "period_ms"),
         # items 6 and integers: int64 everywhere (seed >= 2^64 crashed Parquet writing)
         (("seed",), 2**64, "within int64"),
-        (("models", "chain", "ops", 0, "params"), 2**63, "within int64"),
-        (("models", "chain", "ops", 0, "output_elems"), 10**19, "within int64"),
+        (("models", "chain", "ops", 0, "params"), 2**63, "<= 281,474,976,710,656"),
+        (("models", "chain", "ops", 0, "output_elems"), 10**19, "<= 281,474,976,710,656"),
+        (("workload", 0, "priority"), 2**63, "within int64"),
         # item 17: finite as written, inf after conversion
         (("nodes", "phone", "shared_memory_bandwidth_gb_s"), 1e308, "inf in SI units"),
     ],
