@@ -78,7 +78,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     out_dir = check_output_dir(
         Path(args.output) if args.output else default_output_dir(scenario.name)
     )
-    result = simulate(scenario, replicate=args.replicate, trace=args.trace)
+    result = simulate(
+        scenario, replicate=args.replicate, trace=args.trace, progress=stderr_progress(scenario)
+    )
     written = result.write(out_dir)  # before printing: a closed stdout loses nothing
     args.kept = f"the results are complete in {out_dir}/"
     print(format_summary(result.summary))
@@ -110,6 +112,27 @@ def check_replicate(replicate: int) -> int:
     if not 0 <= replicate <= MAX_REPLICATE:
         raise SocsimError(f"--replicate takes 0 to 2^63 - 1 (int64), got {replicate}")
     return replicate
+
+
+def stderr_progress(scenario):
+    """A ``simulate(progress=...)`` hook printing one line to stderr per report: simulated
+    time against the horizon, requests done against the total (where they are known)."""
+    from simulator.workload import expected_requests
+
+    entries = scenario.workload
+    durations = [e.duration_s for e in entries]
+    horizon = max(durations) if None not in durations else None
+    counts = [
+        expected_requests(e.arrival, e.arrival_options, e.count, e.duration_s) for e in entries
+    ]
+    total = int(sum(counts)) if None not in counts else None
+
+    def report(now_s: float, issued: int, completed: int) -> None:
+        when = f"{now_s:.4g} s" + (f" of {horizon:.4g} s" if horizon else "")
+        done = f"{completed:,}" + (f" of {total:,}" if total else f" ({issued:,} issued)")
+        print(f"socsim run: simulated {when}, {done} requests done", file=sys.stderr, flush=True)
+
+    return report
 
 
 def cmd_validate(args: argparse.Namespace) -> int:

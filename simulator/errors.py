@@ -132,3 +132,29 @@ class WriteError(SocsimError):
 
     def __reduce__(self):
         return (type(self), (self.path, self.reason))
+
+
+class RunFailedError(SimulationError):
+    """An exception escaped a callback of the engine: the run stopped at ``time_s``.
+
+    The original exception is the ``__cause__`` (in the process that raised it; a sweep
+    worker sends back the message only).
+
+    Attributes
+    ----------
+    scenario : str
+        Name of the scenario being run.
+    time_s : float
+        Simulated time of the failure, s.
+    """
+
+    def __init__(self, scenario: str, time_s: float, error: BaseException | str):
+        self.scenario = scenario
+        self.time_s = time_s
+        self.error = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
+        super().__init__(
+            f"scenario '{scenario}' failed at simulated t = {time_s:.9g} s: {self.error}"
+        )
+
+    def __reduce__(self):
+        return (type(self), (self.scenario, self.time_s, self.error))

@@ -20,6 +20,7 @@ from decimal import Decimal
 from typing import Any
 
 from simulator.errors import Problem
+from simulator.limits import INT64_MAX, INT64_MIN
 
 #: Marker for a value that failed validation (its problems are in the Context).
 INVALID = type("Invalid", (), {"__repr__": lambda self: "INVALID"})()
@@ -109,6 +110,13 @@ def to_si(value: float, scale: float) -> float:
     return float(Decimal(repr(value)) * Decimal(repr(scale)))
 
 
+def _bound(x: float) -> str:
+    """A bound as people write it: 1,000,000 rather than 1e+06."""
+    if float(x).is_integer() and abs(x) < 1e16:
+        return f"{int(x):,}"
+    return f"{x:g}"
+
+
 class Schema:
     """Base of all schema nodes."""
 
@@ -133,11 +141,11 @@ class Number(Schema):
     def describe(self) -> str:
         bounds = []
         if self.gt is not None:
-            bounds.append(f"> {self.gt:g}")
+            bounds.append(f"> {_bound(self.gt)}")
         if self.ge is not None:
-            bounds.append(f">= {self.ge:g}")
+            bounds.append(f">= {_bound(self.ge)}")
         if self.le is not None:
-            bounds.append(f"<= {self.le:g}")
+            bounds.append(f"<= {_bound(self.le)}")
         kind = "a whole number" if self.integer else "a number"
         text = kind + (" " + " and ".join(bounds) if bounds else "")
         return text + (f" ({self.unit})" if self.unit else "")
@@ -164,8 +172,19 @@ class Number(Schema):
         if bad:
             return ctx.problem(loc, f"expected {self.describe()}, got {value:g}")
         if self.integer:
+            if not INT64_MIN <= int(value) <= INT64_MAX:  # result tables store int64
+                return ctx.problem(
+                    loc, f"expected {self.describe()} within int64 (-2^63 to 2^63 - 1), got {value}"
+                )
             return int(value)
-        return to_si(value, self.scale)
+        si = to_si(value, self.scale)
+        # the one conversion place: what is finite as written may not be in SI units
+        if not math.isfinite(si) or (si == 0 and self.gt is not None and value > self.gt):
+            what = "inf" if not math.isfinite(si) else "0"
+            return ctx.problem(
+                loc, f"expected {self.describe()}, got {value:g}, which is {what} in SI units"
+            )
+        return si
 
 
 @dataclass(frozen=True)
@@ -252,12 +271,10 @@ class ListOf(Schema):
         if len(value) < self.min_len or (self.max_len is not None and len(value) > self.max_len):
             if self.max_len == self.min_len:
                 span = f"exactly {self.min_len}"
-            elif self.max_len is None:
+            elif len(value) < self.min_len:
                 span = f"at least {self.min_len}"
-            elif self.min_len == 0:
-                span = f"at most {self.max_len}"
-            else:
-                span = f"between {self.min_len} and {self.max_len}"
+            else:  # a stated bound (simulator.limits), refused before any item is checked
+                span = f"at most {self.max_len:,}"
             return ctx.problem(loc, f"expected {span} item(s), got {len(value)}")
         out = [self.item.check(v, loc.child(value, i), ctx) for i, v in enumerate(value)]
         if any(v is INVALID for v in out):

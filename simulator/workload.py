@@ -18,6 +18,7 @@ import numpy as np
 
 from simulator.errors import SocsimError
 from simulator.frozen import FrozenMap
+from simulator.limits import MAX_CONCURRENCY, MAX_HORIZON_S, MAX_REQUESTS, MIN_PERIOD_S
 from simulator.registry import Registry
 from simulator.scheduling import DISPATCHERS, PREDICTIVE_DISPATCHERS, AdaptiveOptions
 from simulator.schema import Field, ListOf, Number, Record
@@ -34,14 +35,21 @@ class AfterCompletion:
 
 ARRIVALS: Registry[ArrivalProcess] = Registry("arrival process")
 
+#: Bounds in the units written (simulator.limits): times within the horizon, periods of
+#: at least 1 ns (so each arrival advances float64 time), rates of at most 1 GHz.
+MAX_MS = MAX_HORIZON_S * 1e3
+MIN_PERIOD_MS = MIN_PERIOD_S * 1e3
+MAX_RATE_HZ = 1 / MIN_PERIOD_S
+OFFSET_MS = Number("ms", 1e-3, ge=0, le=MAX_MS)
+
 
 @ARRIVALS.register(
     "periodic",
     Record(
         {
-            "period_ms": Field(Number("ms", 1e-3, gt=0), to="period_s"),
-            "rate_hz": Field(Number("Hz", gt=0)),
-            "offset_ms": Field(Number("ms", 1e-3, ge=0), default=0.0, to="offset_s"),
+            "period_ms": Field(Number("ms", 1e-3, ge=MIN_PERIOD_MS, le=MAX_MS), to="period_s"),
+            "rate_hz": Field(Number("Hz", ge=1 / MAX_HORIZON_S, le=MAX_RATE_HZ)),
+            "offset_ms": Field(OFFSET_MS, default=0.0, to="offset_s"),
         },
         exclusive=(("period_ms", "rate_hz"),),
         name="periodic arrival",
@@ -60,8 +68,8 @@ def periodic(options: Mapping[str, Any], rng: np.random.Generator) -> Iterator[f
     "poisson",
     Record(
         {
-            "rate_hz": Field(Number("Hz", gt=0)),
-            "offset_ms": Field(Number("ms", 1e-3, ge=0), default=0.0, to="offset_s"),
+            "rate_hz": Field(Number("Hz", ge=1 / MAX_HORIZON_S, le=MAX_RATE_HZ)),
+            "offset_ms": Field(OFFSET_MS, default=0.0, to="offset_s"),
         },
         name="poisson arrival",
     ),
@@ -79,8 +87,8 @@ def poisson(options: Mapping[str, Any], rng: np.random.Generator) -> Iterator[fl
     "closed_loop",
     Record(
         {
-            "concurrency": Field(Number(integer=True, ge=1), default=1),
-            "think_ms": Field(Number("ms", 1e-3, ge=0), default=0.0, to="think_s"),
+            "concurrency": Field(Number(integer=True, ge=1, le=MAX_CONCURRENCY), default=1),
+            "think_ms": Field(Number("ms", 1e-3, ge=0, le=MAX_MS), default=0.0, to="think_s"),
         },
         name="closed-loop arrival",
     ),
@@ -98,7 +106,8 @@ def closed_loop(options: Mapping[str, Any], rng: np.random.Generator) -> Iterato
     Record(
         {
             "times_ms": Field(
-                ListOf(Number("ms", 1e-3, ge=0), min_len=1, ascending=True), to="times_s"
+                ListOf(OFFSET_MS, min_len=1, max_len=MAX_REQUESTS, ascending=True),
+                to="times_s",
             )
         },
         name="trace arrival",
@@ -107,6 +116,41 @@ def closed_loop(options: Mapping[str, Any], rng: np.random.Generator) -> Iterato
 def trace(options: Mapping[str, Any], rng: np.random.Generator) -> Iterator[float]:
     """Requests at the listed times (ms from the start), which must not decrease."""
     yield from options["times_s"]
+
+
+def _periodic_requests(options: Mapping[str, Any], window_s: float) -> float:
+    period_s = options.get("period_s") or 1.0 / options["rate_hz"]
+    return 1 + window_s // period_s
+
+
+#: Requests an arrival process issues in ``window_s`` seconds after its offset (the
+#: expectation for Poisson): ``(options, window_s) -> float``. Processes not listed
+#: (closed loop, registered ones) are held to :data:`~simulator.limits.MAX_REQUESTS`
+#: while running.
+REQUEST_ESTIMATES = {
+    "periodic": _periodic_requests,
+    "poisson": lambda options, window_s: options["rate_hz"] * window_s,
+}
+
+
+def expected_requests(
+    process: str, options: Mapping[str, Any], count: int | None, duration_s: float | None
+) -> float | None:
+    """How many requests an app issues (pure; see :data:`REQUEST_ESTIMATES`).
+
+    Returns
+    -------
+    float or None
+        ``count``, the trace's length, or the estimate within ``duration_s``, whichever
+        is smallest; None when unknown (a closed loop bounded by a duration only).
+    """
+    bounds = [] if count is None else [float(count)]
+    if process == "trace":
+        bounds.append(float(len(options["times_s"])))
+    elif duration_s is not None and process in REQUEST_ESTIMATES:
+        window_s = duration_s - options.get("offset_s", 0.0)
+        bounds.append(REQUEST_ESTIMATES[process](options, window_s) if window_s >= 0 else 0.0)
+    return min(bounds) if bounds else None
 
 
 @dataclass(frozen=True)

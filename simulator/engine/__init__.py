@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from simulator.engine.ledger import TRACE_LEVELS
+from simulator.engine.loop import Progress
 from simulator.engine.run import Engine
 from simulator.engine.series import (
     POWER_COLUMNS,
@@ -58,7 +59,12 @@ def plan_apps(scenario: Scenario, oracle: CostOracle | None = None) -> dict[str,
     return {app: plans[0] for app, plans in plan_replicas(scenario, oracle).items()}
 
 
-def simulate(scenario: Scenario, replicate: int = 0, trace: str = "full") -> RunResult:
+def simulate(
+    scenario: Scenario,
+    replicate: int = 0,
+    trace: str = "full",
+    progress: Progress | None = None,
+) -> RunResult:
     """Run one replicate of ``scenario`` and return its result tables.
 
     Parameters
@@ -75,6 +81,9 @@ def simulate(scenario: Scenario, replicate: int = 0, trace: str = "full") -> Run
         per request remain, its latency, for the exact percentiles).
         Every aggregate (``summary``, ``units``, ``energy``, ``links``...) is the same
         at every level.
+    progress : callable, optional
+        ``progress(simulated_s, issued, completed)``, called at most once a second of
+        wall clock after the first 3 s (``socsim run`` prints it to stderr).
 
     Returns
     -------
@@ -85,7 +94,9 @@ def simulate(scenario: Scenario, replicate: int = 0, trace: str = "full") -> Run
     PlacementError
         When an app cannot be placed.
     SimulationError
-        When the run breaks an invariant (a bug, not a user error).
+        When the run breaks an invariant (a bug, not a user error); a
+        :class:`~simulator.errors.RunFailedError` when an exception escapes the engine,
+        naming the scenario and the simulated time.
     """
     if trace not in TRACE_LEVELS:
         raise SocsimError(f"unknown trace level '{trace}'; levels: {', '.join(TRACE_LEVELS)}")
@@ -98,6 +109,7 @@ def simulate(scenario: Scenario, replicate: int = 0, trace: str = "full") -> Run
         replicate,
         keep_rows=trace == "full",
         keep_records=trace != "none",
+        progress=progress,
     )
     engine.run()
     ledger = engine.ledger

@@ -20,6 +20,7 @@ from simulator.engine.dvfs import DvfsState
 from simulator.engine.fallback import Fallback
 from simulator.engine.ledger import Ledger
 from simulator.engine.links import FluidLink
+from simulator.engine.loop import Progress, step_until
 from simulator.engine.offload import AdaptiveApp
 from simulator.engine.radio import RadioState
 from simulator.engine.servers import Server, call_later
@@ -36,6 +37,7 @@ from simulator.engine.state import (
 )
 from simulator.engine.watch import PowerWatch
 from simulator.errors import SimulationError
+from simulator.limits import MAX_REQUESTS
 from simulator.network.impairments import impairments_for
 from simulator.network.topology import BITS_PER_BYTE
 from simulator.placement.plan import ExecutionPlan, Move
@@ -62,6 +64,9 @@ class Engine(PowerWatch, Fallback):
         Keep every request's record to the end, for the ``requests`` table (false: a
         record is released when its request completes or is dropped; the summary's
         figures are kept either way).
+    progress : callable, optional
+        Called with (simulated s, requests issued, requests completed) at most once a
+        second of wall clock, from 3 s on (:data:`Progress`).
     """
 
     def __init__(
@@ -72,8 +77,10 @@ class Engine(PowerWatch, Fallback):
         replicate: int = 0,
         keep_rows: bool = True,
         keep_records: bool = True,
+        progress: Progress | None = None,
     ):
         self.scenario = scenario
+        self.progress = progress
         self.oracle = oracle
         self.replicate = replicate
         self.env = simpy.Environment()
@@ -166,21 +173,25 @@ class Engine(PowerWatch, Fallback):
             for radio in self.radios:
                 radio.on_idle = self._check_over
             empty = simpy.events.AnyOf(self.env, [b.empty for b in self.batteries.values()])
-            try:
-                self.env.run(until=simpy.events.AnyOf(self.env, [empty, self._over]))
-            except RuntimeError:  # every event processed and no battery ran out
-                pass
-            else:
-                if empty.triggered:
-                    self._stop_on_empty_battery()
-                    return
+            self._step_until(simpy.events.AnyOf(self.env, [empty, self._over]))
+            if empty.triggered:
+                self._stop_on_empty_battery()
+                return
         else:
-            self.env.run()
+            self._step_until(None)
         unfinished = [
             r.rid for r in self.requests.current() if r.finish_s is None and not r.drop_reason
         ]
         if unfinished:
             raise SimulationError(f"requests never completed: {unfinished[:10]}")
+
+    def _step_until(self, until: simpy.Event | None) -> None:
+        """Run until ``until`` is processed or no event is left (:func:`step_until`)."""
+        report = None
+        if self.progress is not None:
+            progress, book = self.progress, self.requests
+            report = lambda now: progress(now, book.issued, book.completed)  # noqa: E731
+        step_until(self.env, until, self.scenario.name, report)
 
     def _arrivals(self, app: App, rng: np.random.Generator, dispatch_rng: np.random.Generator):
         env = self.env
@@ -203,6 +214,11 @@ class Engine(PowerWatch, Fallback):
                     yield env.timeout(item - env.now)
             if entry.duration_s is not None and env.now > entry.duration_s:
                 return
+            if self.requests.issued >= MAX_REQUESTS:  # a closed loop known only now
+                raise SimulationError(
+                    f"app '{entry.app}': more than {MAX_REQUESTS:,} requests in one run "
+                    "(MAX_REQUESTS); lower count or duration_s"
+                )
             self._start_request(app, env.now, dispatch_rng)
             app.issued += 1
 

@@ -19,6 +19,7 @@ import onnx
 from simulator.errors import ModelError
 from simulator.graph.layers import DEFAULT_PARALLEL_FRACTION
 from simulator.graph.model import DTYPE_BYTES, Edge, ModelGraph, Op
+from simulator.graph.onnx_files import read_onnx_file
 from simulator.graph.onnx_fuse import PLANS, Group, Plan, runs_fused_kernel
 from simulator.graph.onnx_ops import HANDLERS
 from simulator.graph.onnx_shapes import STANDARD_DOMAINS, constants, fix_batch, infer, resolve
@@ -50,6 +51,7 @@ def load_onnx(
     fuse: str = "ort",
     dtype: str | None = None,
     name: str | None = None,
+    allowed_dirs: Sequence[Path] | None = None,
 ) -> ModelGraph:
     """Build a :class:`ModelGraph` from an ONNX model.
 
@@ -67,6 +69,10 @@ def load_onnx(
         float16 -> fp16, quantized int8/uint8 -> int8).
     name : str, optional
         Model name; default the file's stem, else the ONNX graph name.
+    allowed_dirs : sequence of Path, optional
+        For a file named in a scenario: the directories it and its external data must
+        really lie in once opened (:func:`simulator.graph.onnx_files.read_onnx_file`);
+        default: external data beside the file.
 
     Returns
     -------
@@ -85,7 +91,7 @@ def load_onnx(
         raise ModelError(f"unknown fuse '{fuse}'; valid: {tuple(PLANS)}", label)
     if dtype is not None and dtype not in DTYPE_BYTES:
         raise ModelError(f"unknown dtype '{dtype}'; valid: {tuple(DTYPE_BYTES)}", label)
-    model = _read(source, label)
+    model = _read(source, label, allowed_dirs)
     fix_batch(model, batch, label)
     model = infer(model, label)
     model_name = name or (Path(source).stem if isinstance(source, str | Path) else "")
@@ -105,19 +111,16 @@ def _label(source: Source) -> str:
     return "<onnx bytes>" if isinstance(source, bytes) else "<onnx model>"
 
 
-def _read(source: Source, label: str) -> onnx.ModelProto:
+def _read(source: Source, label: str, allowed: Sequence[Path] | None) -> onnx.ModelProto:
     """Parse and check the model; a copy when ``source`` is a ModelProto."""
     if isinstance(source, onnx.ModelProto):
         model = onnx.ModelProto()
         model.CopyFrom(source)
+    elif isinstance(source, str | Path):  # bounded, and external data checked first
+        model = read_onnx_file(source, allowed)
     else:
         try:
-            if isinstance(source, bytes):
-                model = onnx.load_model_from_string(source)
-            else:  # onnx.load also reads weights stored as external data beside the file
-                model = onnx.load(str(Path(source)))
-        except OSError as exc:
-            raise ModelError(f"cannot read the file: {exc.strerror or exc}", label) from None
+            model = onnx.load_model_from_string(source)
         except Exception as exc:  # protobuf's DecodeError and friends
             raise ModelError(f"not an ONNX model (protobuf: {exc})", label) from None
     if not model.HasField("graph") or not model.graph.node:

@@ -20,6 +20,7 @@ from onnx import shape_inference
 
 from simulator.errors import ModelError
 from simulator.graph.onnx_contrib import CONTRIB_SHAPES
+from simulator.graph.onnx_files import tensor_elements
 from simulator.graph.onnx_view import NodeView, Shape, TensorView
 
 
@@ -133,7 +134,14 @@ def fix_batch(model: onnx.ModelProto, batch: int, label: str) -> None:
         if value.name in inits or not value.type.tensor_type.HasField("shape"):
             continue
         for position, dim in enumerate(value.type.tensor_type.shape.dim):
-            if dim.HasField("dim_value") and dim.dim_value > 0:
+            if dim.HasField("dim_value"):  # only a named or unknown dimension is dynamic
+                if dim.dim_value < 1:
+                    raise ModelError(
+                        f"graph input '{value.name}' has dimension {position} = "
+                        f"{dim.dim_value}; a dimension must be >= 1 (a dynamic one is named, "
+                        "e.g. 'N', or left unknown)",
+                        label,
+                    )
                 continue
             if position > 0:
                 raise ModelError(
@@ -150,6 +158,9 @@ def fix_batch(model: onnx.ModelProto, batch: int, label: str) -> None:
             f"batch={batch} asked for, but no graph input has a dynamic batch dimension",
             label,
         )
+    for value in model.graph.input:  # before ONNX's inference multiplies them
+        if (shape := _static(value.type)) is not None:
+            tensor_elements(shape, f"graph input '{value.name}'", label)
     # declared shapes elsewhere may still name the symbolic batch: infer them anew
     del model.graph.value_info[:]
     for value in model.graph.output:
@@ -233,6 +244,8 @@ def resolve(
                 types[out] = tp
                 if (s := _static(tp)) is not None:
                     shapes[out] = s
+    for tensor, shape in shapes.items():  # byte counts and FLOPs stay exact
+        tensor_elements(shape, f"tensor '{tensor}'", label)
     return shapes
 
 

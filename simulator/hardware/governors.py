@@ -36,6 +36,7 @@ from typing import Any
 
 from simulator.errors import ScenarioError, SocsimError
 from simulator.hardware.dvfs import DvfsTable, is_integer
+from simulator.limits import MAX_HORIZON_S, MIN_HOLD_S
 from simulator.registry import Registry
 from simulator.schema import INVALID, Context, Field, Loc, Number, Record
 
@@ -98,7 +99,7 @@ _NO_OPTIONS = Record({}, name="governor options")
 
 def _window_field() -> Field:
     return Field(
-        Number("ms", scale=1e-3, gt=0),
+        Number("ms", scale=1e-3, ge=MIN_HOLD_S * 1e3, le=MAX_HORIZON_S * 1e3),
         default=DEFAULT_WINDOW_MS * 1e-3,
         to="window_s",
         doc="sampling window between two decisions",

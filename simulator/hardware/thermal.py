@@ -65,6 +65,12 @@ class ThermalModel:
             value = getattr(self, label)
             if not _finite(value) or not value > 0:
                 raise SocsimError(f"thermal model: {label} must be finite and > 0, got {value}")
+        tau = self.time_constant_s  # 1e-200 x 1e-200 underflows to 0: exp(-t / 0) fails
+        if not (_finite(tau) and tau > 0):
+            raise SocsimError(
+                f"thermal model: R x C = {tau} s; it must be finite and > 0 "
+                "(the schema's bounds keep it within [1e-7, 1e11] s)"
+            )
         for label in ("ambient_c", "throttle_c", "release_c"):
             if not _finite(getattr(self, label)):
                 raise SocsimError(f"thermal model: {label} must be finite")

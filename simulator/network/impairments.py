@@ -28,6 +28,7 @@ import numpy as np
 
 from simulator.errors import SocsimError
 from simulator.frozen import FrozenMap
+from simulator.limits import MAX_CV, MAX_HORIZON_S, MIN_BANDWIDTH_BPS, MIN_HOLD_S
 from simulator.network.capacity import RandomCapacity, StepCapacity
 from simulator.registry import Registry
 from simulator.schema import Field, Number, Record
@@ -48,11 +49,15 @@ JITTERS: Registry[Any] = Registry("jitter distribution")
 def _capacity_record(name: str) -> Record:
     return Record(
         {
-            "mean_mbps": Field(Number("Mbit/s", _MEGA, gt=0), to="mean_bps"),
-            "cv": Field(Number(gt=0), doc="coefficient of variation: std / mean"),
+            "mean_mbps": Field(
+                Number("Mbit/s", _MEGA, ge=MIN_BANDWIDTH_BPS / _MEGA), to="mean_bps"
+            ),
+            "cv": Field(Number(gt=0, le=MAX_CV), doc="coefficient of variation: std / mean"),
             "std_mbps": Field(Number("Mbit/s", _MEGA, gt=0), to="std_bps"),
             "hold_ms": Field(
-                Number("ms", _MILLI, gt=0), to="hold_s", doc="each draw holds this long"
+                Number("ms", _MILLI, ge=MIN_HOLD_S / _MILLI, le=MAX_HORIZON_S / _MILLI),
+                to="hold_s",
+                doc="each draw holds this long",
             ),
         },
         exclusive=(("cv", "std_mbps"),),
@@ -113,6 +118,10 @@ class BandwidthDistribution:
             value = getattr(self, label)
             if not (math.isfinite(value) and value > 0):
                 raise SocsimError(f"{self.dist} bandwidth distribution: {label} must be > 0")
+        if self.std_bps / self.mean_bps > MAX_CV:  # its square overflows in the samplers
+            raise SocsimError(
+                f"{self.dist} bandwidth distribution: std / mean must be <= {MAX_CV:g} (MAX_CV)"
+            )
         self.sampler()  # raises for an unknown name or parameters the family rejects
 
     @classmethod

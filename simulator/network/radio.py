@@ -27,8 +27,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from simulator.errors import SocsimError
+from simulator.limits import MAX_POWER_W
 from simulator.registry import Registry
 from simulator.schema import Field, ListOf, Number, Record, Text
+
+#: A power (W) within the stated bound (simulator.limits).
+WATTS = Number("W", ge=0, le=MAX_POWER_W)
 
 # states every stateful radio has; tail stages take other names
 RESERVED_STATES = ("idle", "promotion", "connected")
@@ -189,12 +193,12 @@ RADIO_MODELS: Registry[Any] = Registry("radio model")
 
 # the connected-state keys both RRC models share
 _RRC_FIELDS = {
-    "idle_w": Field(Number("W", ge=0), default=0.0, doc="average idle (paging) power"),
+    "idle_w": Field(WATTS, default=0.0, doc="average idle (paging) power"),
     "promotion_ms": Field(
         Number("ms", 1e-3, ge=0), to="promotion_s", doc="idle -> connected delay"
     ),
-    "promotion_w": Field(Number("W", ge=0), doc="power during the promotion from idle"),
-    "base_w": Field(Number("W", ge=0), doc="connected power at zero throughput"),
+    "promotion_w": Field(WATTS, doc="power during the promotion from idle"),
+    "base_w": Field(WATTS, doc="connected power at zero throughput"),
     "alpha_up_mw_per_mbps": Field(Number("mW per Mbit/s", 1e-9, ge=0), to="alpha_up_w_per_bps"),
     "alpha_down_mw_per_mbps": Field(Number("mW per Mbit/s", 1e-9, ge=0), to="alpha_down_w_per_bps"),
 }
@@ -206,14 +210,14 @@ TAIL_STAGE = Record(
             doc="its name in `radio_states` (not idle, promotion or connected)",
         ),
         "duration_ms": Field(Number("ms", 1e-3, ge=0), to="duration_s"),
-        "power_w": Field(Number("W", ge=0)),
+        "power_w": Field(WATTS),
         "promotion_ms": Field(
             Number("ms", 1e-3, ge=0),
             default=0.0,
             to="promotion_s",
             doc="delay before a transfer starting in this stage is carried (0: at once)",
         ),
-        "promotion_w": Field(Number("W", ge=0), default=0.0, doc="power during that delay"),
+        "promotion_w": Field(WATTS, default=0.0, doc="power during that delay"),
     },
     name="tail stage",
 )
@@ -223,9 +227,9 @@ TAIL_STAGE = Record(
     "constant",
     Record(
         {
-            "tx_w": Field(Number("W", ge=0), doc="total power while sending"),
-            "rx_w": Field(Number("W", ge=0), doc="total power while receiving"),
-            "idle_w": Field(Number("W", ge=0), default=0.0),
+            "tx_w": Field(WATTS, doc="total power while sending"),
+            "rx_w": Field(WATTS, doc="total power while receiving"),
+            "idle_w": Field(WATTS, default=0.0),
         },
         name="constant radio",
     ),
@@ -241,7 +245,7 @@ def constant(options: Mapping[str, Any]) -> Radio:
         {
             **_RRC_FIELDS,
             "tail_ms": Field(Number("ms", 1e-3, ge=0), to="tail_s"),
-            "tail_w": Field(Number("W", ge=0)),
+            "tail_w": Field(WATTS),
         },
         name="rrc radio",
     ),

@@ -14,6 +14,14 @@ from simulator.graph.model import OP_KINDS
 from simulator.hardware.governors import GOVERNORS
 from simulator.hardware.thermal import PHONE_THERMAL
 from simulator.hardware.units import NODE_ROLES, SYNC_MECHANISMS, UNIT_KINDS
+from simulator.limits import (
+    MAX_CORES,
+    MAX_HORIZON_S,
+    MAX_POWER_W,
+    MAX_REQUESTS,
+    THERMAL_C_J_PER_K,
+    THERMAL_R_K_PER_W,
+)
 from simulator.output.names import NAME_RULE, name_problem, suggest_slug
 from simulator.placement.base import POLICIES
 from simulator.placement.objectives import OBJECTIVES, WEIGHT_KEYS
@@ -40,6 +48,11 @@ from simulator.spec.sweepdefs import SWEEP
 from simulator.workload import ARRIVALS
 
 GIGA, MEGA, MILLI, MICRO = 1e9, 1e6, 1e-3, 1e-6
+#: Supply voltages, mV: near-threshold logic runs at ~300-500 mV [R] and 5 V was the TTL
+#: supply; (V / V_top)^2 scales the dynamic power.
+MIN_MV, MAX_MV = 50, 5000
+#: A power (W) within the stated bound (simulator.limits).
+WATTS = Number("W", ge=0, le=MAX_POWER_W)
 #: Names of nodes, units, apps and link ends: no '.', which joins ``node.unit`` ids.
 _NAME = NAME_PATTERN
 _NAME_HINT = "letters, digits, '_' and '-'; a '.' would be ambiguous in 'node.unit' ids"
@@ -51,7 +64,7 @@ DVFS = Record(
                 Record(
                     {
                         "mhz": Field(Number("MHz", MEGA, gt=0), to="frequency_hz"),
-                        "mv": Field(Number("mV", MILLI, gt=0), to="voltage_v"),
+                        "mv": Field(Number("mV", MILLI, ge=MIN_MV, le=MAX_MV), to="voltage_v"),
                     },
                     name="operating point",
                 ),
@@ -59,7 +72,7 @@ DVFS = Record(
             ),
             doc="ascending frequency; the top point runs at peak_gflops and draws active_w",
         ),
-        "static_w": Field(Number("W", ge=0), default=0.0, doc="leakage while busy, any level"),
+        "static_w": Field(WATTS, default=0.0, doc="leakage while busy, any level"),
         "throttled_max_mhz": Field(
             Number("MHz", MEGA, gt=0),
             default=None,
@@ -95,7 +108,7 @@ CACHES_DOC = "memory hierarchy in front of DRAM, innermost first (docs/cost-mode
 UNIT = Record(
     {
         "kind": Field(Text(choices=UNIT_KINDS, what="unit kind")),
-        "cores": Field(Number(integer=True, ge=1), default=1),
+        "cores": Field(Number(integer=True, ge=1, le=MAX_CORES), default=1),
         "peak_gflops": Field(
             MapOf(Number("GFLOP/s per core", GIGA, gt=0), keys=DTYPES), default={}, to="peak_flops"
         ),
@@ -106,11 +119,13 @@ UNIT = Record(
             Number("GB/s", GIGA, gt=0), default=math.inf, to="memory_bandwidth_bytes_per_s"
         ),
         "dispatch_us": Field(Number("µs", MICRO, ge=0), default=0.0, to="dispatch_s"),
-        "idle_w": Field(Number("W", ge=0), default=0.0),
-        "active_w": Field(Number("W", ge=0), default=0.0),
+        "idle_w": Field(WATTS, default=0.0),
+        "active_w": Field(WATTS, default=0.0),
         "memory_mb": Field(Number("MB", MEGA, gt=0), default=math.inf, to="memory_bytes"),
         "cores_per_op": Field(
-            Number(integer=True, ge=1), default=None, doc="cores one op uses (default: all)"
+            Number(integer=True, ge=1, le=MAX_CORES),
+            default=None,
+            doc="cores one op uses (default: all)",
         ),
         "dvfs": Field(
             DVFS, default=None, doc="operating points and governor (docs/dvfs-thermal.md)"
@@ -142,17 +157,25 @@ UNIT = Record(
     name="compute unit",
 )
 
+#: From absolute zero to 1,000 °C (solder melts near 220 °C; silicon stops working far
+#: below 1,000 °C): P x R + T stays finite.
+_CELSIUS = Number("°C", ge=-273.15, le=1000)
+
 THERMAL = Record(
     {
         "resistance_k_per_w": Field(
-            Number("K/W", gt=0), default=PHONE_THERMAL.resistance_k_per_w, doc="phone preset"
+            Number("K/W", ge=THERMAL_R_K_PER_W[0], le=THERMAL_R_K_PER_W[1]),
+            default=PHONE_THERMAL.resistance_k_per_w,
+            doc="phone preset",
         ),
         "capacitance_j_per_k": Field(
-            Number("J/K", gt=0), default=PHONE_THERMAL.capacitance_j_per_k, doc="phone preset"
+            Number("J/K", ge=THERMAL_C_J_PER_K[0], le=THERMAL_C_J_PER_K[1]),
+            default=PHONE_THERMAL.capacitance_j_per_k,
+            doc="phone preset",
         ),
-        "ambient_c": Field(Number("°C"), default=PHONE_THERMAL.ambient_c),
-        "throttle_c": Field(Number("°C"), default=PHONE_THERMAL.throttle_c),
-        "release_c": Field(Number("°C"), default=PHONE_THERMAL.release_c),
+        "ambient_c": Field(_CELSIUS, default=PHONE_THERMAL.ambient_c),
+        "throttle_c": Field(_CELSIUS, default=PHONE_THERMAL.throttle_c),
+        "release_c": Field(_CELSIUS, default=PHONE_THERMAL.release_c),
     },
     name="thermal model",
 )
@@ -243,8 +266,8 @@ WORKLOAD = Record(
         "model": Field(Text()),
         "source": Field(Text()),
         "arrival": Field(ARRIVAL),
-        "count": Field(Number(integer=True, ge=1), default=None),
-        "duration_s": Field(Number("s", gt=0), default=None),
+        "count": Field(Number(integer=True, ge=1, le=MAX_REQUESTS), default=None),
+        "duration_s": Field(Number("s", gt=0, le=MAX_HORIZON_S), default=None),
         "deadline_ms": Field(Number("ms", MILLI, gt=0), default=None, to="deadline_s"),
         "priority": Field(Number(integer=True), default=0),
         "placement": Field(PLACEMENT, default=None),
@@ -292,7 +315,7 @@ SCENARIO = Record(
     {
         "name": Field(RunName(), doc="the default output folder is runs/<name>: " + NAME_RULE),
         "seed": Field(Number(integer=True, ge=0), default=0),
-        "duration_s": Field(Number("s", gt=0), default=None),
+        "duration_s": Field(Number("s", gt=0, le=MAX_HORIZON_S), default=None),
         "include": Field(ListOf(Text()), default=[]),
         "presets": Field(PRESETS, default=None, doc="presets, as in a library file"),
         "nodes": Field(MapOf(NODE, min_len=1, key_pattern=_NAME, key_hint=_NAME_HINT)),

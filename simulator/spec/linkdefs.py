@@ -6,10 +6,12 @@ import math
 from typing import Any
 
 from simulator.errors import SocsimError
+from simulator.limits import MAX_HORIZON_S, MAX_OUTAGES, MAX_TRACE_ROWS, MIN_BANDWIDTH_BPS
 from simulator.network.impairments import CAPACITY_DISTRIBUTIONS, JITTERS
 from simulator.network.radio import RADIO_MODELS
 from simulator.network.topology import SHARING
 from simulator.schema import (
+    INVALID,
     Context,
     Field,
     ListOf,
@@ -20,8 +22,7 @@ from simulator.schema import (
     Tagged,
     Text,
 )
-from simulator.spec.paths import naming_dir, resolve_user_path, user_dirs
-from simulator.spec.yamlio import read_regular_file
+from simulator.spec.paths import naming_dir, read_user_file, user_dirs
 
 MEGA, MILLI = 1e6, 1e-3
 #: Largest bandwidth trace file read, bytes (a day at 1 ms steps is ~1e9: use coarser steps).
@@ -46,14 +47,18 @@ class TraceFile(Schema):
             return ctx.problem(loc, f"expected {self.describe()}")
         base = naming_dir(loc, ctx)
         try:
-            path = resolve_user_path(value, base, user_dirs(ctx))
-            lines = read_regular_file(path, MAX_TRACE_BYTES).decode("utf-8").splitlines()
+            path, raw = read_user_file(value, base, user_dirs(ctx), MAX_TRACE_BYTES)
+            lines = raw.decode("utf-8").splitlines()
         except SocsimError as exc:
             return ctx.problem(loc, str(exc))
         except (OSError, UnicodeDecodeError) as exc:
             return ctx.problem(loc, f"cannot read bandwidth trace {base / value}: {exc}")
-        steps = []
+        steps: list[tuple[float, float]] = []
         for number, line in enumerate(lines, start=1):
+            if len(steps) >= MAX_TRACE_ROWS:
+                return ctx.problem(
+                    loc, f"{path}: more than {MAX_TRACE_ROWS:,} rows (MAX_TRACE_ROWS)"
+                )
             cells = [c.strip() for c in line.split(",")]
             if not line.strip() or line.lstrip().startswith("#"):
                 continue
@@ -61,12 +66,30 @@ class TraceFile(Schema):
                 time_s, mbps = float(cells[0]), float(cells[1])
             except (ValueError, IndexError):
                 if not steps and number == 1:
+                    if len(cells) > 2:
+                        return ctx.problem(
+                            loc,
+                            f"{path}:1: unexpected column '{cells[2]}'; a trace has two "
+                            "columns, time_s,bandwidth_mbps",
+                        )
                     continue  # a header
                 return ctx.problem(
                     loc, f"{path}:{number}: expected 'time_s,bandwidth_mbps', got '{line}'"
                 )
+            if len(cells) > 2:
+                return ctx.problem(
+                    loc,
+                    f"{path}:{number}: unexpected third column '{cells[2]}'; a trace has "
+                    "two columns, time_s,bandwidth_mbps",
+                )
             if not (math.isfinite(time_s) and math.isfinite(mbps) and time_s >= 0 and mbps >= 0):
                 return ctx.problem(loc, f"{path}:{number}: times and bandwidths must be >= 0")
+            if time_s > MAX_HORIZON_S or not math.isfinite(mbps * MEGA):
+                return ctx.problem(
+                    loc,
+                    f"{path}:{number}: a time beyond the {MAX_HORIZON_S:g} s horizon "
+                    "(MAX_HORIZON_S) or a bandwidth that overflows",
+                )
             if steps and time_s <= steps[-1][0]:
                 return ctx.problem(loc, f"{path}:{number}: times must increase")
             steps.append((time_s, mbps * MEGA))
@@ -75,18 +98,40 @@ class TraceFile(Schema):
         return steps
 
 
-_TRACE_POINT = ListOf(Number(ge=0), min_len=2, max_len=2)
-_INTERVAL = ListOf(Number("s", ge=0), min_len=2, max_len=2)
+_TIME_S = Number("s", ge=0, le=MAX_HORIZON_S)
+#: A link's bandwidth, at least MIN_BANDWIDTH_BPS (simulator.limits).
+LINK_MBPS = Number("Mbit/s", MEGA, ge=MIN_BANDWIDTH_BPS / MEGA)
+
+
+class TracePoint(Schema):
+    """``[time_s, Mbit/s]`` -> ``(time_s, bit/s)``, converted here like every number."""
+
+    _PAIR = ListOf(Number(), min_len=2, max_len=2)
+    _PARTS = (_TIME_S, Number("Mbit/s", MEGA, ge=0))
+
+    def describe(self) -> str:
+        return "[time_s, Mbit/s]"
+
+    def check(self, value: Any, loc: Loc, ctx: Context) -> Any:
+        if self._PAIR.check(value, loc, ctx) is INVALID:
+            return INVALID
+        out = [
+            part.check(v, loc.child(value, i), ctx)
+            for i, (part, v) in enumerate(zip(self._PARTS, value, strict=True))
+        ]
+        return INVALID if any(v is INVALID for v in out) else tuple(out)
+
+
+_TRACE_POINT = TracePoint()
+_INTERVAL = ListOf(_TIME_S, min_len=2, max_len=2)
 
 LINK = Record(
     {
         "ends": Field(ListOf(Text(pattern=NAME_PATTERN), min_len=2, max_len=2)),
         "technology": Field(Text(), default=""),
         "latency_ms": Field(Number("ms", MILLI, ge=0), to="latency_s"),
-        "bandwidth_mbps": Field(Number("Mbit/s", MEGA, gt=0), to="bandwidth_bps"),
-        "reverse_bandwidth_mbps": Field(
-            Number("Mbit/s", MEGA, gt=0), default=None, to="reverse_bandwidth_bps"
-        ),
+        "bandwidth_mbps": Field(LINK_MBPS, to="bandwidth_bps"),
+        "reverse_bandwidth_mbps": Field(LINK_MBPS, default=None, to="reverse_bandwidth_bps"),
         "radio": Field(RADIO, default=None),
         "sharing": Field(
             Text(choices=SHARING),
@@ -94,17 +139,21 @@ LINK = Record(
             doc="fifo: one transfer at a time; fair: equal shares",
         ),
         "bandwidth_trace_mbps": Field(
-            ListOf(_TRACE_POINT, min_len=1),
+            ListOf(_TRACE_POINT, min_len=1, max_len=MAX_TRACE_ROWS),
             default=None,
             doc="[[time_s, Mbit/s], ...] for ends[0] -> ends[1]",
         ),
         "bandwidth_trace_file": Field(TraceFile(), default=None, doc="CSV: time_s,bandwidth_mbps"),
         "reverse_bandwidth_trace_mbps": Field(
-            ListOf(_TRACE_POINT, min_len=1), default=None, doc="the same for ends[1] -> ends[0]"
+            ListOf(_TRACE_POINT, min_len=1, max_len=MAX_TRACE_ROWS),
+            default=None,
+            doc="the same for ends[1] -> ends[0]",
         ),
         "reverse_bandwidth_trace_file": Field(TraceFile(), default=None),
         "outages_s": Field(
-            ListOf(_INTERVAL), default=[], doc="[[start_s, end_s], ...]: the link carries nothing"
+            ListOf(_INTERVAL, max_len=MAX_OUTAGES),
+            default=[],
+            doc="[[start_s, end_s], ...]: the link carries nothing",
         ),
         "bandwidth_distribution": Field(
             BANDWIDTH_DISTRIBUTION, default=None, doc="random bandwidth, ends[0] -> ends[1]"

@@ -13,6 +13,7 @@ from typing import Any
 
 from simulator.errors import ModelError, Problem, ScenarioError, SocsimError
 from simulator.graph.model import ModelGraph
+from simulator.limits import MAX_REQUESTS
 from simulator.placement.base import PlacementSpec
 from simulator.platform import Platform
 from simulator.scheduling import PREDICTIVE_DISPATCHERS, AdaptiveOptions
@@ -25,7 +26,7 @@ from simulator.spec.platformbuild import build_links, build_nodes
 from simulator.spec.presets import collect_presets, expand_presets, with_key
 from simulator.spec.scenario import Scenario
 from simulator.spec.yamlio import YamlMap, load_yaml_file, plain
-from simulator.workload import WorkloadEntry
+from simulator.workload import WorkloadEntry, expected_requests
 
 
 def load_scenario(path: str | Path, allow_dirs: Sequence[str | Path] = ()) -> Scenario:
@@ -251,6 +252,7 @@ def _build(checked: dict, raw: Mapping, ctx: Context, source: str) -> Scenario |
                     transfer_timeout_s=entry["transfer_timeout_s"],
                 )
             )
+    _check_requests(ctx, workload)
     if ctx.problems:
         return None
     document = plain(raw)
@@ -295,6 +297,21 @@ def _mbps(bps: float) -> float:
             break
         mbps = math.nextafter(mbps, math.inf if mbps * MEGA < bps else -math.inf)
     return mbps
+
+
+def _check_requests(ctx: Context, workload: list[WorkloadEntry]) -> None:
+    """All apps together issue at most MAX_REQUESTS requests (where it can be known)."""
+    total = 0.0
+    for entry in workload:
+        n = expected_requests(entry.arrival, entry.arrival_options, entry.count, entry.duration_s)
+        total += n or 0.0
+    if total > MAX_REQUESTS:
+        ctx.problem(
+            Loc("workload"),
+            f"the apps issue {total:.3g} requests, more than the {MAX_REQUESTS:,} "
+            "(MAX_REQUESTS) one run may simulate; lower count, duration_s or the rate, or "
+            "split the run into sweep points",
+        )
 
 
 def _adaptive(ctx: Context, loc: Loc, item: dict, entry: dict, n_replicas: int):

@@ -15,6 +15,7 @@ from simulator.graph.zoo import build_zoo_model
 from simulator.platform import Platform
 from simulator.schema import Context, Loc
 from simulator.spec.inline import build_inline_model
+from simulator.spec.paths import user_dirs
 
 
 def zoo_model(
@@ -32,7 +33,12 @@ def onnx_model(
 
     try:
         return load_onnx(
-            spec["onnx"], batch=spec["batch"], fuse=spec["fuse"], dtype=spec["dtype"], name=name
+            spec["onnx"],
+            batch=spec["batch"],
+            fuse=spec["fuse"],
+            dtype=spec["dtype"],
+            name=name,
+            allowed_dirs=user_dirs(ctx),
         )
     except ModelError as exc:
         ctx.problem(loc.child(raw, "onnx"), f"{spec['onnx']}: {exc.message}")

@@ -14,6 +14,7 @@ from simulator.errors import SocsimError
 from simulator.graph.model import DTYPE_BYTES, OP_KINDS, ModelGraph
 from simulator.graph.onnx_fuse import PLANS
 from simulator.graph.zoo import zoo_names, zoo_options
+from simulator.limits import MAX_INLINE_EDGES, MAX_INLINE_OPS, MAX_TENSOR_ELEMENTS
 from simulator.schema import (
     INVALID,
     AnyValue,
@@ -34,15 +35,18 @@ from simulator.spec.paths import naming_dir, resolve_user_path, user_dirs
 DTYPES = tuple(DTYPE_BYTES)
 MILLI = 1e-3
 
+#: An element count whose byte count stays within int64 (simulator.limits).
+_ELEMENTS = Number(integer=True, ge=0, le=MAX_TENSOR_ELEMENTS)
+
 INLINE_OP = Record(
     {
         "name": Field(Text()),
         "kind": Field(Text(choices=OP_KINDS, what="op kind"), default="custom"),
         "flops": Field(Number("FLOPs", ge=0), default=None),
         "macs": Field(Number("multiply-adds", ge=0), default=0.0),
-        "params": Field(Number(integer=True, ge=0), default=0),
-        "input_elems": Field(Number(integer=True, ge=0), default=0),
-        "output_elems": Field(Number(integer=True, ge=0), default=0),
+        "params": Field(_ELEMENTS, default=0),
+        "input_elems": Field(_ELEMENTS, default=0),
+        "output_elems": Field(_ELEMENTS, default=0),
         "dtype": Field(Text(choices=DTYPES, what="dtype"), default="fp32"),
         "parallel_fraction": Field(Number(ge=0, le=1), default=1.0),
         "time_ms": Field(MapOf(Number("ms", MILLI, ge=0), min_len=1), default={}, to="time_s"),
@@ -63,8 +67,8 @@ INLINE_EDGE = Record(
 
 INLINE_MODEL = Record(
     {
-        "ops": Field(ListOf(INLINE_OP, min_len=1)),
-        "edges": Field(ListOf(INLINE_EDGE), default=[]),
+        "ops": Field(ListOf(INLINE_OP, min_len=1, max_len=MAX_INLINE_OPS)),
+        "edges": Field(ListOf(INLINE_EDGE, max_len=MAX_INLINE_EDGES), default=[]),
     },
     name="inline model",
 )

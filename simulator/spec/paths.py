@@ -10,6 +10,8 @@ not ``include: [/home/me/.ssh/id_rsa]`` nor a trace ``../../../etc/passwd``.
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -89,6 +91,129 @@ def resolve_user_path(written: str, relative_to: str | Path, allowed: Iterable[P
     if not any(resolved.is_relative_to(folder) for folder in allowed):
         raise PathNotAllowedError(written, resolved, allowed)
     return resolved
+
+
+#: ``os.open`` flags of every read of a file a scenario names: never follow a symlink in
+#: the last component (a path checked as a file that became a link is refused), never
+#: block on a FIFO at open, and do not leak the descriptor into child processes.
+_OPEN_FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_NONBLOCK", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+)
+
+
+def _opened_path(fd: int, path: Path) -> Path:
+    """The real path of the file open as ``fd``: what was opened, not what was asked for.
+
+    Linux names it in ``/proc/self/fd``; elsewhere the path is accepted only when it still
+    names the opened file (same device and inode), which narrows but cannot close the race.
+    """
+    try:
+        return Path(os.readlink(f"/proc/self/fd/{fd}"))
+    except OSError:
+        info, now = os.fstat(fd), os.stat(path, follow_symlinks=False)
+        if (info.st_dev, info.st_ino) != (now.st_dev, now.st_ino):
+            raise OSError("the file changed while it was opened") from None
+        return Path(os.path.realpath(path))
+
+
+def read_regular_file(
+    path: str | Path,
+    max_bytes: int,
+    allowed: Iterable[Path] | None = None,
+    *,
+    offset: int = 0,
+    length: int | None = None,
+) -> bytes:
+    """The bytes of the regular file ``path``: the one read of every file a scenario names.
+
+    The file is opened once (without following a symlink in its last component), then the
+    *opened* file is checked: a regular file (a FIFO or a device would block or never
+    end), no larger than ``max_bytes``, and, when ``allowed`` is given, really inside one
+    of those directories. Its bytes are read from that descriptor only, so a folder or
+    symlink swapped by another process between :func:`resolve_user_path` and the read
+    cannot redirect it outside (time-of-check to time-of-use; docs/security.md).
+
+    Parameters
+    ----------
+    path : str or Path
+        The file (already resolved by :func:`resolve_user_path` when ``allowed`` is given).
+    max_bytes : int
+        Largest file accepted, bytes (the whole file, whatever part is read).
+    allowed : iterable of Path, optional
+        Resolved allowed directories; None for a file the user named directly (the
+        scenario on the command line), whose last component may then be a symlink.
+    offset, length : int
+        Read ``length`` bytes from ``offset`` (default: the whole file); the file must
+        hold them all.
+
+    Raises
+    ------
+    PathNotAllowedError
+        When the opened file lies outside ``allowed``.
+    OSError
+        Including FileNotFoundError, and for a refused file (with a readable message).
+    """
+    path = Path(path)
+    flags = _OPEN_FLAGS if allowed is not None else _OPEN_FLAGS & ~getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        if os.path.islink(path) and allowed is not None:  # ELOOP: swapped for a link
+            raise OSError(f"{path} became a symbolic link while it was read") from None
+        raise exc from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            kind = "a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file"
+            raise OSError(kind)
+        if info.st_size > max_bytes:
+            raise OSError(f"larger than {max_bytes:,} bytes")
+        if allowed is not None:
+            allowed = tuple(allowed)
+            real = _opened_path(fd, path)
+            if not any(real.is_relative_to(folder) for folder in allowed):
+                raise PathNotAllowedError(str(path), real, allowed)
+        want = info.st_size - offset if length is None else length
+        if offset < 0 or want < 0 or offset + want > info.st_size:
+            raise OSError(
+                f"asked for bytes {offset:,}..{offset + want:,} of a {info.st_size:,}-byte file"
+            )
+        chunks, done = [], 0
+        while done < min(want, max_bytes):  # the file may still grow: read no more
+            chunk = os.pread(fd, min(want, max_bytes) - done, offset + done)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            done += len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def read_user_file(
+    written: str, relative_to: str | Path, allowed: Iterable[Path], max_bytes: int
+) -> tuple[Path, bytes]:
+    """Resolve a path written in a scenario (:func:`resolve_user_path`) and read it
+    (:func:`read_regular_file`, re-checked against ``allowed`` after opening).
+
+    Returns
+    -------
+    (Path, bytes)
+        The resolved path and the file's bytes.
+
+    Raises
+    ------
+    SocsimError
+        When the path is unusable or outside ``allowed`` (before or after opening).
+    OSError
+        When the file cannot be read or is refused (not regular, too large).
+    """
+    allowed = tuple(allowed)
+    path = resolve_user_path(written, relative_to, allowed)
+    return path, read_regular_file(path, max_bytes, allowed)
 
 
 def naming_dir(loc: Loc, ctx: Context) -> Path:

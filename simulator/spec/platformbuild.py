@@ -91,7 +91,7 @@ def build_links(checked: Mapping, raw: Mapping, ctx: Context) -> list[Link]:
             inline, from_file = spec[f"{direction}_mbps"], spec[f"{direction}_file"]
             if inline is not None and from_file is not None:
                 ctx.problem(loc, f"give {direction}_mbps or {direction}_file, not both")
-            points = [(t, mbps * 1e6) for t, mbps in inline] if inline is not None else from_file
+            points = inline if inline is not None else from_file  # (s, bit/s) both
             traces[direction] = tuple(points or ())
         randoms = {}
         for key in ("bandwidth_distribution", "reverse_bandwidth_distribution", "jitter"):

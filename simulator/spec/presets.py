@@ -73,7 +73,7 @@ def collect_presets(document, base_dir: Path, source: str, ctx: Context, seen: t
             found.broken = True
             continue
         try:
-            library = load_yaml_file(path)
+            library = load_yaml_file(path, user_dirs(ctx))
         except ScenarioError as exc:
             for problem in exc.problems:
                 if problem.message == "file not found":

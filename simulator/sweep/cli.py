@@ -12,12 +12,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from simulator.errors import Problem, ScenarioError
 from simulator.exitcodes import EXIT_OK
 from simulator.output import check_output_dir, default_output_dir
 from simulator.spec.paths import add_allow_dir_option
+from simulator.spec.yamlio import load_yaml_text, plain
 from simulator.sweep.design import DESIGNS
 from simulator.sweep.executors import EXECUTORS
 
@@ -33,9 +32,9 @@ def _scalar(text: str) -> Any:
             pass
     if not text.strip():
         return text
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError:  # e.g. '@x' or a control character: the text as written
+    try:  # the size-limited loader of files: an alias bomb is refused, not expanded
+        return plain(load_yaml_text(text, "--set"))
+    except ScenarioError:  # e.g. '@x' or a control character: the text as written
         return text
 
 

@@ -41,13 +41,13 @@ def test_wrong_type(spec):
     text = spec.edit(spec.BASE, "count: 3", "count: many")
     p = spec.problem(text)
     assert p.path == "workload[0].count"
-    assert p.message == "expected a whole number >= 1, got text 'many'"
+    assert p.message == "expected a whole number >= 1 and <= 1,000,000, got text 'many'"
     assert p.line == spec.line_of(text, "count: many")
 
 
 def test_fractional_count_is_not_a_whole_number(spec):
     p = spec.problem(spec.edit(spec.BASE, "count: 3", "count: 2.5"))
-    assert p.message == "expected a whole number >= 1, got 2.5"
+    assert p.message == "expected a whole number >= 1 and <= 1,000,000, got 2.5"
 
 
 def test_boolean_is_not_a_number(spec):
@@ -88,7 +88,7 @@ def test_nan_and_inf_rejected(spec, value):
     p = spec.problem(spec.edit(spec.BASE, "bandwidth_mbps: 5.85", f"bandwidth_mbps: {value}"))
     assert p.path == "links.uplink.bandwidth_mbps"
     assert "(must be finite)" in p.message
-    assert "expected a number > 0 (Mbit/s)" in p.message
+    assert "expected a number >= 0.0001 (Mbit/s)" in p.message
 
 
 def test_huge_integer_is_not_a_crash(spec):

@@ -103,7 +103,7 @@ def test_list_lengths():
     assert messages(ListOf(Number(), min_len=1), []) == ["expected at least 1 item(s), got 0"]
     assert messages(ListOf(Number(), max_len=1), [1, 2]) == ["expected at most 1 item(s), got 2"]
     some = ListOf(Number(), min_len=1, max_len=3)
-    assert messages(some, [1, 2, 3, 4]) == ["expected between 1 and 3 item(s), got 4"]
+    assert messages(some, [1, 2, 3, 4]) == ["expected at most 3 item(s), got 4"]
 
 
 def test_list_items_and_order():
