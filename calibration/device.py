@@ -26,10 +26,19 @@ def _g(value: float) -> str:
     return f"{value:.6g}"
 
 
-def device_yaml(result: FitResult, provenance: Provenance, extra: Mapping[str, str]) -> str:
-    """The preset file's text.
+def device_yaml(
+    result: FitResult,
+    provenance: Provenance,
+    extra: Mapping[str, str],
+    node: str = NODE,
+    file_name: str = "host_cpu.yaml",
+    predictor_file: str | None = None,
+) -> str:
+    """The preset file's text (preset node ``node``).
 
-    ``extra`` adds ``calibration.KEY: VALUE`` provenance lines (e.g. the data used).
+    ``extra`` adds ``calibration.KEY: VALUE`` provenance lines (e.g. the data used);
+    ``predictor_file`` names a learned kernel-predictor artifact next to the file, which
+    the unit then uses for the kinds it has models of (the roofline for the rest).
     """
     rates = result.rates
     keys = {
@@ -51,7 +60,7 @@ def device_yaml(result: FitResult, provenance: Provenance, extra: Mapping[str, s
         **extra,
     }
     lines = [
-        "# scenarios/devices/host_cpu.yaml",
+        f"# scenarios/devices/{file_name}",
         "#",
         "# The machine this file was calibrated on, as one CPU unit: written by",
         "# `socsim calibrate fit` (docs/calibration.md), not by hand. Peak = the best",
@@ -63,7 +72,7 @@ def device_yaml(result: FitResult, provenance: Provenance, extra: Mapping[str, s
         *(f"# calibration.{key}: {value}" for key, value in keys.items()),
         "presets:",
         "  nodes:",
-        f"    {NODE}:",
+        f"    {node}:",
         "      role: device",
         "      units:",
         f"        {UNIT}:",
@@ -82,16 +91,32 @@ def device_yaml(result: FitResult, provenance: Provenance, extra: Mapping[str, s
         " bandwidth when the working sets are cache-resident (docs/calibration.md)",
         f"          dispatch_us: {_g(result.dispatch_s * 1e6)}               # fitted: kernel"
         " + runtime overhead",
-        "",
     ]
-    return "\n".join(lines)
+    if predictor_file:
+        lines.append(
+            f"          predictor: {{file: {predictor_file}}}   # learned kernel times"
+            " (docs/calibration.md); the roofline above is the fallback"
+        )
+    return "\n".join([*lines, ""])
 
 
 def write_device(
-    path: Path, result: FitResult, provenance: Provenance, extra: Mapping[str, str] | None = None
+    path: Path,
+    result: FitResult,
+    provenance: Provenance,
+    extra: Mapping[str, str] | None = None,
+    node: str = NODE,
+    predictor_file: str | None = None,
 ) -> None:
+    """Write the preset file (node ``node``, unit :data:`UNIT`)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(device_yaml(result, provenance, extra or {}))
+    text = device_yaml(result, provenance, extra or {}, node, Path(path).name, predictor_file)
+    path.write_text(text)
+
+
+def node_of(path: Path) -> str:
+    """The preset node a calibration file defines (its ``calibration.node``, else host_cpu)."""
+    return read_calibration_comments(path).get("node", NODE)
 
 
 def read_calibration_comments(path: Path) -> dict[str, str]:
