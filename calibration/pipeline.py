@@ -11,6 +11,7 @@ import dataclasses
 import os
 import re
 import time
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -163,23 +164,31 @@ def predictor_path(device: Path) -> Path:
 
 
 def train_predictor_file(
-    table: pd.DataFrame, result: FitResult, prov: Provenance, path: Path
-) -> Path | None:
-    """Train the learned kernel predictor on the op rows and write it; None without one.
+    table: pd.DataFrame, result: FitResult, prov: Provenance, path: Path, min_rows: int = 20
+) -> tuple[Path, str] | None:
+    """Train the learned kernel predictor on the op rows and write it.
 
-    None when the predictor training module is absent (before the predictor work is
-    merged) or the table has no feature columns (measured elsewhere, e.g. imported).
+    Returns (the artifact's path, the kinds it predicts), or None when the predictor
+    training module is absent (before the predictor work is merged) or the table has
+    no feature columns (measured elsewhere, e.g. imported).
     """
     try:
+        from simulator.hardware.predictor import KernelPredictor
+
         from calibration.predictor_fit import train_predictor, write_predictor
     except ImportError:
         return None
     if not any(str(c).startswith("feat_") for c in table.columns):
         return None
     artifact = train_predictor(
-        table, overhead_s=result.overhead_s, provenance=prov.to_dict(), random_state=0
+        table,
+        overhead_s=result.overhead_s,
+        provenance=prov.to_dict(),
+        random_state=0,
+        min_rows=min_rows,
     )
-    return write_predictor(artifact, path)
+    kinds = sorted({kind for kind, _, _ in KernelPredictor(artifact).kinds()})
+    return write_predictor(artifact, path), ", ".join(kinds)
 
 
 def fit_file(
@@ -189,11 +198,13 @@ def fit_file(
     node: str = NODE,
     extra: Mapping[str, str] | None = None,
     learned: bool = True,
+    min_rows: int = 20,
 ) -> tuple[FitResult, Provenance]:
     """Fit a measurement CSV and write the device preset; (result, provenance).
 
     The roofline always; with ``learned`` also the learned kernel predictor
-    (:func:`train_predictor_file`), written next to the preset and named by its unit.
+    (:func:`train_predictor_file`; a kind needs ``min_rows`` kernels), written next to
+    the preset and named by its unit.
     """
     table = read_table(measurements)
     prov = read_provenance(measurements) or Provenance(
@@ -202,21 +213,17 @@ def fit_file(
     rates = rates or rates_from(table, prov.threads)
     result = fit(table, rates)
     fitted = sorted(set(table.loc[table["level"] == "op", "model"]))
-    artifact = (
-        train_predictor_file(table, result, prov, predictor_path(device)) if learned else None
+    learned_model = (
+        train_predictor_file(table, result, prov, predictor_path(device), min_rows)
+        if learned
+        else None
     )
+    notes = {"node": node, **(extra or {})}
+    if learned_model:
+        notes["predictor"] = f"{learned_model[0].name} (kinds: {learned_model[1]})"
+    notes.update({"fit_models": ", ".join(fitted), "measurements": measurements.name})
     write_device(
-        device,
-        result,
-        prov,
-        {
-            "node": node,
-            **(extra or {}),
-            "fit_models": ", ".join(fitted),
-            "measurements": measurements.name,
-        },
-        node,
-        artifact.name if artifact else None,
+        device, result, prov, notes, node, learned_model[0].name if learned_model else None
     )
     return result, prov
 
@@ -315,14 +322,25 @@ def run_all(
             extra["parallel_fractions_measured"] = ", ".join(
                 f"{kind}={p:.3f}" for kind, p in fractions.items()
             )
-        result, _ = fit_file(layout.fit_csv, target, node=node, extra=extra)
+        # --quick has a handful of kernels per kind: let the predictor train on them
+        result, _ = fit_file(
+            layout.fit_csv, target, node=node, extra=extra, min_rows=5 if quick else 20
+        )
         stage(
             f"fit {result.op_stats['n']} kernels, op MAPE {result.op_stats['mape']:.1f} %"
             f" -> {target}"
         )
         stage("validating")
-        holdout, hold_kernels = validate_files(layout.holdout_csv, target, layout, loader)
-        fitted, fit_kernels = validate_files(layout.fit_csv, target, layout, loader, held_out=False)
+        with warnings.catch_warnings(record=True) as caught:
+            # the predictor warns when an op lies outside its training range: count
+            # them here rather than print one per (kind, feature) into the progress
+            warnings.simplefilter("always")
+            holdout, hold_kernels = validate_files(layout.holdout_csv, target, layout, loader)
+            fitted, fit_kernels = validate_files(
+                layout.fit_csv, target, layout, loader, held_out=False
+            )
+        if caught:
+            stage(f"{len(caught)} warning(s) while predicting, e.g. {caught[0].message}")
         holdout.to_csv(layout.validation_csv, index=False, float_format="%.9g")
         pd.concat([hold_kernels, fit_kernels]).to_csv(
             layout.kernels_csv, index=False, float_format="%.9g"

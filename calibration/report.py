@@ -139,6 +139,12 @@ def holdout_section(result: ThreadResult) -> list[str]:
         f"within ±10 %: {_share(kernels)}.**",
         "",
     ]
+    lines += [
+        f"Kernel model: learned predictor `{prov['predictor']}`, the roofline for other kinds."
+        if prov.get("predictor")
+        else "Kernel model: the roofline (no learned predictor).",
+        "",
+    ]
     if prov.get("parallel_fractions_measured"):
         lines += [
             "Amdahl parallel fractions measured per kind (1 vs "

@@ -64,6 +64,11 @@ def _stride_pad(size: int, out: int, k: int, op: Op) -> tuple[int, int]:
     raise ModelError(f"op '{op.name}': no stride and padding map {size} to {out} with k={k}")
 
 
+def _window(k: int, stride: int, pad: int) -> dict[str, list[int]]:
+    """A square window's ONNX attributes (conv and pooling)."""
+    return {"kernel_shape": [k, k], "strides": [stride, stride], "pads": [pad] * 4}
+
+
 class _Exporter:
     def __init__(self, graph: ModelGraph, seed: int, weights: bool = True):
         from onnx import helper
@@ -111,15 +116,7 @@ class _Exporter:
             ]
             if a.get("bias"):
                 args.append(self.weight(f"{name}.bias", (c_out,), c_out))
-            self.emit(
-                "Conv",
-                args,
-                name,
-                kernel_shape=[k, k],
-                strides=[stride] * 2,
-                pads=[pad] * 4,
-                group=groups,
-            )
+            self.emit("Conv", args, name, group=groups, **_window(k, stride, pad))
             return (1, c_out, out, out)
         if kind == "fc":
             d_in, d_out = a["in_features"], a["out_features"]
@@ -141,14 +138,7 @@ class _Exporter:
             k = math.isqrt(round(op.flops / op.output_elems))
             if k * k * op.output_elems == op.flops:
                 stride, pad = _stride_pad(x[-1], out, k, op)
-                self.emit(
-                    "MaxPool",
-                    inputs,
-                    name,
-                    kernel_shape=[k, k],
-                    strides=[stride] * 2,
-                    pads=[pad] * 4,
-                )
+                self.emit("MaxPool", inputs, name, **_window(k, stride, pad))
             else:  # adaptive average pool: exact for divisible sizes
                 k = x[-1] // out
                 self.emit("AveragePool", inputs, name, kernel_shape=[k, k], strides=[k, k])
