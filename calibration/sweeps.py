@@ -145,7 +145,7 @@ FAMILIES: Mapping[str, Callable[[Builder, np.random.Generator], str]] = MappingP
 #: Sweep models per family (x KERNELS_PER_MODEL kernels each); convolutions dominate
 #: CNN latency, so they get the most.
 MODELS_PER_FAMILY: Mapping[str, int] = MappingProxyType(
-    {"conv": 8, "dwconv": 3, "fc": 2, "pool": 2, "memory": 3, "token": 3}
+    {"conv": 12, "dwconv": 6, "fc": 3, "pool": 2, "memory": 4, "token": 3}
 )
 
 
