@@ -125,6 +125,9 @@ def measure_corpora(
     if micro:
         log("microbenchmarks")
         micro_rows = run_suite(suite(quick), settings, layout.work / "micro")
+    # the load average says how far other processes could disturb these timings
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    notes = f"end-to-end clock: {settings.clock}; load average {load:.1f} when measuring began"
     every = {name: path for group in paths.values() for name, path in group.items()}
     log(f"measuring {len(every)} models at {settings.threads} thread(s)")
     rows = measure_models(every, settings, layout.work, loader, log)
@@ -134,9 +137,7 @@ def measure_corpora(
         mine = [r for r in rows if r["model"] in group]
         table = make_table((micro_rows if corpus == home else []) + mine)
         target = layout.fit_csv if corpus == "fit" else layout.holdout_csv
-        write_table(
-            table, target, provenance(settings.threads, f"end-to-end clock: {settings.clock}")
-        )
+        write_table(table, target, provenance(settings.threads, notes))
         tables[corpus] = table
     return tables
 

@@ -46,7 +46,7 @@ def test_all_writes_preset_report_and_figure(quick_run):
     comments = read_calibration_comments(device)
     assert comments["fit_models"] == ", ".join(sorted(QUICK["fit"]))
     assert int(comments["ops_fitted"]) > 10
-    assert comments["notes"] == "end-to-end clock: cpu"
+    assert comments["notes"].startswith("end-to-end clock: cpu; load average ")
     unit = load_platform(device).unit("host_cpu.cpu")
     assert unit.peak_flops["fp32"] == pytest.approx(
         float(comments["peak_gflops_measured"]) * 1e9, rel=1e-5
