@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 from pathlib import Path
 
 from simulator.errors import SocsimError
@@ -23,12 +24,18 @@ def _settings(args: argparse.Namespace):
     from calibration.ortrun import RunSettings
 
     return RunSettings(
-        threads=args.threads,
+        threads=getattr(args, "threads", 1),
         warmup=args.warmup,
         runs=args.runs,
         rounds=args.rounds,
         clock=args.clock,
+        budget_s=args.budget_s,
     )
+
+
+def _progress(text: str) -> None:
+    """Progress lines go to stderr (stdout keeps the results)."""
+    print(text, file=sys.stderr, flush=True)
 
 
 def cmd_measure(args: argparse.Namespace) -> int:
@@ -40,11 +47,23 @@ def cmd_measure(args: argparse.Namespace) -> int:
     if names and len(corpora) > 1:
         raise SocsimError("--model picks models of one corpus: give --corpus fit or holdout")
     selection = {corpus: names for corpus in corpora}
+    if args.quick and not names:
+        from calibration.corpus import QUICK
+
+        selection = {corpus: QUICK[corpus] for corpus in corpora}
+    settings = _settings(args)
     tables = measure_corpora(
-        selection, Layout(Path(args.output)), _settings(args), micro, quick=args.quick
+        selection,
+        Layout(Path(args.output), settings.threads),
+        settings,
+        micro,
+        quick=args.quick,
+        log=_progress,
     )
+    layout = Layout(Path(args.output), settings.threads)
     for corpus, table in tables.items():
-        print(f"{corpus}: {len(table)} rows -> {Path(args.output) / (corpus + '.csv')}")
+        target = layout.fit_csv if corpus == "fit" else layout.holdout_csv
+        print(f"{corpus}: {len(table)} rows -> {target}")
     return EXIT_OK
 
 
@@ -119,13 +138,12 @@ def cmd_fit(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from calibration.pipeline import Layout, validate_files
+    from calibration.pipeline import Layout, validate_single
     from calibration.validate import summary
 
     layout = Layout(Path(args.output))
-    table, report = validate_files(
-        Path(args.measurements), Path(args.device), layout, layout.out / "pred_vs_measured.png"
-    )
+    layout.out.mkdir(parents=True, exist_ok=True)
+    table, report = validate_single(Path(args.measurements), Path(args.device), layout)
     (layout.out / "validation.md").write_text(report)
     figures = summary(table)
     print(
@@ -138,22 +156,40 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def cmd_all(args: argparse.Namespace) -> int:
     from calibration.pipeline import run_all
 
+    out = Path(args.output)
+    # --no-docs writes nothing inside the repository: preset and figure go to -o
+    # unless given explicitly
     docs = None if args.no_docs else Path(args.docs)
+    device = Path(args.device or (out / DEFAULT_DEVICE.name if args.no_docs else DEFAULT_DEVICE))
+    image = Path(args.image or (out / DEFAULT_IMAGE.name if args.no_docs else DEFAULT_IMAGE))
+    threads = tuple(sorted(set(args.threads_list))) if args.threads_list else None
     run_all(
-        Path(args.output),
-        Path(args.device),
+        out,
+        device,
         docs,
-        Path(args.image),
+        image,
         _settings(args),
         quick=args.quick,
+        log=_progress,
+        **({"threads": threads} if threads else {}),
     )
     return EXIT_OK
 
 
-def _run_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--threads", type=int, default=1, help="intra-op threads (default 1)")
+def _run_options(parser: argparse.ArgumentParser, threads: bool = True) -> None:
+    if threads:
+        parser.add_argument("--threads", type=int, default=1, help="intra-op threads (default 1)")
     parser.add_argument("--warmup", type=int, default=10, help="untimed runs first (default 10)")
-    parser.add_argument("--runs", type=int, default=100, help="timed runs (default 100)")
+    parser.add_argument(
+        "--runs", type=int, default=100, help="timed runs at most, per model (default 100)"
+    )
+    parser.add_argument(
+        "--budget-s",
+        type=float,
+        default=0.6,
+        help="timed seconds per model and session: fewer runs for big models, at least 5 "
+        "(default 0.6; 0 = always --runs)",
+    )
     parser.add_argument(
         "--rounds",
         type=int,
@@ -230,9 +266,26 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
     every = steps.add_parser("all", help="measure, fit, validate, write the preset and report")
     every.add_argument("-o", "--output", default=str(DEFAULT_OUT), help="work folder")
-    every.add_argument("--device", default=str(DEFAULT_DEVICE), help="device YAML to write")
+    every.add_argument(
+        "--device",
+        help=f"1-thread device YAML to write (default {DEFAULT_DEVICE}; with --no-docs, in -o); "
+        "the 2-thread one goes next to it as <stem>_2t.yaml",
+    )
     every.add_argument("--docs", default=str(DEFAULT_DOCS), help="docs page to update")
-    every.add_argument("--image", default=str(DEFAULT_IMAGE), help="figure to write")
-    every.add_argument("--no-docs", action="store_true", help="do not touch the docs page")
-    _run_options(every)
+    every.add_argument(
+        "--image", help=f"figure to write (default {DEFAULT_IMAGE}; with --no-docs, in -o)"
+    )
+    every.add_argument(
+        "--no-docs",
+        action="store_true",
+        help="write nothing inside the repository: no docs page; preset and figure in -o",
+    )
+    every.add_argument(
+        "--threads",
+        dest="threads_list",
+        type=int,
+        action="append",
+        help="thread counts to calibrate (repeatable; default 1 and 2)",
+    )
+    _run_options(every, threads=False)
     every.set_defaults(handler=cmd_all)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,97 +18,13 @@ from typing import Any
 
 import numpy as np
 
+from calibration.nets import build_net
+from calibration.onnxbuild import Builder as _Builder
+from calibration.sweeps import build_sweep, sweep_names
 from simulator.errors import SocsimError
 
-OPSET = 17
-IR_VERSION = 8  # readable by every onnxruntime >= 1.16
-
-
-class _Builder:
-    """Accumulates the nodes and initialisers of one graph (fp32, batch 1)."""
-
-    def __init__(self, seed: int):
-        self.rng = np.random.default_rng(seed)
-        self.nodes: list = []
-        self.inits: list = []
-        self.count = 0
-
-    def name(self, stem: str) -> str:
-        self.count += 1
-        return f"{stem}_{self.count}"
-
-    def weight(self, shape: tuple[int, ...], scale: float | None = None) -> str:
-        from onnx import numpy_helper
-
-        fan_in = int(np.prod(shape[1:])) if len(shape) > 1 else int(shape[0])
-        std = scale if scale is not None else (2.0 / max(fan_in, 1)) ** 0.5
-        name = self.name("w")
-        values = (self.rng.standard_normal(shape) * std).astype(np.float32)
-        self.inits.append(numpy_helper.from_array(values, name))
-        return name
-
-    def const(self, values: np.ndarray) -> str:
-        """An initialiser holding exactly ``values`` (fp32)."""
-        from onnx import numpy_helper
-
-        name = self.name("c")
-        self.inits.append(numpy_helper.from_array(np.asarray(values, np.float32), name))
-        return name
-
-    def node(self, op_type: str, inputs: list[str], **attrs: Any) -> str:
-        from onnx import helper
-
-        out = self.name(op_type.lower())
-        self.nodes.append(helper.make_node(op_type, inputs, [out], name=out, **attrs))
-        return out
-
-    def conv(self, x: str, c_in: int, c_out: int, k: int, stride: int = 1, group: int = 1) -> str:
-        w = self.weight((c_out, c_in // group, k, k))
-        b = self.weight((c_out,), scale=0.01)
-        pad = k // 2
-        return self.node(
-            "Conv",
-            [x, w, b],
-            kernel_shape=[k, k],
-            strides=[stride, stride],
-            pads=[pad] * 4,
-            group=group,
-        )
-
-    def conv_bn_relu(
-        self, x: str, c_in: int, c_out: int, k: int, stride: int = 1, group: int = 1
-    ) -> str:
-        y = self.conv(x, c_in, c_out, k, stride, group)
-        scale, bias = self.const(np.ones(c_out)), self.weight((c_out,), 0.1)
-        mean, var = self.weight((c_out,), 0.1), self.const(np.ones(c_out))
-        y = self.node("BatchNormalization", [y, scale, bias, mean, var], epsilon=1e-5)
-        return self.node("Relu", [y])
-
-    def dense(self, x: str, d_in: int, d_out: int, relu: bool) -> str:
-        y = self.node("MatMul", [x, self.weight((d_in, d_out))])
-        y = self.node("Add", [y, self.weight((d_out,), scale=0.01)])
-        return self.node("Relu", [y]) if relu else y
-
-    def model(self, name: str, in_shape: list[int]):
-        import onnx
-        from onnx import TensorProto, helper
-
-        graph = helper.make_graph(
-            self.nodes,
-            name,
-            [helper.make_tensor_value_info("input", TensorProto.FLOAT, in_shape)],
-            [helper.make_tensor_value_info(self.nodes[-1].output[0], TensorProto.FLOAT, None)],
-            self.inits,
-        )
-        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
-        model.ir_version = IR_VERSION
-        model.producer_name = "socsim.calibration.corpus"
-        # give the output its inferred shape (the checker wants one)
-        inferred = onnx.shape_inference.infer_shapes(model)
-        out_name = self.nodes[-1].output[0]
-        typed = [v for v in inferred.graph.value_info if v.name == out_name]
-        model.graph.output[0].CopyFrom(typed[0] if typed else inferred.graph.output[0])
-        return model
+#: Bump when a builder changes: cached model files of another version are rebuilt.
+CORPUS_VERSION = 2
 
 
 def _head(b: _Builder, x: str, channels: int, classes: int) -> str:
@@ -201,12 +118,31 @@ def _layer_norm(b: _Builder, x: str, d: int) -> str:
     return b.node("LayerNormalization", [x, gamma, beta], axis=-1, epsilon=1e-5)
 
 
-FAMILIES: Mapping[str, Callable[..., tuple[_Builder, list[int]]]] = {
+def _zoo(seed: int, arch: str):
+    """A zoo architecture as exported by ``socsim zoo NAME --onnx``."""
+    from simulator.graph.onnx_export import export_onnx
+    from simulator.graph.zoo import build_zoo_model
+
+    return export_onnx(build_zoo_model(arch), seed)
+
+
+def _net(seed: int, arch: str, res: int = 224):
+    return build_net(arch, seed, res)
+
+
+def _sweep(seed: int, sweep: str):
+    return build_sweep(sweep, seed)
+
+
+#: Families whose builder returns a finished ``ModelProto`` (the rest return a builder).
+_FINISHED: Mapping[str, Callable[..., Any]] = {"zoo": _zoo, "net": _net, "sweep": _sweep}
+FAMILIES: Mapping[str, Callable[..., Any]] = {
     "plain_cnn": plain_cnn,
     "mobilenet_like": mobilenet_like,
     "resnet_like": resnet_like,
     "mlp": mlp,
     "transformer": transformer,
+    **_FINISHED,
 }
 
 
@@ -227,21 +163,34 @@ class Recipe:
 
     def build(self):
         """The ``onnx.ModelProto``."""
+        if self.family in _FINISHED:
+            return FAMILIES[self.family](**self.args)
         builder, in_shape = FAMILIES[self.family](**self.args)
         return builder.model(self.name, in_shape)
+
+    @property
+    def key(self) -> str:
+        """What the cached file was built from (corpus version, family, arguments)."""
+        return json.dumps([CORPUS_VERSION, self.family, dict(self.args)], sort_keys=True)
 
 
 def _r(name: str, family: str, **args: Any) -> Recipe:
     return Recipe(name, family, args)
 
 
-#: Models the fit may use.
+#: The zoo's CNNs go to the fit (exported as ``socsim zoo NAME --onnx`` does).
+ZOO_FIT = ("alexnet", "vgg16", "resnet18", "resnet50", "mobilenet_v1", "mobilenet_v2")
+
+#: Models the fit may use: kernel sweeps, the zoo's CNNs, small synthetic networks.
 FIT: tuple[Recipe, ...] = (
+    *(_r(n, "sweep", seed=7, sweep=n) for n in sweep_names()),
+    *(_r(f"zoo_{n}", "zoo", seed=3, arch=n) for n in ZOO_FIT),
     _r("fit_cnn_w16_d3_r64", "plain_cnn", seed=11, width=16, depth=3, res=64),
     _r("fit_cnn_w32_d2_r48", "plain_cnn", seed=12, width=32, depth=2, res=48),
-    _r("fit_cnn_w8_d4_r96", "plain_cnn", seed=13, width=8, depth=4, res=96),
+    _r("fit_cnn_w24_d3_r56", "plain_cnn", seed=111, width=24, depth=3, res=56),
     _r("fit_mbn_w16_b4_r96", "mobilenet_like", seed=21, width=16, blocks=4, res=96),
     _r("fit_mbn_w8_b6_r128", "mobilenet_like", seed=22, width=8, blocks=6, res=128),
+    _r("fit_mbn_w24_b3_r80", "mobilenet_like", seed=122, width=24, blocks=3, res=80),
     _r("fit_res_w16_b4_r64", "resnet_like", seed=31, width=16, blocks=4, res=64),
     _r("fit_res_w24_b2_r96", "resnet_like", seed=32, width=24, blocks=2, res=96),
     _r("fit_mlp_t64_256", "mlp", seed=41, tokens=64, dims=(256, 512, 512, 128)),
@@ -250,16 +199,27 @@ FIT: tuple[Recipe, ...] = (
     _r("fit_tf_t32_d256_l1", "transformer", seed=52, tokens=32, d_model=256, layers=1),
 )
 
-#: Models only validation may use; never fitted on.
-HOLDOUT: tuple[Recipe, ...] = (
-    _r("hold_cnn_w24_d3_r56", "plain_cnn", seed=111, width=24, depth=3, res=56),
-    _r("hold_cnn_w12_d4_r80", "plain_cnn", seed=112, width=12, depth=4, res=80),
-    _r("hold_mbn_w12_b5_r112", "mobilenet_like", seed=121, width=12, blocks=5, res=112),
-    _r("hold_mbn_w24_b3_r80", "mobilenet_like", seed=122, width=24, blocks=3, res=80),
-    _r("hold_res_w20_b3_r80", "resnet_like", seed=131, width=20, blocks=3, res=80),
-    _r("hold_mlp_t32_768", "mlp", seed=141, tokens=32, dims=(768, 768, 384, 192)),
-    _r("hold_tf_t48_d192_l2", "transformer", seed=151, tokens=48, d_model=192, layers=2),
+#: Real ImageNet architectures (calibration/nets.py) only validation may use; never
+#: fitted on. Smallest first (``--quick`` validates on the first).
+HOLDOUT: tuple[Recipe, ...] = tuple(
+    _r(n, "net", seed=100 + i, arch=n)
+    for i, n in enumerate(
+        (
+            "squeezenet1_1",
+            "shufflenet_v2_x1_0",
+            "mnasnet1_0",
+            "googlenet",
+            "densenet121",
+            "resnet34",
+            "vgg19",
+        )
+    )
 )
+#: ``--quick`` (tests): two small fit models and a sweep model, one hold-out model.
+QUICK = {
+    "fit": ("fit_cnn_w16_d3_r64", "fit_mlp_t64_256", "sweep_pool_0"),
+    "holdout": ("squeezenet1_1",),
+}
 
 CORPORA: Mapping[str, tuple[Recipe, ...]] = {"fit": FIT, "holdout": HOLDOUT}
 
@@ -269,8 +229,27 @@ def model_digest(model) -> str:
     return hashlib.sha256(model.SerializeToString(deterministic=True)).hexdigest()
 
 
+def graph_digest(model) -> str:
+    """SHA-256 of the architecture: nodes (type, attributes) and weight shapes, not values.
+
+    Two models with this digest equal are the same network whatever their weight seeds.
+    """
+    h = hashlib.sha256()
+    for node in model.graph.node:
+        h.update(node.op_type.encode())
+        for attr in sorted(node.attribute, key=lambda a: a.name):
+            h.update(attr.SerializeToString(deterministic=True))
+    for init in sorted(model.graph.initializer, key=lambda t: tuple(t.dims)):
+        h.update(repr(tuple(init.dims)).encode())
+    for value in model.graph.input:
+        h.update(value.SerializeToString(deterministic=True))
+    return h.hexdigest()
+
+
 def assert_disjoint(fit: tuple[Recipe, ...], holdout: tuple[Recipe, ...]) -> None:
-    """Raise when a fit model and a hold-out model share a name, a recipe or a file digest.
+    """Raise when a fit model and a hold-out model share a name or a recipe.
+
+    (:func:`build_corpus` also compares architectures by :func:`graph_digest`.)
 
     Raises
     ------
@@ -287,13 +266,38 @@ def assert_disjoint(fit: tuple[Recipe, ...], holdout: tuple[Recipe, ...]) -> Non
             raise SocsimError(f"hold-out '{r.name}' is the same recipe as fit '{fit_recipes[key]}'")
 
 
-def build_corpus(corpus: str, cache_dir: Path, names: tuple[str, ...] = ()) -> dict[str, Path]:
+def _cached(recipe: Recipe, cache_dir: Path) -> tuple[Path, str]:
+    """The model file of ``recipe`` (built unless cached from the same key), its graph digest."""
+    path = cache_dir / f"{recipe.name}.onnx"
+    side = cache_dir / f"{recipe.name}.key.json"
+    if path.exists() and side.exists():
+        meta = json.loads(side.read_text())
+        if meta.get("key") == recipe.key:
+            return path, meta["graph"]
+    model = recipe.build()
+    path.write_bytes(model.SerializeToString(deterministic=True))
+    digest = graph_digest(model)
+    side.write_text(json.dumps({"key": recipe.key, "graph": digest}) + "\n")
+    return path, digest
+
+
+def build_corpus(
+    corpus: str,
+    cache_dir: Path,
+    names: tuple[str, ...] = (),
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Path]:
     """Write the corpus's models (or only ``names``) into ``cache_dir``; name -> file.
 
-    A file already cached with the same digest is kept (the build is deterministic).
-    """
-    import onnx
+    Builds are deterministic; a file cached from the same recipe and
+    :data:`CORPUS_VERSION` is kept.
 
+    Raises
+    ------
+    SocsimError
+        For an unknown corpus or model, or a built model whose architecture
+        (:func:`graph_digest`) equals a model of the other corpus already cached.
+    """
     if corpus not in CORPORA:
         raise SocsimError(f"unknown corpus '{corpus}'; valid: {', '.join(CORPORA)}")
     assert_disjoint(FIT, HOLDOUT)
@@ -307,13 +311,19 @@ def build_corpus(corpus: str, cache_dir: Path, names: tuple[str, ...] = ()) -> d
             )
         recipes = tuple(r for r in recipes if r.name in names)
     cache_dir.mkdir(parents=True, exist_ok=True)
-    paths = {}
-    for recipe in recipes:
-        model = recipe.build()
-        path = cache_dir / f"{recipe.name}.onnx"
-        data = model.SerializeToString(deterministic=True)
-        if not path.exists() or path.read_bytes() != data:
-            path.write_bytes(data)
-        paths[recipe.name] = path
-        onnx.checker.check_model(model)
+    paths, digests = {}, {}
+    for i, recipe in enumerate(recipes):
+        if progress:
+            progress(f"{recipe.name} ({i + 1} of {len(recipes)})")
+        paths[recipe.name], digests[recipe.name] = _cached(recipe, cache_dir)
+    other = "holdout" if corpus == "fit" else "fit"
+    for recipe in CORPORA[other]:
+        side = cache_dir / f"{recipe.name}.key.json"
+        if side.exists():
+            theirs = json.loads(side.read_text()).get("graph")
+            clash = [n for n, d in digests.items() if d == theirs]
+            if clash:
+                raise SocsimError(
+                    f"{corpus} model {clash[0]} has the architecture of {other} model {recipe.name}"
+                )
     return paths

@@ -61,11 +61,16 @@ def device_yaml(
     result: FitResult,
     provenance: Provenance,
     extra: Mapping[str, str],
+    node: str = NODE,
+    file_name: str = "host_cpu.yaml",
+    predictor_file: str | None = None,
     caches: tuple[tuple[str, int, float], ...] = (),
 ) -> str:
-    """The preset file's text.
+    """The preset file's text (preset node ``node``).
 
     ``extra`` adds ``calibration.KEY: VALUE`` provenance lines (e.g. the data used);
+    ``predictor_file`` names a learned kernel-predictor artifact next to the file, which
+    the unit then uses for the kinds it has models of (the roofline for the rest);
     ``caches`` = (name, bytes, bandwidth B/s) levels, innermost first, become the unit's
     ``caches:`` (docs/cost-model.md) when the fit provides their bandwidths.
     """
@@ -89,7 +94,7 @@ def device_yaml(
         **extra,
     }
     lines = [
-        "# scenarios/devices/host_cpu.yaml",
+        f"# scenarios/devices/{file_name}",
         "#",
         "# The machine this file was calibrated on, as one CPU unit: written by",
         "# `socsim calibrate fit` (docs/calibration.md), not by hand. Peak = the best",
@@ -101,7 +106,7 @@ def device_yaml(
         *(f"# calibration.{key}: {value}" for key, value in keys.items()),
         "presets:",
         "  nodes:",
-        f"    {NODE}:",
+        f"    {node}:",
         "      role: device",
         "      units:",
         f"        {UNIT}:",
@@ -130,8 +135,12 @@ def device_yaml(
             f"bandwidth_gb_s: {_g(bps / 1e9)}}}"
             for name, nbytes, bps in caches
         ]
-    lines.append("")
-    return "\n".join(lines)
+    if predictor_file:
+        lines.append(
+            f"          predictor: {{file: {predictor_file}}}   # learned kernel times"
+            " (docs/calibration.md); the roofline above is the fallback"
+        )
+    return "\n".join([*lines, ""])
 
 
 def write_device(
@@ -139,10 +148,21 @@ def write_device(
     result: FitResult,
     provenance: Provenance,
     extra: Mapping[str, str] | None = None,
+    node: str = NODE,
+    predictor_file: str | None = None,
     caches: tuple[tuple[str, int, float], ...] = (),
 ) -> None:
+    """Write the preset file (node ``node``, unit :data:`UNIT`)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(device_yaml(result, provenance, extra or {}, caches))
+    text = device_yaml(
+        result, provenance, extra or {}, node, Path(path).name, predictor_file, caches
+    )
+    path.write_text(text)
+
+
+def node_of(path: Path) -> str:
+    """The preset node a calibration file defines (its ``calibration.node``, else host_cpu)."""
+    return read_calibration_comments(path).get("node", NODE)
 
 
 def read_calibration_comments(path: Path) -> dict[str, str]:

@@ -14,7 +14,8 @@ with ``peak`` and a reference bandwidth from the microbenchmarks. Two stages:
    model's time (:func:`time_share_weights`), from several starting bandwidths.
 2. End-to-end times of the same fit models add the runtime's per-node overhead
    between kernels (executor bookkeeping, allocation), which the kernel profile does not
-   see: one extra per-op constant, fitted on relative error. ``dispatch_s`` is the sum.
+   see: one extra per-op constant, fitted on relative error of the *measured* kernel
+   sums plus overhead against the end-to-end medians. ``dispatch_s`` is the sum.
 """
 
 from __future__ import annotations
@@ -290,7 +291,10 @@ def fit(table: pd.DataFrame, rates: HostRates) -> FitResult:
     predicted = predict(ops, unit)
     per_model = pd.Series(predicted).groupby(op_rows["model"].to_numpy()).sum()
     counts = op_rows.groupby("model").size()
-    overhead = fit_overhead(model_rows, per_model.to_dict(), counts.to_dict())
+    # the overhead is the runtime's, between kernels: fitted on the *measured* kernel
+    # sums, so it does not absorb the kernel model's bias (and serves any kernel model)
+    measured_sum = op_rows.groupby("model")["median_s"].sum()
+    overhead = fit_overhead(model_rows, measured_sum.to_dict(), counts.to_dict())
     result = FitResult(
         efficiency=efficiency,
         bandwidth_bps=bandwidth,

@@ -132,11 +132,11 @@ def measure_models(
     progress: Callable[[str], None] | None = None,
 ) -> list[dict]:
     """Measure every model of ``paths`` (name -> ONNX file), interleaved; the table's rows."""
-    runs = run_models({n: Path(p) for n, p in paths.items()}, settings, workdir)
+    runs = run_models({n: Path(p) for n, p in paths.items()}, settings, workdir, progress)
     rows: list[dict] = []
-    for name, run in runs.items():
+    for i, (name, run) in enumerate(runs.items()):
         if progress:
-            progress(name)
+            progress(f"costing {name} ({i + 1} of {len(runs)})")
         graph = loader(run.optimized_path, "none")
         rows.extend(model_rows(name, run, graph, settings.threads))
     return rows

@@ -58,6 +58,12 @@ class RunSettings:
         ``cpu`` (the calling thread's CPU time: leaves out time the thread was preempted
         by other processes on a shared machine; one thread only, since ORT then runs
         every kernel on the calling thread).
+    budget_s : float
+        Timed seconds per model and session: a model runs ``budget_s / its run time``
+        times, at least ``min_runs`` and at most ``runs`` (big networks fewer runs,
+        small kernels more). 0: always ``runs``.
+    min_runs : int
+        Fewest timed runs of a model.
     """
 
     threads: int = 1
@@ -65,17 +71,34 @@ class RunSettings:
     runs: int = 20
     rounds: int = 5
     clock: str = "wall"
+    budget_s: float = 0.0
+    min_runs: int = 5
 
     def __post_init__(self) -> None:
         if self.clock not in CLOCKS:
             raise SocsimError(f"unknown clock '{self.clock}'; valid: {', '.join(CLOCKS)}")
         if self.clock == "cpu" and self.threads != 1:
             raise SocsimError("clock 'cpu' times the calling thread only: it needs threads = 1")
-        if self.threads < 1 or self.warmup < 0 or self.runs < 1 or self.rounds < 1:
+        if (
+            self.threads < 1
+            or self.warmup < 0
+            or self.runs < 1
+            or self.rounds < 1
+            or self.min_runs < 1
+            or not self.budget_s >= 0
+        ):
             raise SocsimError(
-                f"run settings need threads >= 1, warmup >= 0, runs >= 1, rounds >= 1; got {self}"
+                "run settings need threads >= 1, warmup >= 0, runs >= 1, rounds >= 1, "
+                f"min_runs >= 1 and budget_s >= 0; got {self}"
             )
         object.__setattr__(self, "rounds", min(self.rounds, self.runs))
+        object.__setattr__(self, "min_runs", min(self.min_runs, self.runs))
+
+    def runs_for(self, run_s: float) -> int:
+        """Timed runs of a model whose one run takes ``run_s`` seconds."""
+        if not self.budget_s:
+            return self.runs
+        return int(min(self.runs, max(self.min_runs, round(self.budget_s / max(run_s, 1e-6)))))
 
 
 @dataclass(frozen=True)
@@ -179,17 +202,29 @@ def _per_round(runs: int, rounds: int) -> list[int]:
     return [base + (1 if i < rest else 0) for i in range(rounds)]
 
 
+#: A model slower than this (s per run) is timed end to end on its profiled session:
+#: profiling's per-kernel bookkeeping is then negligible and a second session would
+#: double the measuring time of the biggest networks.
+ONE_SESSION_S = 0.05
+#: Warm-up runs of such a model (the first run packs the weights, the second is warm).
+BIG_WARMUP = 2
+
+
 def run_models(
-    paths: Mapping[str, Path], settings: RunSettings, workdir: Path
+    paths: Mapping[str, Path],
+    settings: RunSettings,
+    workdir: Path,
+    progress: Callable[[str], None] | None = None,
 ) -> dict[str, ModelRun]:
     """Profile every model per node and time it end to end, interleaved in rounds.
 
-    Each model gets two sessions: a profiled one (per-node kernel times) and a plain one
-    (end-to-end times by ``settings.clock``; profiling adds per-kernel bookkeeping).
-    After the warm-up, the timed
-    runs are spread over ``settings.rounds`` rounds that visit every model in turn, so a
-    burst of load from other processes lands on many models a little instead of on one
-    model entirely.
+    Each model gets a profiled session (per-node kernel times) and, unless one run takes
+    longer than :data:`ONE_SESSION_S`, a plain one (end-to-end times by
+    ``settings.clock``; profiling adds per-kernel bookkeeping). The warm-up runs
+    estimate a run's time, which sets the model's timed runs
+    (:meth:`RunSettings.runs_for`). The timed runs are spread over ``settings.rounds``
+    rounds that visit every model in turn, so a burst of load from other processes
+    lands on many models a little instead of on one model entirely.
     """
     import onnxruntime as ort
 
@@ -197,34 +232,51 @@ def run_models(
     providers = ["CPUExecutionProvider"]
     clock = CLOCKS[settings.clock]
     sessions = {}
-    for name, path in paths.items():
+    for i, (name, path) in enumerate(paths.items()):
+        if progress:
+            progress(f"loading {name} ({i + 1} of {len(paths)})")
         optimized = workdir / f"{Path(path).stem}.ort_extended.onnx"
         prefix = str(workdir / f"{Path(path).stem}.profile")
         profiled = ort.InferenceSession(
             str(path), session_options(settings.threads, optimized, prefix), providers=providers
         )
-        plain = ort.InferenceSession(
-            str(path), session_options(settings.threads), providers=providers
-        )
         inputs = feeds(profiled)
-        for _ in range(settings.warmup):
+        warm: list[float] = []
+        while len(warm) < max(settings.warmup, 1):
+            begin = clock()
             profiled.run(None, inputs)
-            plain.run(None, inputs)
-        sessions[name] = (profiled, plain, inputs, optimized, [])
-    for count in _per_round(settings.runs, settings.rounds):
-        for profiled, plain, inputs, _, e2e in sessions.values():
-            for _ in range(count):
+            warm.append(clock() - begin)
+            if len(warm) >= BIG_WARMUP and min(warm) > ONE_SESSION_S:
+                break  # a big network: caches and weight packing are warm after two runs
+        run_s = float(np.median(warm[len(warm) // 2 :]))
+        plain = None
+        if run_s < ONE_SESSION_S:
+            plain = ort.InferenceSession(
+                str(path), session_options(settings.threads), providers=providers
+            )
+            for _ in range(settings.warmup):
+                plain.run(None, inputs)
+        counts = _per_round(settings.runs_for(run_s), settings.rounds)
+        sessions[name] = (profiled, plain, inputs, optimized, [], counts, len(warm))
+    for r in range(settings.rounds):
+        if progress:
+            progress(f"round {r + 1} of {settings.rounds}")
+        for profiled, plain, inputs, _, e2e, counts, _ in sessions.values():
+            for _ in range(counts[r]):
+                begin = clock()
                 profiled.run(None, inputs)
-            for _ in range(count):
+                if plain is None:
+                    e2e.append(clock() - begin)
+            for _ in range(counts[r] if plain is not None else 0):
                 begin = clock()
                 plain.run(None, inputs)
                 e2e.append(clock() - begin)
     out = {}
-    for name, (profiled, _, _, optimized, e2e) in sessions.items():
+    for name, (profiled, _, _, optimized, e2e, _, warmed) in sessions.items():
         profile_file = Path(profiled.end_profiling())
         events = json.loads(profile_file.read_text())
         profile_file.unlink()
-        nodes = parse_profile(events, settings.warmup, str(profile_file))
+        nodes = parse_profile(events, warmed, str(profile_file))
         out[name] = ModelRun(tuple(nodes), tuple(e2e), optimized)
     return out
 

@@ -7,17 +7,20 @@ models, fit, write the device preset, validate on the hold-out set and write the
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import time
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
-from calibration.corpus import FIT, HOLDOUT, assert_disjoint, build_corpus
+from calibration.corpus import FIT, HOLDOUT, QUICK, assert_disjoint, build_corpus
 from calibration.device import (
+    NODE,
     cache_comment,
     host_cache_sizes,
     read_calibration_comments,
@@ -27,27 +30,32 @@ from calibration.fit import FitResult, HostRates, fit
 from calibration.measure import GraphLoader, host_name, measure_models, onnx_graph, provenance
 from calibration.microbench import host_rates, run_suite, suite
 from calibration.ortrun import RunSettings
+from calibration.report import ThreadResult, plot, report_markdown, single_markdown
 from calibration.table import Provenance, make_table, read_provenance, read_table, write_table
-from calibration.validate import (
-    check_held_out,
-    graphs_for,
-    plot,
-    report_markdown,
-    summary,
-    validation_table,
-)
+from calibration.threads import parallel_fractions
+from calibration.validate import check_held_out, graphs_for, kernel_table, validation_table
 from simulator.errors import SocsimError
+from simulator.graph.model import ModelGraph
 
 REPORT_BEGIN = "<!-- calibration-report:begin (written by `socsim calibrate all`) -->"
 REPORT_END = "<!-- calibration-report:end -->"
 OPTIMIZED_SUFFIX = ".ort_extended.onnx"
+#: The thread counts ``calibrate all`` measures and fits (one preset each).
+THREADS = (1, 2)
+#: Timed seconds per model and session in ``calibrate all`` (RunSettings.budget_s).
+BUDGET_S = 0.6
 
 
 @dataclass(frozen=True)
 class Layout:
-    """Where a calibration run keeps its files (under ``out``)."""
+    """Where a calibration run keeps its files (under ``out``), per thread count."""
 
     out: Path
+    threads: int = 1
+
+    @property
+    def suffix(self) -> str:
+        return "" if self.threads == 1 else f"_{self.threads}t"
 
     @property
     def models(self) -> Path:
@@ -59,15 +67,47 @@ class Layout:
 
     @property
     def fit_csv(self) -> Path:
-        return self.out / "fit.csv"
+        return self.out / f"fit{self.suffix}.csv"
 
     @property
     def holdout_csv(self) -> Path:
-        return self.out / "holdout.csv"
+        return self.out / f"holdout{self.suffix}.csv"
 
     @property
     def validation_csv(self) -> Path:
-        return self.out / "validation.csv"
+        return self.out / f"validation{self.suffix}.csv"
+
+    @property
+    def kernels_csv(self) -> Path:
+        return self.out / f"kernels{self.suffix}.csv"
+
+
+class CachedLoader:
+    """A :data:`GraphLoader` that imports each (file, fuse, size, mtime) once per run.
+
+    ``calibrate all`` costs every model's optimised graph after measuring, then predicts
+    it again for validation: the big networks' files (hundreds of MB) are parsed once.
+    """
+
+    def __init__(self, loader: GraphLoader = onnx_graph):
+        self.loader = loader
+        self.graphs: dict[tuple, ModelGraph] = {}
+
+    def __call__(self, path: Path, fuse: str) -> ModelGraph:
+        stat = Path(path).stat()
+        key = (str(Path(path).resolve()), fuse, stat.st_size, stat.st_mtime_ns)
+        if key not in self.graphs:
+            self.graphs[key] = self.loader(path, fuse)
+        return self.graphs[key]
+
+
+def device_for(device: Path, threads: int) -> Path:
+    """The preset file of ``threads`` threads: ``device`` itself for 1, else ``<stem>_<n>t``."""
+    return device if threads == 1 else device.with_name(f"{device.stem}_{threads}t{device.suffix}")
+
+
+def node_for(threads: int) -> str:
+    return NODE if threads == 1 else f"{NODE}_{threads}t"
 
 
 def measure_corpora(
@@ -84,24 +124,26 @@ def measure_corpora(
     Microbenchmark rows (with ``micro``) go with the ``fit`` corpus, else with the first.
     """
     paths = {
-        corpus: build_corpus(corpus, layout.models, names) for corpus, names in selection.items()
+        corpus: build_corpus(corpus, layout.models, names, lambda m: log(f"building {m}"))
+        for corpus, names in selection.items()
     }
     micro_rows = []
     if micro:
-        log("microbenchmarks ...")
+        log("microbenchmarks")
         micro_rows = run_suite(suite(quick), settings, layout.work / "micro")
+    # the load average says how far other processes could disturb these timings
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    notes = f"end-to-end clock: {settings.clock}; load average {load:.1f} when measuring began"
     every = {name: path for group in paths.values() for name, path in group.items()}
-    log(f"measuring {len(every)} models in {settings.rounds} interleaved rounds ...")
-    rows = measure_models(every, settings, layout.work, loader)
+    log(f"measuring {len(every)} models at {settings.threads} thread(s)")
+    rows = measure_models(every, settings, layout.work, loader, log)
     home = "fit" if "fit" in paths else next(iter(paths))
     tables = {}
     for corpus, group in paths.items():
         mine = [r for r in rows if r["model"] in group]
         table = make_table((micro_rows if corpus == home else []) + mine)
         target = layout.fit_csv if corpus == "fit" else layout.holdout_csv
-        write_table(
-            table, target, provenance(settings.threads, f"end-to-end clock: {settings.clock}")
-        )
+        write_table(table, target, provenance(settings.threads, notes))
         tables[corpus] = table
     return tables
 
@@ -123,10 +165,50 @@ def rates_from(table: pd.DataFrame, threads: int) -> HostRates:
     return HostRates({"fp32": peak}, bandwidth, threads)
 
 
+def predictor_path(device: Path) -> Path:
+    """Where the learned predictor of a preset goes: ``<stem>.predictor.json`` beside it."""
+    return device.with_name(f"{device.stem}.predictor.json")
+
+
+def train_predictor_file(
+    table: pd.DataFrame, result: FitResult, prov: Provenance, path: Path, min_rows: int = 20
+) -> tuple[Path, str] | None:
+    """Train the learned kernel predictor on the op rows and write it.
+
+    Returns (the artifact's path, the kinds it predicts), or None when the table has no
+    feature columns (measured elsewhere, e.g. imported).
+    """
+    from calibration.predictor_fit import train_predictor, write_predictor  # scikit-learn
+    from simulator.hardware.predictor import KernelPredictor
+
+    if not any(str(c).startswith("feat_") for c in table.columns):
+        return None
+    artifact = train_predictor(
+        table,
+        overhead_s=result.overhead_s,
+        provenance=prov.to_dict(),
+        random_state=0,
+        min_rows=min_rows,
+    )
+    kinds = sorted({kind for kind, _, _ in KernelPredictor(artifact).kinds()})
+    return write_predictor(artifact, path), ", ".join(kinds)
+
+
 def fit_file(
-    measurements: Path, device: Path, rates: HostRates | None = None
+    measurements: Path,
+    device: Path,
+    rates: HostRates | None = None,
+    node: str = NODE,
+    extra: Mapping[str, str] | None = None,
+    learned: bool = True,
+    min_rows: int = 20,
 ) -> tuple[FitResult, Provenance]:
-    """Fit a measurement CSV and write the device preset; (result, provenance)."""
+    """Fit a measurement CSV and write the device preset; (result, provenance).
+
+    The roofline always; with ``learned`` also the learned kernel predictor
+    (:func:`train_predictor_file`; a kind needs ``min_rows`` kernels), written next to
+    the preset and named by its unit.
+    """
     table = read_table(measurements)
     prov = read_provenance(measurements) or Provenance(
         "unknown", "unknown (no provenance file)", "unknown", int(table["threads"].max())
@@ -134,45 +216,67 @@ def fit_file(
     rates = rates or rates_from(table, prov.threads)
     result = fit(table, rates)
     fitted = sorted(set(table.loc[table["level"] == "op", "model"]))
-    extra = {"fit_models": ", ".join(fitted), "measurements": measurements.name}
+    learned_model = (
+        train_predictor_file(table, result, prov, predictor_path(device), min_rows)
+        if learned
+        else None
+    )
+    notes = {"node": node, **(extra or {})}
+    if learned_model:
+        notes["predictor"] = f"{learned_model[0].name} (kinds: {learned_model[1]})"
+    notes.update({"fit_models": ", ".join(fitted), "measurements": measurements.name})
     if prov.host.startswith(host_name()):
         # measured here: keep this machine's cache sizes for a hierarchy-aware fit
-        extra["host_caches"] = cache_comment(host_cache_sizes()) or "unknown"
-    write_device(device, result, prov, extra)
+        notes["host_caches"] = cache_comment(host_cache_sizes()) or "unknown"
+    write_device(
+        device, result, prov, notes, node, learned_model[0].name if learned_model else None
+    )
     return result, prov
 
 
-def validate_files(
-    holdout_csv: Path,
-    device: Path,
-    layout: Layout,
-    image: Path,
-    image_ref: str | None = None,
-    loader: GraphLoader = onnx_graph,
-) -> tuple[pd.DataFrame, str]:
-    """Validate the hold-out measurements against the device; (table, markdown).
-
-    ``image_ref`` is how the markdown links the figure (default: ``image`` as given).
-    """
-    table = read_table(holdout_csv)
+def _graphs(table: pd.DataFrame, layout: Layout, loader: GraphLoader, corpus: str):
+    """(original + optimized graphs per measured model, optimized graph per model)."""
     names = sorted(set(table.loc[table["level"] == "model", "model"]))
-    check_held_out(names, device)
     originals = {n: layout.models / f"{n}.onnx" for n in names}
     missing = [n for n, p in originals.items() if not p.exists()]
     if missing:
-        known = {r.name for r in HOLDOUT}
+        known = {r.name for r in (HOLDOUT if corpus == "holdout" else FIT)}
         rebuild = tuple(n for n in missing if n in known)
         if len(rebuild) != len(missing):
             raise SocsimError(f"validate: no ONNX file for {missing} in {layout.models}")
-        build_corpus("holdout", layout.models, rebuild)
+        build_corpus(corpus, layout.models, rebuild)
     optimized = {n: layout.work / f"{n}{OPTIMIZED_SUFFIX}" for n in names}
     graphs = graphs_for(names, originals, optimized, loader)
-    result = validation_table(table, device, graphs)
+    return graphs, {n: g["optimized"] for n, g in graphs.items() if "optimized" in g}
+
+
+def validate_files(
+    measured_csv: Path,
+    device: Path,
+    layout: Layout,
+    loader: GraphLoader = onnx_graph,
+    held_out: bool = True,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """End-to-end and kernel-level errors of the measured models; (models, kernels)."""
+    table = read_table(measured_csv)
+    names = sorted(set(table.loc[table["level"] == "model", "model"]))
+    if held_out:
+        check_held_out(names, device)
+    graphs, optimized = _graphs(table, layout, loader, "holdout" if held_out else "fit")
+    result = validation_table(table, device, graphs, held_out)
+    kernels = kernel_table(table, device, optimized)
+    return result, kernels
+
+
+def validate_single(
+    holdout_csv: Path, device: Path, layout: Layout, loader: GraphLoader = onnx_graph
+) -> tuple[pd.DataFrame, str]:
+    """``calibrate validate``: tables and figure into ``layout.out``; (table, markdown)."""
+    result, kernels = validate_files(holdout_csv, device, layout, loader)
     result.to_csv(layout.validation_csv, index=False, float_format="%.9g")
-    variants = tuple(v for v in ("original", "optimized") if f"error_pct_{v}" in result)
-    plot(result, image, variants)
-    prov = read_calibration_comments(device)
-    return result, report_markdown(result, prov, image_ref or str(image), variants)
+    kernels.to_csv(layout.kernels_csv, index=False, float_format="%.9g")
+    image = plot({"held-out models": result}, layout.out / "pred_vs_measured.png", device.name)
+    return result, single_markdown(result, kernels, image.name)
 
 
 def splice_report(docs: Path, report: str) -> None:
@@ -194,27 +298,88 @@ def run_all(
     settings: RunSettings,
     quick: bool = False,
     log: Callable[[str], None] = print,
+    threads: tuple[int, ...] = THREADS,
 ) -> dict[str, float]:
-    """The whole pipeline; returns the headline figures (and the wall time it took)."""
+    """The whole pipeline at every thread count; the 1-thread headline and the seconds.
+
+    Per thread count ``n``: measure the fit and hold-out corpora with ``n`` intra-op
+    threads, fit the preset (``device``, ``device_for(device, n)`` for ``n`` > 1),
+    predict every hold-out and fit model end to end and kernel by kernel.
+    """
     start = time.perf_counter()
     assert_disjoint(FIT, HOLDOUT)
-    layout = Layout(out)
-    fit_names = tuple(r.name for r in FIT[:2]) if quick else ()
-    hold_names = tuple(r.name for r in HOLDOUT[:1]) if quick else ()
-    selection = {"fit": fit_names, "holdout": hold_names}
-    measure_corpora(selection, layout, settings, micro=True, quick=quick, log=log)
-    result, _ = fit_file(layout.fit_csv, device)
-    log(f"fit: {result.op_stats['n']} ops, op MAPE {result.op_stats['mape']:.1f} % -> {device}")
-    image_ref = _relative(image, docs.parent) if docs is not None else None
-    table, report = validate_files(layout.holdout_csv, device, layout, image, image_ref)
-    if docs is not None:
-        splice_report(docs, report)
-    figures = summary(table)
-    figures["seconds"] = time.perf_counter() - start
-    log(
-        f"validate: {figures['n']} held-out models, MAPE {figures['mape']:.1f} %, "
-        f"within ±10 %: {figures['within_10'] * 100:.0f} % ({figures['seconds']:.0f} s)"
+    selection = dict(QUICK) if quick else {"fit": (), "holdout": ()}
+    loader = CachedLoader()
+    results: list[ThreadResult] = []
+    for n in threads:
+        layout = Layout(out, n)
+        run = dataclasses.replace(settings, threads=n, clock=settings.clock if n == 1 else "wall")
+
+        def stage(text: str, n: int = n) -> None:
+            log(f"[{time.perf_counter() - start:6.1f} s] {n} thread(s): {text}")
+
+        measure_corpora(selection, layout, run, micro=True, quick=quick, log=stage, loader=loader)
+        target, node = device_for(device, n), node_for(n)
+        extra = {}
+        if n > 1 and 1 in threads:
+            fractions = parallel_fractions(
+                read_table(Layout(out, 1).fit_csv), read_table(layout.fit_csv), n
+            )
+            extra["parallel_fractions_measured"] = ", ".join(
+                f"{kind}={p:.3f}" for kind, p in fractions.items()
+            )
+        # --quick has a handful of kernels per kind: let the predictor train on them
+        result, _ = fit_file(
+            layout.fit_csv, target, node=node, extra=extra, min_rows=5 if quick else 20
+        )
+        stage(
+            f"fit {result.op_stats['n']} kernels, op MAPE {result.op_stats['mape']:.1f} %"
+            f" -> {target}"
+        )
+        stage("validating")
+        with warnings.catch_warnings(record=True) as caught:
+            # the predictor warns when an op lies outside its training range: count
+            # them here rather than print one per (kind, feature) into the progress
+            warnings.simplefilter("always")
+            holdout, hold_kernels = validate_files(layout.holdout_csv, target, layout, loader)
+            fitted, fit_kernels = validate_files(
+                layout.fit_csv, target, layout, loader, held_out=False
+            )
+        if caught:
+            stage(f"{len(caught)} warning(s) while predicting, e.g. {caught[0].message}")
+        holdout.to_csv(layout.validation_csv, index=False, float_format="%.9g")
+        pd.concat([hold_kernels, fit_kernels]).to_csv(
+            layout.kernels_csv, index=False, float_format="%.9g"
+        )
+        results.append(
+            ThreadResult(
+                n,
+                target.name,
+                read_calibration_comments(target),
+                holdout,
+                hold_kernels,
+                fitted,
+                fit_kernels,
+            )
+        )
+        head = results[-1].headline()
+        stage(
+            f"hold-out: end to end MAPE {head['mape']:.1f} %, within ±10 % "
+            f"{head['within_10'] * 100:.0f} %; kernels within ±10 % "
+            f"{head['kernel_within_10'] * 100:.0f} %"
+        )
+    seconds = time.perf_counter() - start
+    plot(
+        {f"{r.threads} thread(s)": r.holdout for r in results},
+        image,
+        "Held-out real architectures on host_cpu (bars: IQR)",
     )
+    if docs is not None:
+        image_ref = _relative(image, docs.parent)
+        splice_report(docs, report_markdown(results, image_ref, seconds))
+    figures = results[0].headline()
+    figures["seconds"] = seconds
+    log(f"calibrate all: done in {seconds:.0f} s")
     return figures
 
 

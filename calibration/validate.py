@@ -15,7 +15,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from calibration.device import load_platform, predict_latency_s, read_calibration_comments
+from calibration.device import (
+    UNIT,
+    load_platform,
+    node_of,
+    predict_latency_s,
+    read_calibration_comments,
+)
 from simulator.errors import SocsimError
 from simulator.graph.model import ModelGraph
 
@@ -38,17 +44,21 @@ def validation_table(
     measured: pd.DataFrame,
     device_path: Path,
     graphs: Mapping[str, Mapping[str, ModelGraph]],
+    held_out: bool = True,
 ) -> pd.DataFrame:
     """One row per model: measured wall median and IQR, predictions and errors (%).
 
     ``graphs[model][variant]`` is the graph predicted under ``variant`` (``original``,
-    ``optimized``); the error columns are ``error_pct_<variant>``.
+    ``optimized``); the error columns are ``error_pct_<variant>``. ``held_out=False``
+    reports on the fit models themselves (the fit-set errors).
     """
     models = measured[measured["level"] == "model"]
     if models.empty:
         raise SocsimError("validate: the measurements have no end-to-end ('model') rows")
-    check_held_out(list(models["model"]), device_path)
-    platform = load_platform(device_path)
+    if held_out:
+        check_held_out(list(models["model"]), device_path)
+    node = node_of(device_path)
+    platform = load_platform(device_path, node)
     rows = []
     for record in models.to_dict("records"):
         name = record["model"]
@@ -56,7 +66,7 @@ def validation_table(
             raise SocsimError(f"validate: no ONNX graph for measured model '{name}'")
         row = {"model": name, "measured_s": record["median_s"], "iqr_s": record["iqr_s"]}
         for variant, graph in graphs[name].items():
-            predicted = predict_latency_s(graph, platform)
+            predicted = predict_latency_s(graph, platform, node)
             row[f"ops_{variant}"] = len(graph)
             row[f"predicted_s_{variant}"] = predicted
             row[f"error_pct_{variant}"] = (predicted / record["median_s"] - 1.0) * 100
@@ -75,105 +85,52 @@ def summary(table: pd.DataFrame, variant: str = "original") -> dict[str, float]:
     }
 
 
-def plot(table: pd.DataFrame, path: Path, variants: tuple[str, ...] = ("original",)) -> Path:
-    """Predicted vs measured (ms, log-log) with the ±10 % band; written to ``path``."""
-    import matplotlib
+def kernel_table(
+    measured: pd.DataFrame, device_path: Path, graphs: Mapping[str, ModelGraph]
+) -> pd.DataFrame:
+    """Kernel-level errors: every profiled node of ``measured`` against socsim's op time.
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    ``graphs[model]`` is the graph ORT ran (``fuse="none"``: one op per profiled node,
+    same names). The prediction is the unit's op time without the runtime's per-op
+    overhead between kernels (``calibration.runtime_overhead_us_per_op``), which the
+    profiler does not see.
+    """
+    from simulator.hardware.cost import op_time_s
 
-    measured_ms = table["measured_s"].to_numpy(float) * 1e3
-    fig, ax = plt.subplots(figsize=(5.2, 4.6), dpi=120)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    styles = {
-        "original": {"marker": "o", "color": "C0"},
-        "optimized": {"marker": "s", "facecolors": "none", "edgecolors": "C1", "s": 60},
+    node = node_of(device_path)
+    unit = load_platform(device_path, node).unit(f"{node}.{UNIT}")
+    comments = read_calibration_comments(device_path)
+    overhead = float(comments.get("runtime_overhead_us_per_op", 0.0)) * 1e-6
+    rows = []
+    for record in measured[measured["level"] == "op"].to_dict("records"):
+        graph = graphs.get(record["model"])
+        if graph is None or record["node"] not in graph:
+            continue
+        predicted = op_time_s(graph.op(record["node"]), unit) - overhead
+        rows.append(
+            {
+                "model": record["model"],
+                "node": record["node"],
+                "kind": record["kind"],
+                "op_type": record["op_type"],
+                "measured_s": record["median_s"],
+                "predicted_s": predicted,
+                "error_pct": (predicted / record["median_s"] - 1.0) * 100,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def error_stats(errors_pct) -> dict[str, float]:
+    """``n``, ``mape`` (%), ``within_10`` (share within ±10 %) of percentage errors."""
+    errors = np.abs(np.asarray(errors_pct, float))
+    if not len(errors):
+        return {"n": 0, "mape": float("nan"), "within_10": float("nan")}
+    return {
+        "n": len(errors),
+        "mape": float(np.mean(errors)),
+        "within_10": float(np.mean(errors <= WITHIN * 100)),
     }
-    for variant in variants:
-        ax.scatter(
-            measured_ms,
-            table[f"predicted_s_{variant}"] * 1e3,
-            zorder=3,
-            label=f"predicted ({variant} graph)",
-            **styles.get(variant, {"marker": "^"}),
-        )
-    low = min(measured_ms.min(), *(table[f"predicted_s_{v}"].min() * 1e3 for v in variants))
-    high = max(measured_ms.max(), *(table[f"predicted_s_{v}"].max() * 1e3 for v in variants))
-    line = np.array([low * 0.8, high * 1.25])
-    ax.plot(line, line, "k-", lw=1, label="predicted = measured")
-    ax.fill_between(
-        line, line * (1 - WITHIN), line * (1 + WITHIN), color="grey", alpha=0.25, label="±10 %"
-    )
-    ax.errorbar(
-        measured_ms,
-        table[f"predicted_s_{variants[0]}"] * 1e3,
-        xerr=table["iqr_s"].to_numpy(float) * 1e3 / 2,
-        fmt="none",
-        ecolor="C0",
-        lw=0.8,
-    )
-    from matplotlib.ticker import FormatStrFormatter
-
-    for axis in (ax.xaxis, ax.yaxis):
-        axis.set_major_formatter(FormatStrFormatter("%g"))
-        axis.set_minor_formatter(FormatStrFormatter("%g"))
-        axis.set_tick_params(which="minor", labelsize=7)
-    ax.set_xlabel("measured median latency (ms)")
-    ax.set_ylabel("socsim predicted latency (ms)")
-    ax.set_title("Held-out models on host_cpu (bars: IQR of the runs)", fontsize=10)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path)
-    plt.close(fig)
-    return path
-
-
-def _fmt_pct(value: float) -> str:
-    return f"{value:+.1f} %"
-
-
-def report_markdown(
-    table: pd.DataFrame,
-    provenance: Mapping[str, str],
-    image: str,
-    variants: tuple[str, ...] = ("original", "optimized"),
-) -> str:
-    """The validation report (markdown): headline figures, per-model table, plot."""
-    heads = {v: summary(table, v) for v in variants}
-    main = heads[variants[0]]
-    lines = [
-        f"Measured on **{provenance.get('host', '?')}** with {provenance.get('runtime', '?')}, "
-        f"{provenance.get('threads', '?')} intra-op thread(s), {provenance.get('date', '?')}.",
-        "",
-        f"**Held-out models: {main['n']}; MAPE {main['mape']:.1f} %; within ±10 %: "
-        f"{main['within_10'] * 100:.0f} % ({round(main['within_10'] * main['n'])} of "
-        f"{main['n']}); worst {_fmt_pct(main['worst'])}** (graph: `{variants[0]}`).",
-        "",
-    ]
-    for variant in variants[1:]:
-        s = heads[variant]
-        lines.append(
-            f"With the `{variant}` graph: MAPE {s['mape']:.1f} %, within ±10 % "
-            f"{s['within_10'] * 100:.0f} %, worst {_fmt_pct(s['worst'])}."
-        )
-    header = "| model | measured ms (IQR) |"
-    rule = "|---|---:|"
-    for variant in variants:
-        header += f" ops {variant} | predicted ms {variant} | error {variant} |"
-        rule += "---:|---:|---:|"
-    lines += ["", header, rule]
-    for row in table.to_dict("records"):
-        text = f"| {row['model']} | {row['measured_s'] * 1e3:.3f} ({row['iqr_s'] * 1e3:.3f}) |"
-        for variant in variants:
-            text += (
-                f" {row[f'ops_{variant}']} | {row[f'predicted_s_{variant}'] * 1e3:.3f} |"
-                f" {_fmt_pct(row[f'error_pct_{variant}'])} |"
-            )
-        lines.append(text)
-    lines += ["", f"![predicted vs measured]({image})", ""]
-    return "\n".join(lines)
 
 
 def graphs_for(

@@ -172,6 +172,14 @@ def cmd_zoo(args: argparse.Namespace) -> int:
         return EXIT_OK
     options = dict(_parse_option(text) for text in args.option)
     graph = build_zoo_model(args.name, args.dtype, **options)
+    if args.onnx:
+        from simulator.graph.onnx_export import write_onnx
+
+        if args.dtype != "fp32":
+            raise SocsimError("--onnx exports fp32 graphs only (drop --dtype)")
+        path = write_onnx(graph, Path(args.onnx), seed=args.seed)
+        print(f"{graph.name}: {len(graph)} ops, {graph.total_params:,} params -> {path}")
+        return EXIT_OK
     _print_table(graph.layer_table())
     print(
         f"\n{graph.name}: {len(graph)} ops, {graph.total_params:,} params, "
@@ -270,6 +278,10 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="KEY=VALUE",
         help="builder option, e.g. width_multiplier=0.5 (repeatable)",
     )
+    zoo.add_argument(
+        "--onnx", metavar="FILE", help="write the model as an ONNX file (CNNs; seeded weights)"
+    )
+    zoo.add_argument("--seed", type=int, default=0, help="weight seed of --onnx (default 0)")
     zoo.set_defaults(handler=cmd_zoo)
 
     explain = sub.add_parser(

@@ -17,13 +17,22 @@ from simulator.exitcodes import EXIT_INVALID
 def test_corpora_are_disjoint_and_deterministic(tmp_path):
     assert_disjoint(FIT, HOLDOUT)
     assert not {r.name for r in FIT} & {r.name for r in HOLDOUT}
-    first = build_corpus("holdout", tmp_path / "a")
-    second = build_corpus("holdout", tmp_path / "b")
-    assert list(first) == [r.name for r in HOLDOUT]
+    names = ("fit_cnn_w16_d3_r64", "fit_mlp_t64_256", "sweep_token_0")
+    first = build_corpus("fit", tmp_path / "a", names)
+    second = build_corpus("fit", tmp_path / "b", names)
+    assert sorted(first) == sorted(names)
     for name in first:
         assert first[name].read_bytes() == second[name].read_bytes()
-    digests = {model_digest(r.build()) for r in (*FIT, *HOLDOUT)}
-    assert len(digests) == len(FIT) + len(HOLDOUT)  # no two models are the same file
+    small = [r for r in FIT if r.name in names]
+    digests = {model_digest(r.build()) for r in small}
+    assert len(digests) == len(small)  # no two models are the same file
+    # a cached file is reused (same key), a stale one rebuilt
+    path = first["fit_mlp_t64_256"]
+    path.write_bytes(b"stale")
+    assert build_corpus("fit", tmp_path / "a", names)[path.stem].read_bytes() == b"stale"
+    key = tmp_path / "a" / "fit_mlp_t64_256.key.json"
+    key.write_text('{"key": "old", "graph": "x"}')
+    assert build_corpus("fit", tmp_path / "a", names)[path.stem].read_bytes() != b"stale"
 
 
 def test_shared_models_are_refused():

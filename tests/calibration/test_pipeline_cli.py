@@ -7,7 +7,7 @@ import pytest
 
 pytest.importorskip("onnxruntime")
 
-from calibration.corpus import FIT, HOLDOUT
+from calibration.corpus import QUICK
 from calibration.device import load_platform, read_calibration_comments
 from calibration.pipeline import REPORT_BEGIN, REPORT_END
 from simulator.cli import main
@@ -45,26 +45,35 @@ def test_all_writes_preset_report_and_figure(quick_run):
     code, root, docs, device = quick_run
     assert code == 0
     comments = read_calibration_comments(device)
-    assert comments["fit_models"] == ", ".join(sorted(r.name for r in FIT[:2]))
+    assert comments["fit_models"] == ", ".join(sorted(QUICK["fit"]))
     assert int(comments["ops_fitted"]) > 10
-    assert comments["notes"] == "end-to-end clock: cpu"
+    assert comments["notes"].startswith("end-to-end clock: cpu; load average ")
     unit = load_platform(device).unit("host_cpu.cpu")
     assert unit.peak_flops["fp32"] == pytest.approx(
         float(comments["peak_gflops_measured"]) * 1e9, rel=1e-5
     )
+    # the 2-thread preset, next to it, with the measured Amdahl fractions
+    two = root / "host_cpu_2t.yaml"
+    comments_2t = read_calibration_comments(two)
+    assert comments_2t["node"] == "host_cpu_2t" and comments_2t["threads"] == "2"
+    assert "conv=" in comments_2t["parallel_fractions_measured"]
+    assert load_platform(two, "host_cpu_2t").unit("host_cpu_2t.cpu").cores == 2
     text = docs.read_text()
     assert "hand-written text" in text and "\nold\n" not in text
-    assert text.count(REPORT_BEGIN) == 1 and f"| {HOLDOUT[0].name} |" in text
+    (hold,) = QUICK["holdout"]
+    assert text.count(REPORT_BEGIN) == 1 and text.count(f"| {hold} |") == 2  # 1 and 2 threads
+    assert "Fit set" in text and "kernel sweeps" in text
     assert "](img/pv.png)" in text and (root / "docs" / "img" / "pv.png").stat().st_size > 1000
     table = pd.read_csv(root / "run" / "validation.csv")
-    assert list(table["model"]) == [HOLDOUT[0].name]
-    assert table["ops_original"].iloc[0] == table["ops_optimized"].iloc[0]  # a plain CNN
+    assert list(table["model"]) == [hold]
+    kernels = pd.read_csv(root / "run" / "kernels_2t.csv")
+    assert {hold, *QUICK["fit"]} == set(kernels["model"])
 
 
 def test_measure_and_validate_steps(quick_run, capsys):
     _, root, _, device = quick_run
     out = root / "steps"
-    name = HOLDOUT[-2].name  # an MLP: another family than the fit models
+    (name,) = QUICK["holdout"]
     assert (
         main(
             ["calibrate", "measure", "--corpus", "holdout", "--model", name, "-o", str(out), *FAST]
@@ -108,3 +117,20 @@ def test_validate_refuses_a_fit_model(quick_run, capsys):
         == EXIT_INVALID
     )
     assert "were used to fit" in capsys.readouterr().err
+
+
+def test_no_docs_writes_nothing_in_the_repository(monkeypatch, tmp_path):
+    """--no-docs: preset and figure default into -o, the docs page is not touched."""
+    import calibration.pipeline
+
+    seen = {}
+    monkeypatch.setattr(
+        calibration.pipeline, "run_all", lambda *args, **kw: seen.update(args=args, kw=kw)
+    )
+    assert main(["calibrate", "all", "--no-docs", "-o", str(tmp_path), "--threads", "1"]) == 0
+    out, device, docs, image = seen["args"][:4]
+    assert out == tmp_path
+    assert docs is None and device.parent == tmp_path and image.parent == tmp_path
+    assert seen["kw"]["threads"] == (1,)
+    assert main(["calibrate", "all", "-o", str(tmp_path)]) == 0
+    assert str(seen["args"][1]) == "scenarios/devices/host_cpu.yaml"

@@ -13,14 +13,17 @@ from simulator.spec import validate_library
 
 ROOT = Path(__file__).resolve().parents[2]
 PRESET = ROOT / "scenarios" / "devices" / "host_cpu.yaml"
+PRESET_2T = ROOT / "scenarios" / "devices" / "host_cpu_2t.yaml"
 DOCS = ROOT / "docs" / "calibration.md"
 
 
-def test_preset_loads_with_the_scenario_loader():
-    assert validate_library(PRESET) == 1
-    unit = load_platform(PRESET).unit(f"{NODE}.{UNIT}")
+@pytest.mark.parametrize(("path", "node"), [(PRESET, NODE), (PRESET_2T, f"{NODE}_2t")])
+def test_preset_loads_with_the_scenario_loader(path, node):
+    assert validate_library(path) == 1
+    unit = load_platform(path, node).unit(f"{node}.{UNIT}")
     assert unit.kind == "cpu" and unit.peak_flops["fp32"] > 0 and unit.dispatch_s > 0
     assert all(0 < eff <= 1 for eff in unit.efficiency.values())
+    assert unit.cores == int(read_calibration_comments(path)["threads"])
 
 
 def test_preset_provenance():
@@ -51,7 +54,7 @@ def test_report_covers_every_held_out_model():
     text = DOCS.read_text()
     report = text[text.index(REPORT_BEGIN) : text.index(REPORT_END)]
     for recipe in HOLDOUT:
-        assert f"| {recipe.name} |" in report
+        assert report.count(f"| {recipe.name} |") == 2  # at 1 and 2 threads
     for recipe in FIT:
         assert recipe.name not in report
     image = report.split("](")[-1].split(")")[0]

@@ -1,0 +1,165 @@
+"""Kernel sweeps: few-kernel ONNX models over the shapes real CNNs and transformers use.
+
+Each sweep model holds ``KERNELS_PER_MODEL`` independent kernels of one family, each
+reading its own graph input and writing its own graph output (so the runtime keeps
+them all); the profiler times each kernel. Shapes are drawn deterministically (one
+seeded ``numpy`` generator per family) from the ranges of published ImageNet CNNs and
+encoders: a network *stage* ``s`` (feature map ``224 / 2^s``, jittered) fixes the
+resolution, channels are log-uniform around the stage's typical width (``32 x 2^s``,
+x0.25 to x4), kernels and strides from the values those networks use. Every kernel
+is costed from the runtime's optimised graph like any other model, so a sweep row
+has the same columns and features as a layer of a real network.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
+
+import numpy as np
+
+from calibration.onnxbuild import Builder
+
+KERNELS_PER_MODEL = 12
+#: Work bounds of one kernel (FLOPs): below, profiler resolution; above, measuring time.
+MAX_FLOPS = 1.2e9
+
+
+def _stage(rng: np.random.Generator) -> tuple[int, int]:
+    """(feature-map side, typical channels) of a random network stage."""
+    s = int(rng.integers(0, 6))
+    side = max(2, round(224 / 2**s * rng.uniform(0.45, 1.1)))
+    return side, 32 * 2**s
+
+
+def _channels(rng: np.random.Generator, typical: int, low: int = 3, high: int = 2048) -> int:
+    c = typical * 2 ** rng.uniform(-2, 2)
+    return int(np.clip(round(c / 8) * 8 if c > 16 else round(c), low, high))
+
+
+def _conv(b: Builder, rng: np.random.Generator) -> str:
+    for _ in range(100):
+        side, typical = _stage(rng)
+        k = int(
+            rng.choice([1, 1, 3, 3, 3, 5, 7, 11], p=[0.2, 0.15, 0.2, 0.15, 0.1, 0.1, 0.05, 0.05])
+        )
+        stride = int(rng.choice([1, 2] if k < 7 else [2, 4]))
+        c_in = 3 if k >= 7 and rng.random() < 0.5 else _channels(rng, typical)
+        c_out = _channels(rng, typical, low=8)
+        groups = int(rng.choice([1, 1, 1, 1, 2, 4, 8])) if k > 1 or rng.random() < 0.3 else 1
+        while c_in % groups or c_out % groups:
+            groups //= 2
+        out = (side + 2 * (k // 2) - k) // stride + 1
+        flops = 2 * c_out * out * out * c_in // groups * k * k
+        if 1e5 <= flops <= MAX_FLOPS and side >= k:
+            x = b.input([1, c_in, side, side], b.name("x"))
+            y = b.conv(x, c_in, c_out, k, stride, groups)
+            return b.relu(y) if rng.random() < 0.7 else y
+    raise AssertionError("no conv shape in range")
+
+
+def _dwconv(b: Builder, rng: np.random.Generator) -> str:
+    side, typical = _stage(rng)
+    c = _channels(rng, typical * 2, low=16)
+    k, stride = int(rng.choice([3, 3, 5])), int(rng.choice([1, 1, 2]))
+    x = b.input([1, c, side, side], b.name("x"))
+    y = b.conv_bn_relu(x, c, c, k, stride, group=c, relu=rng.random() < 0.7)
+    return y
+
+
+def _fc(b: Builder, rng: np.random.Generator) -> str:
+    # classifier heads and VGG/AlexNet-style FC stacks: weights from 0.1 MB to ~400 MB
+    d_in = int(2 ** rng.uniform(8, 14.6))
+    d_out = int(2 ** rng.uniform(7, 12.1))
+    x = b.input([1, d_in], b.name("x"))
+    y = b.gemm(x, d_in, d_out)
+    return b.relu(y) if rng.random() < 0.5 else y
+
+
+def _pool(b: Builder, rng: np.random.Generator) -> str:
+    side, typical = _stage(rng)
+    c = _channels(rng, typical, low=16)
+    x = b.input([1, c, side, side], b.name("x"))
+    choice = int(rng.integers(0, 4))
+    if choice == 0:
+        return b.pool(
+            x, "MaxPool", 3, 2, pad=int(rng.integers(0, 2)), ceil=bool(rng.integers(0, 2))
+        )
+    if choice == 1:
+        return b.pool(x, "MaxPool", 2, 2)
+    if choice == 2:
+        return b.pool(x, "AveragePool", 2, 2)
+    return b.node("GlobalAveragePool", [x])
+
+
+def _memory(b: Builder, rng: np.random.Generator) -> str:
+    """Concat, residual add, standalone BN + ReLU, channel shuffle, split."""
+    side, typical = _stage(rng)
+    c = _channels(rng, typical, low=16) // 2 * 2
+    x = b.input([1, c, side, side], b.name("x"))
+    choice = int(rng.integers(0, 5))
+    if choice == 0:
+        parts = [x] + [b.input([1, c, side, side], b.name("x")) for _ in range(rng.integers(1, 4))]
+        return b.concat(parts)
+    if choice == 1:
+        return b.node("Add", [x, b.input([1, c, side, side], b.name("x"))])
+    if choice == 2:
+        return b.relu(b.bn(x, c))
+    if choice == 3:
+        y = b.node("Reshape", [x, b.const([1, 2, c // 2, side, side], "int64")])
+        y = b.node("Transpose", [y], perm=[0, 2, 1, 3, 4])
+        return b.node("Reshape", [y, b.const([1, c, side, side], "int64")])
+    return b.relu(x)
+
+
+def _token(b: Builder, rng: np.random.Generator) -> str:
+    """Transformer kernels: token-wise dense, layer norm, softmax, attention matmuls."""
+    tokens = int(2 ** rng.uniform(4, 9))
+    d = int(np.clip(round(2 ** rng.uniform(6, 10.6) / 32) * 32, 64, 1536))
+    x = b.input([1, tokens, d], b.name("x"))
+    choice = int(rng.integers(0, 5))
+    if choice == 0:
+        return b.dense(x, d, d * int(rng.choice([1, 4])), relu=rng.random() < 0.5)
+    if choice == 1:
+        gamma, beta = b.const(np.ones(d)), b.weight((d,), 0.1)
+        return b.node("LayerNormalization", [x, gamma, beta], axis=-1, epsilon=1e-5)
+    if choice == 2:
+        scores = b.input([1, tokens, tokens * int(rng.choice([1, 4]))], b.name("x"))
+        return b.node("Softmax", [scores], axis=-1)
+    if choice == 3:
+        other = b.input([1, d, tokens], b.name("x"))
+        return b.node("MatMul", [x, other])
+    return b.node("Add", [x, b.input([1, tokens, d], b.name("x"))])
+
+
+FAMILIES: Mapping[str, Callable[[Builder, np.random.Generator], str]] = MappingProxyType(
+    {
+        "conv": _conv,
+        "dwconv": _dwconv,
+        "fc": _fc,
+        "pool": _pool,
+        "memory": _memory,
+        "token": _token,
+    }
+)
+#: Sweep models per family (x KERNELS_PER_MODEL kernels each); convolutions dominate
+#: CNN latency, so they get the most.
+MODELS_PER_FAMILY: Mapping[str, int] = MappingProxyType(
+    {"conv": 12, "dwconv": 6, "fc": 3, "pool": 2, "memory": 4, "token": 3}
+)
+
+
+def sweep_names(quick: bool = False) -> tuple[str, ...]:
+    """Names of the sweep models (``sweep_<family>_<i>``); ``quick``: one small one."""
+    if quick:
+        return ("sweep_pool_0",)
+    return tuple(f"sweep_{f}_{i}" for f, n in MODELS_PER_FAMILY.items() for i in range(n))
+
+
+def build_sweep(name: str, seed: int = 0, kernels: int = KERNELS_PER_MODEL):
+    """The ``onnx.ModelProto`` of sweep model ``sweep_<family>_<index>``."""
+    _, family, index = name.split("_")
+    rng = np.random.default_rng([seed, list(FAMILIES).index(family), int(index)])
+    b = Builder(int(rng.integers(1 << 31)))
+    outs = [FAMILIES[family](b, rng) for _ in range(kernels)]
+    return b.model(name, outputs=outs)
