@@ -176,20 +176,24 @@ def train_predictor_file(
     """Train the learned kernel predictor on the op rows and write it.
 
     Returns (the artifact's path, the kinds it predicts), or None when the table has no
-    feature columns (measured elsewhere, e.g. imported).
+    feature columns (measured elsewhere, e.g. imported) or no kind has ``min_rows`` kernels
+    (the quick corpus).
     """
-    from calibration.predictor_fit import train_predictor, write_predictor  # scikit-learn
+    from calibration.predictor_fit import NothingToTrainError, train_predictor, write_predictor
     from simulator.hardware.predictor import KernelPredictor
 
     if not any(str(c).startswith("feat_") for c in table.columns):
         return None
-    artifact = train_predictor(
-        table,
-        overhead_s=result.overhead_s,
-        provenance=prov.to_dict(),
-        random_state=0,
-        min_rows=min_rows,
-    )
+    try:
+        artifact = train_predictor(
+            table,
+            overhead_s=result.overhead_s,
+            provenance=prov.to_dict(),
+            random_state=0,
+            min_rows=min_rows,
+        )
+    except NothingToTrainError:
+        return None
     kinds = sorted({kind for kind, _, _ in KernelPredictor(artifact).kinds()})
     return write_predictor(artifact, path), ", ".join(kinds)
 

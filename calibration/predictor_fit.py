@@ -49,6 +49,10 @@ DEFAULTS: Mapping[str, Mapping[str, Any]] = {
 RATE_PERCENTILE = 90.0
 
 
+class NothingToTrainError(SocsimError):
+    """No (kind, dtype, threads) group of a table has enough complete op rows to train on."""
+
+
 def _estimator(method: str, random_state: int, settings: Mapping[str, Any]):
     from sklearn.ensemble import GradientBoostingRegressor, RandomForestRegressor
 
@@ -303,7 +307,7 @@ def train_predictor(
         models.append(model)
         used.update(names)
     if not models:
-        raise SocsimError(
+        raise NothingToTrainError(
             f"no (kind, dtype, threads) group has {min_rows} complete op rows to train on "
             f"(groups: {skipped})"
         )

@@ -15,7 +15,8 @@ from calibration.nets import NETS, PUBLISHED, build_net
 from calibration.ortrun import RunSettings
 from calibration.sweeps import FAMILIES, KERNELS_PER_MODEL, build_sweep, sweep_names
 from calibration.threads import kernel_fractions, parallel_fractions, weighted_median
-from simulator.cli import EXIT_ERROR, main
+from simulator.cli import main
+from simulator.exitcodes import EXIT_INVALID
 from simulator.graph.onnx_export import export_onnx, write_onnx
 from simulator.graph.onnx_import import load_onnx
 from simulator.graph.zoo import build_zoo_model
@@ -99,7 +100,7 @@ def test_zoo_cli_export_and_transformer_refusal(tmp_path, capsys):
     args = ["zoo", "mobilenet_v2", "--option", "resolution=64", "--onnx", str(target)]
     assert main(args) == 0
     assert "-> " in capsys.readouterr().out and target.stat().st_size > 1e6
-    assert main(["zoo", "transformer_encoder", "--onnx", str(tmp_path / "t.onnx")]) == EXIT_ERROR
+    assert main(["zoo", "transformer_encoder", "--onnx", str(tmp_path / "t.onnx")]) == EXIT_INVALID
     assert "convolutional" in capsys.readouterr().err
 
 
