@@ -132,6 +132,15 @@ def session_options(threads: int, optimized_path: Path | None = None, profile_pr
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
     if optimized_path is not None:
         options.optimized_model_filepath = str(optimized_path)
+        # weights beside it, not inside: VGG-class graphs pass protobuf's 2 GB limit and
+        # socsim's ONNX file bound, and the importer needs only the small tensors
+        options.add_session_config_entry(
+            "session.optimized_model_external_initializers_file_name",
+            f"{Path(optimized_path).name}.data",
+        )
+        options.add_session_config_entry(
+            "session.optimized_model_external_initializers_min_size_in_bytes", "4096"
+        )
     if profile_prefix:
         options.enable_profiling = True
         options.profile_file_prefix = profile_prefix
