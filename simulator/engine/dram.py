@@ -17,6 +17,7 @@ event beyond its own timeout (the fast path: nothing is shared, nothing recomput
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import simpy
@@ -32,7 +33,6 @@ class Stream:
     """One op's DRAM traffic: its demand and the uncontended body time it has left."""
 
     __slots__ = (
-        "alone",
         "body_from_s",
         "body_s",
         "channel",
@@ -40,6 +40,7 @@ class Stream:
         "done",
         "duration_s",
         "left_s",
+        "slowed",
         "speed",
         "waiter",
     )
@@ -60,7 +61,7 @@ class Stream:
         self.demand_bps = nbytes / body_s
         self.speed = 1.0  # fraction of the uncontended speed (allotted / demand)
         self.done = False
-        self.alone = False  # true while it has had the channel to itself since it began
+        self.slowed = False  # its body ran below full speed at some time
         self.waiter: simpy.Event | None = None
 
 
@@ -92,16 +93,21 @@ class DramChannel:
         self.streams: list[Stream] = []
         self._last_s = 0.0
         self._alarm = Alarm(env)
+        self._alarm_s = math.inf  # when the pending wake-up fires
+        self._free = True  # the streams' demands fit in the bandwidth: all at full speed
+        self._demand_bps = 0.0  # what the streams demand together
 
     def begin(self, now: float, duration_s: float, fixed_s: float, nbytes: float) -> Stream:
         """Register an op that starts now: ``duration_s`` uncontended, of which ``fixed_s``
         moves no DRAM bytes; its body moves ``nbytes``. Returns the handle for :meth:`end`."""
-        body_s = duration_s - fixed_s
-        stream = Stream(self, duration_s, now + fixed_s, body_s, nbytes)
-        if not self.streams and stream.demand_bps <= self.bandwidth_bps:
-            stream.alone = True  # within bandwidth and alone: full speed, no event
+        stream = Stream(self, duration_s, now + fixed_s, duration_s - fixed_s, nbytes)
+        total = self._demand_bps + stream.demand_bps
+        if self._free and total <= self.bandwidth_bps:
+            # nobody is short of bandwidth, before or after: every body runs at full
+            # speed, nothing to recompute (progress is integrated lazily from each
+            # body's start at speed 1)
+            self._demand_bps = total
             self.streams.append(stream)
-            self._last_s = now
             return stream
         self._advance(now)
         self.streams.append(stream)
@@ -113,11 +119,16 @@ class DramChannel:
         event that succeeds when it is."""
         if stream.done:
             return None
-        if stream.alone:  # nobody else came: it ran at full speed all along
-            self.streams.clear()
-            stream.done = True
-            return None
-        self._advance(now)
+        if not stream.slowed:  # it ran at full speed all along: its body is done now
+            if self._free:  # nobody else's speed changes
+                self.streams.remove(stream)
+                self._demand_bps -= stream.demand_bps
+                stream.done = True
+                return None
+            self._advance(now)
+            stream.left_s = 0.0
+        else:
+            self._advance(now)
         if _finished(stream, now):
             stream.left_s = 0.0
             stream.done = True
@@ -125,6 +136,7 @@ class DramChannel:
             self._share(now)
             return None
         stream.waiter = self.env.event()
+        self._share(now)  # its end needs a wake-up now
         return stream.waiter
 
     # -- the fluid model -------------------------------------------------------------------
@@ -137,37 +149,60 @@ class DramChannel:
         self._last_s = now
 
     def _share(self, now: float) -> None:
-        """Finish what is done, share the bandwidth, schedule the next event."""
-        finished = [s for s in self.streams if s.body_from_s <= now and _finished(s, now)]
+        """Finish what is done, share the bandwidth, schedule the next event.
+
+        Only two things need a wake-up: a body that starts while the bandwidth is short
+        (the shares change then), and the end of a body whose op has already slept its
+        uncontended time (its server waits on :attr:`Stream.waiter`). Every other body
+        ends when its server wakes (it ran at full speed), which calls :meth:`end`.
+        """
+        streams = self.streams
+        finished = [s for s in streams if s.body_from_s <= now and _finished(s, now)]
         for s in finished:
             s.left_s = 0.0
             s.done = True
-            self.streams.remove(s)
-        for s in self.streams:
-            s.alone = False
-        running = [s for s in self.streams if s.body_from_s <= now]
-        allotted = water_fill([s.demand_bps for s in running], self.bandwidth_bps)
-        next_s = float("inf")
-        for s, a in zip(running, allotted, strict=True):
-            s.speed = min(a / s.demand_bps, 1.0) if s.demand_bps else 1.0
-            if s.speed:
-                next_s = min(next_s, s.left_s / s.speed)
-        for s in self.streams:
-            if s.body_from_s > now:
-                s.speed = 0.0  # its body has not begun: it demands nothing yet
-                next_s = min(next_s, s.body_from_s - now)
-        if self.streams:
-            self._alarm.set(next_s, self._wake)
+            streams.remove(s)
+        total = 0.0
+        for s in streams:
+            total += s.demand_bps
+        self._demand_bps = total
+        next_s = math.inf
+        if total <= self.bandwidth_bps:
+            self._free = True
+            for s in streams:
+                s.speed = 1.0  # a body yet to start will run at full speed from its start
+                if s.waiter is not None:
+                    next_s = min(next_s, max(s.body_from_s - now, 0.0) + s.left_s)
         else:
-            self._alarm.clear()
+            self._free = False
+            running = [s for s in streams if s.body_from_s <= now]
+            allotted = water_fill([s.demand_bps for s in running], self.bandwidth_bps)
+            for s, a in zip(running, allotted, strict=True):
+                s.speed = min(a / s.demand_bps, 1.0)
+                if s.speed < 1.0:
+                    s.slowed = True
+                if s.waiter is not None:
+                    next_s = min(next_s, s.left_s / s.speed)
+            for s in streams:
+                if s.body_from_s > now:
+                    s.speed = 0.0  # its body has not begun: it demands nothing yet
+                    next_s = min(next_s, s.body_from_s - now)
+        if next_s != self._alarm_s - now:
+            if math.isfinite(next_s):
+                self._alarm.set(next_s, self._wake)
+                self._alarm_s = now + next_s
+            else:
+                self._alarm.clear()
+                self._alarm_s = math.inf
         if self.on_share is not None:
-            self.on_share(now, tuple(self.streams))
+            self.on_share(now, tuple(streams))
         for s in finished:
             if s.waiter is not None:
                 s.waiter.succeed()
 
     def _wake(self) -> None:
         now = self.env.now
+        self._alarm_s = math.inf
         self._advance(now)
         self._share(now)
 

@@ -303,14 +303,14 @@ class Engine(PowerWatch, Fallback):
             energy, level, busy_w, at_level_s = at_level
             stall_s = 0.0
             if plan.dram[i] is not None:  # the op lasted its time at the level + the stall
-                stall_s = max(end_s - start_s - at_level_s, 0.0)
+                stall_s = max(end_s - (start_s + at_level_s), 0.0)  # exact 0 unstalled
                 if stall_s:
                     energy = busy_w * plan.core_share[i] * (end_s - start_s)
         else:
             energy, level = plan.energy_j[i], -1
             stall_s = 0.0
             if plan.dram[i] is not None:  # a stalled unit stays busy at active power
-                stall_s = max(end_s - start_s - plan.duration_s[i], 0.0)
+                stall_s = max(end_s - (start_s + plan.duration_s[i]), 0.0)
                 if stall_s:
                     energy *= (end_s - start_s) / plan.duration_s[i]
         watch = self.unit_power.get(plan.units[i])

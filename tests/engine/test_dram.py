@@ -6,9 +6,11 @@ import pytest
 import simpy
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from strategies import scenarios
 
-from simulator.engine import simulate
+from simulator.engine import Engine, plan_replicas, simulate
 from simulator.engine.dram import DramChannel
+from simulator.platform import CostOracle
 from simulator.spec import load_scenario, parse_scenario
 
 EXACT = 1e-12
@@ -159,6 +161,30 @@ def test_summed_dram_rates_never_exceed_the_bandwidth(ops, bandwidth):
         >= sum(op[3] for op in ops) / bandwidth * (1 - 1e-9)
         or len(ops) == 1
     )
+
+
+@settings(max_examples=25, deadline=None)
+@given(scenarios())
+def test_the_engine_never_pulls_more_than_a_nodes_dram_bandwidth(doc):
+    """Random scenarios through the engine, every re-share of every node's DRAM recorded."""
+    doc["workload"][0]["arrival"] = {"process": "poisson", "rate_hz": 2000}  # overlap
+    scenario = parse_scenario(doc)
+    oracle = CostOracle(scenario.platform)
+    engine = Engine(scenario, plan_replicas(scenario, oracle), oracle)
+    shares = []
+    for channel in set(engine.dram.values()):
+        channel.on_share = lambda now, s, c=channel: shares.append(
+            (c, now, [x.speed for x in s], s)
+        )
+    engine.run()
+    for channel, now, speeds, streams in shares:
+        pulled = sum(
+            s.demand_bps * v for s, v in zip(streams, speeds, strict=True) if s.body_from_s <= now
+        )
+        assert pulled <= channel.bandwidth_bps * (1 + 1e-9)
+    ops = engine.ledger.op_table()
+    assert (ops["memory_stall_s"] >= 0).all()
+    assert (ops["end_s"] - ops["start_s"] >= ops["memory_stall_s"]).all()
 
 
 def test_codl_fc6_takes_at_least_its_weights_over_dram_bandwidth():
