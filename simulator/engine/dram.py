@@ -23,7 +23,7 @@ from collections.abc import Callable
 import simpy
 
 from simulator.engine.servers import Alarm
-from simulator.hardware.dram import water_fill
+from simulator.hardware.dram import fill_unchecked
 
 #: relative body time under which a stream counts as done (absorbs float rounding)
 _EPS = 1e-9
@@ -109,6 +109,16 @@ class DramChannel:
             self._demand_bps = total
             self.streams.append(stream)
             return stream
+        if fixed_s > 0:
+            # the shares change only when its body begins: wake up then
+            self._demand_bps = total
+            self._free = False
+            stream.speed = 0.0
+            self.streams.append(stream)
+            if stream.body_from_s < self._alarm_s:
+                self._alarm.set(fixed_s, self._wake)
+                self._alarm_s = stream.body_from_s
+            return stream
         self._advance(now)
         self.streams.append(stream)
         self._share(now)
@@ -176,7 +186,7 @@ class DramChannel:
         else:
             self._free = False
             running = [s for s in streams if s.body_from_s <= now]
-            allotted = water_fill([s.demand_bps for s in running], self.bandwidth_bps)
+            allotted = fill_unchecked([s.demand_bps for s in running], self.bandwidth_bps)
             for s, a in zip(running, allotted, strict=True):
                 s.speed = min(a / s.demand_bps, 1.0)
                 if s.speed < 1.0:

@@ -42,6 +42,12 @@ def water_fill(demands_bps: Sequence[float], capacity_bps: float) -> list[float]
     for d in demands_bps:
         if not (d >= 0 and math.isfinite(d)):
             raise ValueError(f"demands must be finite and >= 0, got {d}")
+    return fill_unchecked(demands_bps, capacity_bps)
+
+
+def fill_unchecked(demands_bps: Sequence[float], capacity_bps: float) -> list[float]:
+    """:func:`water_fill` without the input checks (the engine's demands are checked
+    when its streams are made)."""
     if sum(demands_bps) <= capacity_bps:
         return list(demands_bps)
     order = sorted(range(len(demands_bps)), key=demands_bps.__getitem__)
