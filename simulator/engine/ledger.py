@@ -153,8 +153,8 @@ class Ledger:
         plan = request.plan
         uid = plan.units[i]
         self.active_energy[uid] += energy_j
-        if stall_s:
-            self.memory_stall[uid] += stall_s
+        if stall_s:  # in whole-unit seconds, as busy_s
+            self.memory_stall[uid] += stall_s * plan.core_share[i]
         if end_s > self.last_op_end_s:
             self.last_op_end_s = end_s
         waits = self.queue_waits[uid]
