@@ -274,7 +274,8 @@ class Engine(PowerWatch, Fallback):
             dram = plan.dram[i]
             if dram is None:
                 return None
-            return self.dram[plan.units[i]].begin(now, plan.duration_s[i], *dram)
+            fixed_s, nbytes = dram
+            return self.dram[plan.units[i]].begin(now, plan.duration_s[i], fixed_s, nbytes)
         state = self.dvfs[plan.units[i]]
         level = state.decide(now)
         fixed_s, compute_s, memory_s = parts

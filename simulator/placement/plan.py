@@ -101,11 +101,16 @@ class ExecutionPlan:
 def _dram_demand(op, uid: str, oracle: CostOracle) -> tuple[float, float] | None:
     """(fixed s, DRAM bytes) of an op that pulls from a node's finite shared DRAM, else None.
 
-    An op with a tabled time or no memory term has no known DRAM rate: it shares nothing.
+    An op with a tabled time or no memory term has no known DRAM rate: it shares nothing;
+    neither does an op on a node that can run only one op at a time within its bandwidth.
     """
-    if math.isinf(oracle.platform.node_of(uid).dram_bps):
-        return None
+    node = oracle.platform.node_of(uid)
     unit = oracle.platform.unit(uid)
+    if math.isinf(node.dram_bps):
+        return None
+    if len(node.units) == 1 and unit.slots == 1:
+        if unit.memory_bandwidth_bytes_per_s <= node.dram_bps:
+            return None  # one op at a time, never short of bandwidth: nothing to share
     fixed_s, _, memory_s = op_time_parts_s(op, unit, uid)
     nbytes = dram_traffic_bytes(op, unit)
     if memory_s <= 0 or nbytes <= 0:
