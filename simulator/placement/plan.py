@@ -108,9 +108,9 @@ def _dram_demand(op, uid: str, oracle: CostOracle) -> tuple[float, float] | None
     unit = oracle.platform.unit(uid)
     if math.isinf(node.dram_bps):
         return None
-    if len(node.units) == 1 and unit.slots == 1:
-        if unit.memory_bandwidth_bytes_per_s <= node.dram_bps:
-            return None  # one op at a time, never short of bandwidth: nothing to share
+    alone = len(node.units) == 1 and unit.slots == 1
+    if alone and unit.memory_bandwidth_bytes_per_s <= node.dram_bps:
+        return None  # one op at a time, never short of bandwidth: nothing to share
     fixed_s, _, memory_s = op_time_parts_s(op, unit, uid)
     nbytes = dram_traffic_bytes(op, unit)
     if memory_s <= 0 or nbytes <= 0:
