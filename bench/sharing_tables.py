@@ -153,11 +153,13 @@ TABLES = {
 
 
 def main(argv: list[str]) -> int:
-    which = argv[1:] or list(TABLES)
-    unknown = [w for w in which if w not in TABLES]
-    if unknown or "--help" in argv or "-h" in argv:
+    if "--help" in argv or "-h" in argv:
         print(__doc__)
-        return 0 if not unknown else 2
+        return 0
+    which = argv[1:] or list(TABLES)
+    if any(w not in TABLES for w in which):
+        print(__doc__)
+        return 2
     for name in which:
         print(f"{name}\n\n{TABLES[name]()}\n")
     return 0
