@@ -10,7 +10,8 @@ Variants of the two shipped scenarios (``codl_cpu_gpu_vgg16.yaml``,
 ``modnn_phones_vgg16.yaml``) are built as plain dicts and parsed with
 :func:`simulator.spec.parse_scenario` (there is no sweep engine yet). Every latency is
 the engine's (:func:`simulator.engine.simulate`) for one request on an idle platform;
-the script checks that it equals the placement's list-schedule estimate.
+the script checks that it equals the placement's list-schedule estimate, or exceeds it
+when parts running at once stalled on the phone's shared DRAM (docs/shared-dram.md).
 """
 
 from __future__ import annotations
@@ -44,10 +45,13 @@ def measure(document: dict) -> tuple[float, dict]:
     """Engine latency (s) of one request and the placement notes."""
     scenario = parse_scenario(document, base_dir=HERE)
     plan = next(iter(plan_apps(scenario).values()))
-    latency = float(simulate(scenario).requests["latency_s"].iloc[0])
+    result = simulate(scenario)
+    latency = float(result.requests["latency_s"].iloc[0])
     predicted = estimate(plan, CostOracle(scenario.platform)).latency_s
-    if abs(latency - predicted) > 1e-12 * latency:
-        raise AssertionError(f"engine {latency} != estimate {predicted}")
+    stalled = result.ops["memory_stall_s"].any()
+    # the estimate does not model shared DRAM: equal unless ops stalled on it, else above
+    if (abs(latency - predicted) if not stalled else predicted - latency) > 1e-12 * latency:
+        raise AssertionError(f"engine {latency} vs estimate {predicted} (DRAM stall: {stalled})")
     return latency, dict(plan.placement.notes)
 
 

@@ -93,9 +93,15 @@ from simulator.platform import CostOracle  # noqa: E402
 
 
 # -- the workload ------------------------------------------------------------------------------
-def build_scenario(n_requests: int, seed: int = 1, predictor: Path | None = None):
+def build_scenario(
+    n_requests: int, seed: int = 1, predictor: Path | None = None, dram_gb_s: float | None = None
+):
     """The benchmark scenario: ``n_requests`` requests alternating between two apps; with
-    ``predictor`` (an artifact file), every unit of the phone uses it."""
+    ``predictor`` (an artifact file), every unit of the phone uses it.
+
+    ``dram_gb_s`` overrides the phone's shared DRAM bandwidth (76.8 GB/s in the preset):
+    a huge value leaves every op at full speed, the engine's no-contention fast path.
+    """
     n_vision = (n_requests + 1) // 2
     n_aux = n_requests // 2
     workload = [
@@ -136,7 +142,10 @@ def build_scenario(n_requests: int, seed: int = 1, predictor: Path | None = None
         "name": "bench_engine",
         "seed": seed,
         "include": ["devices/flagship_phone.yaml"],
-        "nodes": {"phone": {"preset": "flagship_phone"}},  # units: + predictor (below)
+        "nodes": {  # units: + predictor (below)
+            "phone": {"preset": "flagship_phone"}
+            | ({"dram_bandwidth_gb_s": dram_gb_s} if dram_gb_s is not None else {})
+        },
         "models": {
             "mnv2": {"zoo": "mobilenet_v2", "dtype": "int8"},
             "r18": {"zoo": "resnet18", "dtype": "fp16"},
@@ -424,12 +433,18 @@ def main(argv=None) -> int:
     parser.add_argument("--requests", type=int, default=100, help="total requests (default 100)")
     parser.add_argument("--repeat", type=int, default=5, help="timed runs of each (default 5)")
     parser.add_argument("--json", action="store_true", help="also print one JSON line")
+    parser.add_argument(
+        "--dram-gb-s",
+        type=float,
+        default=None,
+        help="the phone's shared DRAM bandwidth (default: the preset's 76.8; 1e9: no contention)",
+    )
     args = parser.parse_args(argv)
     if args.requests < 1 or args.repeat < 1:
         parser.error("--requests and --repeat must be >= 1")
 
     t_start = time.perf_counter()
-    scenario = build_scenario(args.requests)
+    scenario = build_scenario(args.requests, dram_gb_s=args.dram_gb_s)
     oracle = CostOracle(scenario.platform)
     plans = plan_apps(scenario, oracle)
     bare_plans = {app: BarePlan(plan) for app, plan in plans.items()}

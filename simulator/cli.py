@@ -204,7 +204,7 @@ def _parse_option(text: str) -> tuple[str, object]:
 def cmd_explain(args: argparse.Namespace) -> int:
     from simulator.engine import plan_apps, simulate
     from simulator.placement.estimate import estimate
-    from simulator.placement.explain import cut_table, op_table
+    from simulator.placement.explain import cut_table, op_table, stall_table
     from simulator.platform import CostOracle
     from simulator.spec import load_scenario
 
@@ -239,8 +239,21 @@ def cmd_explain(args: argparse.Namespace) -> int:
             f" (ops + radio, no idle); simulated latency mean {mine.mean() * 1e3:.4g} ms,"
             f" p50 {mine.median() * 1e3:.4g} ms over {len(mine)} request(s)"
         )
+        stalls = result.ops[result.ops["app"] == entry.app]["memory_stall_s"]
+        if len(mine):
+            print(
+                f"  memory stall (ops waiting for their node's shared DRAM): "
+                f"{stalls.sum() / len(mine) * 1e3:.4g} ms per request"
+            )
         if len(mine) and mine.min() > predicted.latency_s * (1 + 1e-9):
-            print("  (simulated > predicted: requests contend for units or links)")
+            print(
+                "  (simulated > predicted: requests contend for units or links, and ops "
+                "running at once share DRAM, which the estimate does not model)"
+            )
+        stalled = stall_table(result.ops, entry.app)
+        if len(stalled):
+            print("\n  ops slowed most by shared DRAM (simulated, mean over requests):")
+            _print_table(stalled)
         print()
     return EXIT_OK
 

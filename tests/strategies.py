@@ -66,6 +66,8 @@ def scenarios(
             "role": "device",
             "sync_us": draw(st.floats(0, 300)),
             "shared_memory_bandwidth_gb_s": draw(st.floats(0.5, 20)),
+            # below the units' own: ops stall on shared DRAM even when alone
+            **({"dram_bandwidth_gb_s": draw(st.floats(1, 100))} if draw(st.booleans()) else {}),
             "units": units,
         }
     }

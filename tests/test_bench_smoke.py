@@ -18,6 +18,7 @@ BENCH = Path(__file__).resolve().parents[1] / "bench"
         ("engine.py", ["--requests", "4", "--repeat", "1"], "requirement ours >= 0.5 x bare"),
         ("placement.py", ["--sizes", "20", "--repeat", "1"], "ops"),
         ("dvfs_window.py", ["--decisions", "50"], "ops"),
+        ("sharing_tables.py", ["--help"], "docs/sharing.md"),
     ],
 )
 def test_bench_script_runs(script, args, expected):

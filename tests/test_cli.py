@@ -79,6 +79,15 @@ def test_explain_shows_decision_cut_and_prediction(capsys):
     assert "predicted latency 1157 ms" in out
 
 
+def test_explain_names_the_shared_dram_stall(capsys):
+    assert main(["explain", "scenarios/examples/codl_cpu_gpu_vgg16.yaml"]) == 0
+    out = capsys.readouterr().out
+    # CPU and GPU parts of fc6/fc7 share the phone's 76.8 GB/s (tests/engine/test_dram.py)
+    assert "memory stall (ops waiting for their node's shared DRAM): 2.616 ms per request" in out
+    stalled = out.split("ops slowed most by shared DRAM")[1].splitlines()
+    assert stalled[2].split()[:2] == ["fc6#0", "phone.gpu"]
+
+
 def test_scenario_format_reference_is_current():
     text = Path("docs/scenario-format.md").read_text(encoding="utf-8")
     assert reference.splice(text) == text, "run: python -m simulator.spec.reference"

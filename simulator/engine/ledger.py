@@ -51,6 +51,7 @@ OP_COLUMNS = (
     "end_s",
     "energy_j",
     "level",
+    "memory_stall_s",
 )
 TRANSFER_COLUMNS = (
     "request_id",
@@ -103,6 +104,7 @@ class Ledger:
         self.weights = dict.fromkeys(units, 0)
         self.active_energy = dict.fromkeys(units, 0.0)  # energy of the ops each unit ran
         self.partial_busy = dict.fromkeys(units, 0.0)  # ops cut short when the run stopped
+        self.memory_stall = dict.fromkeys(units, 0.0)  # op time lost waiting for shared DRAM
         self.partial_rows: list[tuple[str, float, float, float, float]] = []
         self._deployed: set = set()
         self._node = {uid: platform.node_of(uid).name for uid in units}
@@ -139,11 +141,20 @@ class Ledger:
 
     # -- trace -------------------------------------------------------------------------------
     def op(
-        self, request, i: int, start_s: float, end_s: float, energy_j: float, level: int
+        self,
+        request,
+        i: int,
+        start_s: float,
+        end_s: float,
+        energy_j: float,
+        level: int,
+        stall_s: float = 0.0,
     ) -> None:
         plan = request.plan
         uid = plan.units[i]
         self.active_energy[uid] += energy_j
+        if stall_s:  # in whole-unit seconds, as busy_s
+            self.memory_stall[uid] += stall_s * plan.core_share[i]
         if end_s > self.last_op_end_s:
             self.last_op_end_s = end_s
         waits = self.queue_waits[uid]
@@ -167,6 +178,7 @@ class Ledger:
                 end_s,
                 energy_j,
                 level,
+                stall_s,
             )
         )
 
@@ -340,6 +352,7 @@ class Ledger:
                     "role": node.role,
                     "ops_run": server.jobs_served,
                     "busy_s": busy,
+                    "memory_stall_s": self.memory_stall[uid],
                     "utilisation": busy / span_s if span_s > 0 else 0.0,
                     "idle_energy_j": idle_energy,
                     "active_energy_j": active_energy,

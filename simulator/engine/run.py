@@ -16,6 +16,8 @@ import numpy as np
 import simpy
 
 from simulator.engine.book import RequestBook
+from simulator.engine.dram import DramChannel
+from simulator.engine.dram import Stream as DramStream
 from simulator.engine.dvfs import DvfsState
 from simulator.engine.fallback import Fallback
 from simulator.engine.ledger import Ledger
@@ -41,7 +43,7 @@ from simulator.limits import MAX_REQUESTS
 from simulator.network.impairments import impairments_for
 from simulator.network.topology import BITS_PER_BYTE
 from simulator.placement.plan import ExecutionPlan, Move
-from simulator.platform import CostOracle
+from simulator.platform import CostOracle, unit_id
 from simulator.scheduling import DISPATCHERS, SCHEDULERS, ReplicaLoad
 from simulator.spec.scenario import Scenario
 from simulator.workload import AfterCompletion
@@ -122,6 +124,13 @@ class Engine(PowerWatch, Fallback):
                     link.latency_s,
                     impairments_for(link, src, scenario.seed, replicate),
                 )
+        # each node's DRAM, shared by the ops its units run at once (finite bandwidth only)
+        self.dram: dict[str, DramChannel] = {}
+        for node in platform.nodes.values():
+            if math.isfinite(node.dram_bps):
+                channel = DramChannel(self.env, node.name, node.dram_bps)
+                for unit in node.units:
+                    self.dram[unit_id(node.name, unit.name)] = channel
         self.ledger = Ledger(platform, self.units, keep_rows)
         self._watch_power(platform)
         self.apps = []
@@ -263,7 +272,7 @@ class Engine(PowerWatch, Fallback):
         elif request.waits[i] < 0:
             raise SimulationError(f"op {request.plan.ops[i]} delivered too often")
 
-    def _op_start(self, payload, now: float) -> float | None:
+    def _op_start(self, payload, now: float) -> float | DramStream | None:
         request, i = payload
         if request.first_start_s is None:
             request.first_start_s = now
@@ -278,7 +287,11 @@ class Engine(PowerWatch, Fallback):
                 increment = watch[1] * plan.core_share[i]
                 watch[0].changed(increment)
                 self.running[(request.rid, i)] = (plan.units[i], now, increment, request)
-            return None
+            dram = plan.dram[i]
+            if dram is None:
+                return None
+            fixed_s, nbytes = dram
+            return self.dram[plan.units[i]].begin(now, plan.duration_s[i], fixed_s, nbytes)
         state = self.dvfs[plan.units[i]]
         level = state.decide(now)
         fixed_s, compute_s, memory_s = parts
@@ -287,20 +300,36 @@ class Engine(PowerWatch, Fallback):
         if request.op_energy is None:
             request.op_energy = [None] * plan.size
         busy_w = state.table.active_power_w(level)
-        request.op_energy[i] = (busy_w * plan.core_share[i] * duration_s, level, busy_w)
+        request.op_energy[i] = (busy_w * plan.core_share[i] * duration_s, level, busy_w, duration_s)
         if watch is not None:
             unit = self.scenario.platform.unit(plan.units[i])
             increment = (busy_w - unit.idle_w) * plan.core_share[i]
             watch[0].changed(increment)
             self.running[(request.rid, i)] = (plan.units[i], now, increment, request)
-        return duration_s
+        dram = plan.dram[i]
+        if dram is None or duration_s <= fixed_s:
+            return duration_s
+        return self.dram[plan.units[i]].begin(now, duration_s, fixed_s, dram[1])
 
     def _op_done(self, payload, start_s: float, end_s: float) -> None:
         request, i = payload
         rep = request.rep
         plan = request.plan
         at_level = request.op_energy[i] if request.op_energy is not None else None
-        energy, level = at_level[:2] if at_level is not None else (plan.energy_j[i], -1)
+        if at_level is not None:
+            energy, level, busy_w, at_level_s = at_level
+            stall_s = 0.0
+            if plan.dram[i] is not None:  # the op lasted its time at the level + the stall
+                stall_s = max(end_s - (start_s + at_level_s), 0.0)  # exact 0 unstalled
+                if stall_s:
+                    energy = busy_w * plan.core_share[i] * (end_s - start_s)
+        else:
+            energy, level = plan.energy_j[i], -1
+            stall_s = 0.0
+            if plan.dram[i] is not None:  # a stalled unit stays busy at active power
+                stall_s = max(end_s - (start_s + plan.duration_s[i]), 0.0)
+                if stall_s:
+                    energy *= (end_s - start_s) / plan.duration_s[i]
         watch = self.unit_power.get(plan.units[i])
         if watch is not None:
             increment = self.running.pop((request.rid, i))[2]
@@ -308,7 +337,7 @@ class Engine(PowerWatch, Fallback):
         request.energy_j += energy
         if rep.on_device[i]:
             request.device_energy_j += energy
-        self.ledger.op(request, i, start_s, end_s, energy, level)
+        self.ledger.op(request, i, start_s, end_s, energy, level, stall_s)
         if request.phase is not None:
             request.phase[i] = DONE
             if request.abandoned:  # the op ran (and drew power) for an attempt given up

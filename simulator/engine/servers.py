@@ -15,7 +15,9 @@ from typing import Any
 import simpy
 
 #: A job: (duration_s, on_start(payload, t), on_finish(payload, start_s, end_s), payload).
-#: ``on_start`` may return a duration that replaces ``duration_s`` (decided at start).
+#: ``on_start`` may return a duration that replaces ``duration_s`` (decided at start), or
+#: a :class:`~simulator.engine.dram.Stream` when the op shares its node's DRAM (it then
+#: lasts at least the stream's uncontended duration, longer while DRAM is contended).
 Job = tuple[float, Callable[[Any, float], None] | None, Callable[[Any, float, float], None], Any]
 
 
@@ -91,12 +93,22 @@ class Server:
             _, (duration_s, on_start, on_finish, payload) = heappop(queue)
             self.backlog_s -= duration_s
             start_s = env.now
+            stream = None
             if on_start is not None:
                 decided = on_start(payload, start_s)
-                if decided is not None:  # the unit set its speed now (DVFS)
-                    duration_s = decided
+                if decided is not None:
+                    if isinstance(decided, float):  # the unit set its speed now (DVFS)
+                        duration_s = decided
+                    else:  # the op shares the node's DRAM: a Stream (engine/dram.py)
+                        stream = decided
+                        duration_s = stream.duration_s
             if duration_s > 0:
-                yield env.timeout(duration_s)
+                yield env.timeout(duration_s)  # an op never runs faster than alone
+            if stream is not None:
+                stalled = stream.channel.end(stream, env.now)
+                if stalled is not None:  # slowed by other ops pulling DRAM: not done yet
+                    yield stalled
+                    duration_s = env.now - start_s
             self.busy_s += duration_s
             self.jobs_served += 1
             on_finish(payload, start_s, env.now)

@@ -96,7 +96,7 @@ class Request:
         self.ready_s = [arrival_s] * plan.size
         self.holders = list(plan.holders)
         self.inbufs: list[list | None] = [None] * plan.size
-        self.op_energy: list | None = None  # (energy, DVFS level) of ops on DVFS units
+        self.op_energy: list | None = None  # (energy, level, power, duration) of DVFS ops
         self.outputs_left = plan.n_outputs
         self.first_start_s = None
         self.finish_s = None

@@ -56,6 +56,8 @@ class NodeThermal:
         """The node's power moved by ``delta_w`` now."""
         self._advance()
         self.power_w += delta_w
+        if -1e-9 < self.power_w < 0:  # increments that cancel leave rounding (-2e-16 W)
+            self.power_w = 0.0
         now = self.env.now
         points = self._points
         if points[-4] == now and points[-1] <= _POWER:

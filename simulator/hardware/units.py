@@ -211,6 +211,10 @@ class Node:
         innermost first; every unit sees them after its own levels, at most as fast
         as its last own level, and not at all when no larger than it (its ``caches``
         are resolved here, :func:`simulator.hardware.memory.resolve`).
+    dram_bandwidth_bytes_per_s : float or None
+        DRAM bandwidth all the node's units together can pull (B/s), shared by the ops
+        running at once (``docs/shared-dram.md``). None: the largest unit
+        ``memory_bandwidth_bytes_per_s`` (see :attr:`dram_bps`).
     """
 
     name: str
@@ -222,6 +226,7 @@ class Node:
     thermal: ThermalModel | None = None
     battery_j: float | None = None
     caches: tuple[CacheLevel, ...] = ()
+    dram_bandwidth_bytes_per_s: float | None = None
 
     def __post_init__(self) -> None:
         self._resolve_caches()
@@ -237,6 +242,9 @@ class Node:
             raise SocsimError(f"node '{self.name}': battery capacity must be > 0")
         if not self.shared_memory_bandwidth_bytes_per_s > 0:
             raise SocsimError(f"node '{self.name}': shared memory bandwidth must be > 0")
+        dram = self.dram_bandwidth_bytes_per_s
+        if dram is not None and not dram > 0:
+            raise SocsimError(f"node '{self.name}': DRAM bandwidth must be > 0, got {dram}")
         seen = set()
         for pair in self.sync_pairs:
             unknown = sorted(set(pair.units) - set(names))
@@ -270,6 +278,19 @@ class Node:
                     raise SocsimError(f"node '{self.name}' (shared caches): {exc}") from None
             units.append(unit)
         object.__setattr__(self, "units", tuple(units))
+
+    @property
+    def dram_bps(self) -> float:
+        """DRAM bandwidth (B/s) the node's running ops share.
+
+        The declared ``dram_bandwidth_bytes_per_s``, else the largest unit
+        ``memory_bandwidth_bytes_per_s``: no unit alone is throttled by the default, and
+        no set of units together exceeds what the fastest one could pull (``inf`` when
+        every unit is never memory-bound: nothing is shared).
+        """
+        if self.dram_bandwidth_bytes_per_s is not None:
+            return self.dram_bandwidth_bytes_per_s
+        return max(u.memory_bandwidth_bytes_per_s for u in self.units)
 
     def sync_for(self, a: str, b: str) -> tuple[float, str]:
         """(sync cost in s, mechanism) of an edge between units ``a`` and ``b`` of this node."""

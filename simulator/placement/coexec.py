@@ -38,7 +38,10 @@ For an op ``o`` split with ratio ``r_u`` on unit ``u`` (home ``h``), unit ``u`` 
 
 so ``F_u`` is the maximum of (at most ``2 × predecessors``) lines ``a + b·r``. A split
 takes ``T = max_u F_u(r_u) + merge``, the merge being the oracle's time of the merge op
-on the home.
+on the home. Parts on units of one node share its DRAM (``docs/shared-dram.md``): the
+predicted finish is at least the first part's body start plus their DRAM bytes over the
+node's DRAM bandwidth (a lower bound, applied to the predicted time of the real parts;
+the balanced ratios themselves ignore it).
 
 Balanced ratios
 ---------------
@@ -80,6 +83,7 @@ from simulator.graph.transforms import (
     part_ops,
     split_ops,
 )
+from simulator.hardware.cost import dram_traffic_bytes, op_time_parts_s
 from simulator.placement.balance import Line, balanced_ratios, water_fill
 from simulator.placement.base import POLICIES, Placement
 from simulator.placement.objectives import (
@@ -222,12 +226,28 @@ class _Model:
         units = list(ratios)
         values = [ratios[u] for u in units]
         parts = part_ops(op, values, axis)
-        finish = max(
-            self.input_time_s(op, uid, axis, values, i)
-            + self.oracle.op_time_s(part, uid)
-            + self.back_time_s(part.output_bytes, uid)
-            for i, (uid, part) in enumerate(zip(units, parts, strict=True))
-        )
+        finish = 0.0
+        body_from: dict[str, float] = {}  # per node: the first part's body start
+        dram_bytes: dict[str, list[float]] = {}  # per node: the DRAM bytes of its parts
+        for i, (uid, part) in enumerate(zip(units, parts, strict=True)):
+            arrive_s = self.input_time_s(op, uid, axis, values, i)
+            finish = max(
+                finish,
+                arrive_s
+                + self.oracle.op_time_s(part, uid)
+                + self.back_time_s(part.output_bytes, uid),
+            )
+            unit = self.oracle.platform.unit(uid)
+            node = self.oracle.platform.node_of(uid).name
+            fixed_s = op_time_parts_s(part, unit, uid)[0]
+            body_from[node] = min(body_from.get(node, math.inf), arrive_s + fixed_s)
+            dram_bytes.setdefault(node, []).append(dram_traffic_bytes(part, unit))
+        for node, nbytes in dram_bytes.items():
+            # parts on one node share its DRAM (docs/shared-dram.md): together they
+            # cannot move their bytes faster than its bandwidth (a lower bound)
+            if len(nbytes) > 1:
+                dram_bps = self.oracle.platform.nodes[node].dram_bps
+                finish = max(finish, body_from[node] + sum(nbytes) / dram_bps)
         return finish + self.oracle.op_time_s(merge_op(op), self.home)
 
 

@@ -1,4 +1,4 @@
-"""Readable views of a placement decision: per-op table and cut tensors (pure)."""
+"""Readable views of a placement decision: per-op table, cut tensors, DRAM stalls (pure)."""
 
 from __future__ import annotations
 
@@ -50,3 +50,36 @@ def cut_table(plan: ExecutionPlan, oracle: CostOracle) -> pd.DataFrame:
         )
     columns = ["from_op", "to_ops", "from", "to", "kind", "route", "bytes", "time_s"]
     return pd.DataFrame(rows, columns=columns)
+
+
+def stall_table(ops: pd.DataFrame, app: str, top: int = 10) -> pd.DataFrame:
+    """The ops of ``app`` that waited for their node's shared DRAM in a simulated run.
+
+    Parameters
+    ----------
+    ops : DataFrame
+        A run's ops trace (columns ``app``, ``op``, ``unit``, ``start_s``, ``end_s``,
+        ``memory_stall_s``).
+    app : str
+    top : int
+        Rows kept, largest mean stall first.
+
+    Returns
+    -------
+    DataFrame
+        op, unit, mean time (s), mean and max memory stall (s) over the requests, the
+        stall's share of the op's time; only ops that stalled.
+    """
+    mine = ops[(ops["app"] == app) & (ops["memory_stall_s"] > 0)]
+    columns = ["op", "unit", "time_s", "stall_mean_s", "stall_max_s", "stall_share"]
+    if mine.empty:
+        return pd.DataFrame(columns=columns)
+    mine = mine.assign(time_s=mine["end_s"] - mine["start_s"])
+    grouped = mine.groupby(["op", "unit"], sort=False).agg(
+        time_s=("time_s", "mean"),
+        stall_mean_s=("memory_stall_s", "mean"),
+        stall_max_s=("memory_stall_s", "max"),
+    )
+    grouped["stall_share"] = grouped["stall_mean_s"] / grouped["time_s"]
+    grouped = grouped.sort_values("stall_mean_s", ascending=False, kind="stable").head(top)
+    return grouped.reset_index()[columns]

@@ -22,10 +22,11 @@ Semantics, per request:
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from simulator.graph.model import ModelGraph
-from simulator.hardware.cost import op_time_parts_s
+from simulator.hardware.cost import dram_traffic_bytes, op_time_parts_s
 from simulator.network.topology import Hop
 from simulator.placement.base import Placement
 from simulator.platform import CostOracle, Transfer
@@ -77,6 +78,8 @@ class ExecutionPlan:
     local_inputs: tuple[tuple[int, ...], ...]
     dvfs_parts: tuple[tuple[float, float, float] | None, ...]
     core_share: tuple[float, ...]
+    #: per op, (fixed s, DRAM bytes of its body) when it pulls from its node's shared DRAM
+    dram: tuple[tuple[float, float] | None, ...]
     moves_out: tuple[tuple[Move, ...], ...]
     input_moves: tuple[Move, ...]
     n_outputs: int
@@ -95,6 +98,26 @@ class ExecutionPlan:
             for i in producers:
                 counts[i] += 1
         return tuple(counts)
+
+
+def _dram_demand(op, uid: str, oracle: CostOracle) -> tuple[float, float] | None:
+    """(fixed s, DRAM bytes) of an op that pulls from a node's finite shared DRAM, else None.
+
+    An op with a tabled time or no memory term has no known DRAM rate: it shares nothing;
+    neither does an op on a node that can run only one op at a time within its bandwidth.
+    """
+    node = oracle.platform.node_of(uid)
+    unit = oracle.platform.unit(uid)
+    if math.isinf(node.dram_bps):
+        return None
+    alone = len(node.units) == 1 and unit.slots == 1
+    if alone and unit.memory_bandwidth_bytes_per_s <= node.dram_bps:
+        return None  # one op at a time, never short of bandwidth: nothing to share
+    fixed_s, _, memory_s = op_time_parts_s(op, unit, uid)
+    nbytes = dram_traffic_bytes(op, unit)
+    if memory_s <= 0 or nbytes <= 0:
+        return None
+    return fixed_s, nbytes
 
 
 def compile_plan(
@@ -198,6 +221,7 @@ def compile_plan(
         core_share=tuple(
             oracle.platform.unit(uid).op_cores / oracle.platform.unit(uid).cores for uid in units
         ),
+        dram=tuple(_dram_demand(op, uid, oracle) for op, uid in zip(ops, units, strict=True)),
         moves_out=tuple(tuple(x) for x in moves_out),
         input_moves=tuple(input_moves),
         n_outputs=n_outputs,

@@ -196,6 +196,12 @@ NODE = Record(
         "shared_memory_bandwidth_gb_s": Field(
             Number("GB/s", GIGA, gt=0), default=math.inf, to="shared_memory_bandwidth_bytes_per_s"
         ),
+        "dram_bandwidth_gb_s": Field(
+            Number("GB/s", GIGA, gt=0),
+            default=None,
+            to="dram_bandwidth_bytes_per_s",
+            doc="DRAM bandwidth all units pull together; absent: the largest unit's",
+        ),
         "units": Field(MapOf(UNIT, min_len=1, key_pattern=_NAME, key_hint=_NAME_HINT)),
         "sync_pairs": Field(ListOf(SYNC_PAIR), default=[], doc="sync cost of given unit pairs"),
         "thermal": Field(

@@ -249,12 +249,13 @@ def test_lone_request_matches_the_list_schedule_estimate(doc):
     result = simulate(scenario)
     latency = result.requests["latency_s"].iloc[0]
     hops = result.transfers[result.transfers["kind"] == "network"]
-    if (hops["start_s"] == hops["queued_s"]).all():
-        # no two moves of the request met on a link direction: bit-for-bit equal
+    if (hops["start_s"] == hops["queued_s"]).all() and not result.ops["memory_stall_s"].any():
+        # no two moves of the request met on a link direction, no two ops on one node's
+        # DRAM slowed each other down (the estimate does not model either): bit-for-bit
         assert latency == predicted.latency_s
         ops = result.ops.set_index("op").loc[list(plan.ops)]
         assert tuple(ops["start_s"]) == predicted.start_s
-    else:  # waiting adds; the sums run in another order, so allow rounding (1e-12)
+    else:  # waiting and stalls add; the sums run in another order: allow rounding (1e-12)
         assert latency >= predicted.latency_s * (1 - 1e-12)
 
 

@@ -405,7 +405,16 @@ def engine_and_estimate(scenario):
     predicted = estimate(plan, CostOracle(scenario.platform)).latency_s
     result = simulate(scenario)
     measured = result.requests.loc[result.requests["app"] == app, "latency_s"].iloc[0]
-    return plan, predicted, measured
+    return plan, predicted, measured, result.ops["memory_stall_s"].sum()
+
+
+def assert_engine_matches_estimate(predicted, measured, stall_s):
+    """Equal without DRAM stalls (the estimate does not model shared DRAM); with them, the
+    engine is later by at most the stalls (op ends are 1-Lipschitz in op times)."""
+    if not stall_s:
+        assert measured == pytest.approx(predicted, rel=1e-12)
+    else:
+        assert predicted * (1 - 1e-12) <= measured <= predicted + stall_s * (1 + 1e-9)
 
 
 def one_request(path: Path) -> dict:
@@ -420,9 +429,11 @@ def one_request(path: Path) -> dict:
 @pytest.mark.parametrize("name", ["codl_cpu_gpu_vgg16.yaml", "modnn_phones_vgg16.yaml"])
 def test_engine_equals_estimate_for_one_request(name):
     scenario = parse_scenario(one_request(EXAMPLES / name), base_dir=EXAMPLES)
-    plan, predicted, measured = engine_and_estimate(scenario)
+    plan, predicted, measured, stall_s = engine_and_estimate(scenario)
     assert plan.placement.notes["split"]  # something was split
-    assert measured == pytest.approx(predicted, rel=1e-12)
+    assert_engine_matches_estimate(predicted, measured, stall_s)
+    # CPU+GPU parts share the phone's DRAM (fc6, fc7 stall); MoDNN's phones do not
+    assert (stall_s > 0) == name.startswith("codl")
 
 
 def test_engine_equals_estimate_on_a_dag_model():
@@ -431,9 +442,9 @@ def test_engine_equals_estimate_on_a_dag_model():
     document["workload"][0]["model"] = "net"
     document["placement"] = {"policy": "co_execute", "units": ["gpu", "cpu_big"], "mode": "always"}
     scenario = parse_scenario(document, base_dir=EXAMPLES)
-    plan, predicted, measured = engine_and_estimate(scenario)
+    plan, predicted, measured, stall_s = engine_and_estimate(scenario)
     assert any(op.endswith("#merge") for op in plan.ops)
-    assert measured == pytest.approx(predicted, rel=1e-12)
+    assert_engine_matches_estimate(predicted, measured, stall_s)
 
 
 def test_shipped_scenarios_load_and_run():
@@ -444,7 +455,7 @@ def test_shipped_scenarios_load_and_run():
 
 def test_codl_gains_at_most_about_twice_the_best_single_unit():
     document = one_request(EXAMPLES / "codl_cpu_gpu_vgg16.yaml")
-    _, _, together = engine_and_estimate(parse_scenario(document, base_dir=EXAMPLES))
+    _, _, together, _ = engine_and_estimate(parse_scenario(document, base_dir=EXAMPLES))
     alone = []
     for unit in ("gpu", "cpu_big"):
         document["placement"] = {"policy": "single", "unit": unit}
