@@ -339,9 +339,15 @@ def test_split_never_beats_the_sum_of_the_units_throughputs(doc):
     split = plan.placement.notes["split"]
     if split:
         assert by_op(split)["c0"]["split_s"] >= bound * (1 - 1e-12)
-    latency = simulate(scenario).requests["latency_s"].iloc[0]
+    result = simulate(scenario)
+    latency = result.requests["latency_s"].iloc[0]
     assert latency >= bound * (1 - 1e-12)
-    assert latency == pytest.approx(estimate(plan, oracle).latency_s, rel=1e-12)
+    predicted = estimate(plan, oracle).latency_s
+    stall_s = result.ops["memory_stall_s"].sum()
+    if not stall_s:  # the estimate leaves shared DRAM out (docs/design.md)
+        assert latency == pytest.approx(predicted, rel=1e-12)
+    else:  # the parts met on the node's DRAM: later, by at most their stalls
+        assert predicted * (1 - 1e-12) <= latency <= (predicted + stall_s) * (1 + 1e-12)
 
 
 def predicted_speedup(doc) -> float:
