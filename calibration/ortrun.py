@@ -173,8 +173,14 @@ def _shape_text(args: Mapping) -> str:
     return f"{one(args.get('input_type_shape'))}->{one(args.get('output_type_shape'))}"
 
 
-def parse_profile(events: list, warmup: int = 0, source: str = "<profile>") -> list[NodeTimes]:
-    """Kernel times per node from ORT profile events, dropping each node's first ``warmup``.
+def parse_profile(
+    events: list,
+    warmup: int = 0,
+    source: str = "<profile>",
+    untimed: frozenset[int] = frozenset(),
+) -> list[NodeTimes]:
+    """Kernel times per node from ORT profile events, dropping each node's first ``warmup``
+    runs and the runs whose index is in ``untimed`` (re-warming runs between timed ones).
 
     Nodes keep their first-seen (execution) order.
 
@@ -198,11 +204,12 @@ def parse_profile(events: list, warmup: int = 0, source: str = "<profile>") -> l
         entry[2].append(float(event["dur"]) * US)
     if not seen:
         raise SocsimError(f"{source}: no '*{KERNEL_SUFFIX}' node events (was profiling on?)")
-    return [
-        NodeTimes(node, op_type, shapes, tuple(times[warmup:]))
-        for node, (op_type, shapes, times) in seen.items()
-        if len(times) > warmup
-    ]
+    out = []
+    for node, (op_type, shapes, times) in seen.items():
+        kept = tuple(t for i, t in enumerate(times) if i >= warmup and i not in untimed)
+        if kept:
+            out.append(NodeTimes(node, op_type, shapes, kept))
+    return out
 
 
 def _per_round(runs: int, rounds: int) -> list[int]:
@@ -267,15 +274,26 @@ def run_models(
                 plain.run(None, inputs)
         counts = _per_round(settings.runs_for(run_s), settings.rounds)
         sessions[name] = (profiled, plain, inputs, optimized, [], counts, len(warm))
+    untimed: dict[str, set[int]] = {name: set() for name in sessions}
     for r in range(settings.rounds):
         if progress:
             progress(f"round {r + 1} of {settings.rounds}")
-        for profiled, plain, inputs, _, e2e, counts, _ in sessions.values():
+        for name, (profiled, plain, inputs, _, e2e, counts, warmed) in sessions.items():
+            if not counts[r]:
+                continue
+            # one untimed run first: the other models' runs since this model's last visit
+            # evicted its weights and activations from the caches, and a user timing a
+            # model runs it back to back (a cold first run measured 1.3-2x a warm one)
+            runs_so_far = warmed + sum(counts[:r]) + len(untimed[name])
+            untimed[name].add(runs_so_far)
+            profiled.run(None, inputs)
             for _ in range(counts[r]):
                 begin = clock()
                 profiled.run(None, inputs)
                 if plain is None:
                     e2e.append(clock() - begin)
+            if plain is not None:
+                plain.run(None, inputs)
             for _ in range(counts[r] if plain is not None else 0):
                 begin = clock()
                 plain.run(None, inputs)
@@ -285,7 +303,7 @@ def run_models(
         profile_file = Path(profiled.end_profiling())
         events = json.loads(profile_file.read_text())
         profile_file.unlink()
-        nodes = parse_profile(events, warmed, str(profile_file))
+        nodes = parse_profile(events, warmed, str(profile_file), frozenset(untimed[name]))
         out[name] = ModelRun(tuple(nodes), tuple(e2e), optimized)
     return out
 

@@ -26,7 +26,7 @@ from simulator.limits import MAX_TENSOR_ELEMENTS
 
 #: Largest ``.onnx`` file read, bytes. Protobuf cannot parse a message over 2 GiB; models
 #: with more weights keep them in external data (ONNX's own rule), which is not read.
-MAX_ONNX_FILE_BYTES = 512 * 2**20
+MAX_ONNX_FILE_BYTES = 2**30  # VGG-19 with its weights inside is 548 MB
 #: Largest external-data tensor read, bytes (shape-like constants are a few bytes; a
 #: weight of 1 MiB or more is only checked to be present).
 MAX_EXTERNAL_TENSOR_READ = 2**20
