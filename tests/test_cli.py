@@ -83,7 +83,7 @@ def test_explain_names_the_shared_dram_stall(capsys):
     assert main(["explain", "scenarios/examples/codl_cpu_gpu_vgg16.yaml"]) == 0
     out = capsys.readouterr().out
     # CPU and GPU parts of fc6/fc7 share the phone's 76.8 GB/s (tests/engine/test_dram.py)
-    assert "memory stall (ops waiting for their node's shared DRAM): 2.616 ms per request" in out
+    assert "memory stall (ops waiting for their node's shared DRAM): 2.615 ms per request" in out
     stalled = out.split("ops slowed most by shared DRAM")[1].splitlines()
     assert stalled[2].split()[:2] == ["fc6#0", "phone.gpu"]
 
