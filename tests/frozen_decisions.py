@@ -2,9 +2,9 @@
 
 The fixture was written by the placement code *before* split_point, the list schedulers
 and min_cut were made fast (commit b4f124d), so ``placement/test_decisions_frozen.py``
-proves the fast code decides exactly as the old one did: same op -> unit, same order, same notes (the whole
-split_point curve, min_cut's cut value, HEFT's makespan...) and the same estimate, with
-every float compared bit for bit (``float.hex``).
+proves the fast code decides exactly as the old one did: same op -> unit, same order,
+same notes (the whole split_point curve, min_cut's cut value, HEFT's makespan...) and the
+same estimate, with every float compared bit for bit (``float.hex``).
 
 Cases: every shipped scenario's apps, plus seeded random layered DAGs placed on the
 platforms of the shipped scenarios (one to four nodes, Wi-Fi, LTE and 3G radios
