@@ -37,6 +37,7 @@ from simulator.placement.locations import (
     location_objective,
     resolve_locations,
 )
+from simulator.placement.maxflow import min_cut_sink_side, scale_to_integers
 from simulator.placement.objectives import (
     Objective,
     objective_of,
@@ -263,6 +264,21 @@ class _CutNetwork:
 
     def solve(self):
         """(cut value, device-side op indices): the largest device side of a minimum cut."""
+        if self.costs.exact:  # integers over the common denominator, our own max-flow
+            caps, denominator = scale_to_integers(self.capacity.values())
+            arcs = [(u, v, c) for (u, v), c in zip(self.capacity, caps, strict=True)]
+            flow, reach = min_cut_sink_side(arcs, self.S, self.T)
+            value = Fraction(flow, denominator)
+        else:
+            value, reach = self._solve_floats()
+        # nodes that still reach T through unsaturated residual arcs form the smallest
+        # remote side; everything else (ties included) stays on the device
+        device_side = [i for i in range(len(self.ops)) if i not in reach]
+        return value, device_side
+
+    def _solve_floats(self):
+        """(flow value, nodes reaching T in the residual graph) by networkx preflow-push:
+        the float path keeps the algorithm whose roundings it has always had."""
         g = nx.DiGraph()
         g.add_node(self.S)
         g.add_node(self.T)
@@ -272,9 +288,6 @@ class _CutNetwork:
             else:
                 g.add_edge(u, v, capacity=cap)
         residual = nx.algorithms.flow.preflow_push(g, self.S, self.T)
-        value = residual.graph["flow_value"]
-        # nodes that still reach T through unsaturated residual arcs form the smallest
-        # remote side; everything else (ties included) stays on the device
         reach = {self.T}
         queue = deque([self.T])
         while queue:
@@ -283,8 +296,7 @@ class _CutNetwork:
                 if u not in reach and arc["capacity"] - arc["flow"] > 0:
                     reach.add(u)
                     queue.append(u)
-        device_side = [i for i in range(len(self.ops)) if i not in reach]
-        return value, device_side
+        return residual.graph["flow_value"], reach
 
     def best_prefix(self):
         """(cost, k) of the cheapest prefix cut of the order (ops[:k] on the device).
