@@ -25,7 +25,7 @@ BLOCK = 32
 class Timeline:
     """Busy slots of one unit, sorted by start (ends are sorted too: slots never overlap)."""
 
-    __slots__ = ("bound", "ends", "exact", "firsts", "lasts", "starts")
+    __slots__ = ("bound", "ends", "exact", "firsts", "flat", "lasts", "starts")
 
     def __init__(self, exact: bool):
         self.exact = exact
@@ -34,13 +34,20 @@ class Timeline:
         self.bound: list[Any] = []  # per block, an upper bound of (gap before a slot)
         self.firsts: list[Any] = []  # per block, its first start
         self.lasts: list[Any] = []  # per block, its last end
+        # (starts, ends) once a zero-length slot left the ends out of order: the plain
+        # scan from then on, since its bisect on the ends is what decides there
+        self.flat: tuple[list, list] | None = None
 
     def last_end(self):
-        """End of the last slot, None when the unit is idle."""
+        """End of the last slot by start, None when the unit is idle."""
+        if self.flat is not None:
+            return self.flat[1][-1]
         return self.lasts[-1] if self.lasts else None
 
     def earliest_start(self, ready, duration):
         """First start >= ``ready`` where ``duration`` fits between slots (or after all)."""
+        if self.flat is not None:
+            return plain_earliest_start(*self.flat, ready, duration)
         b = bisect.bisect_right(self.lasts, ready)
         if b == len(self.lasts):
             return ready
@@ -64,6 +71,12 @@ class Timeline:
 
     def insert(self, start, end) -> None:
         """Add the slot [start, end) where a bisect on starts puts it."""
+        if self.flat is not None:
+            starts, ends = self.flat
+            k = bisect.bisect_right(starts, start)
+            starts.insert(k, start)
+            ends.insert(k, end)
+            return
         if not self.starts:
             self.starts.append([start])
             self.ends.append([end])
@@ -77,6 +90,16 @@ class Timeline:
         k = bisect.bisect_right(starts, start)
         starts.insert(k, start)
         ends.insert(k, end)
+        before = ends[k - 1] if k else (self.lasts[b - 1] if b else None)
+        after = ends[k + 1] if k + 1 < len(ends) else None
+        if after is None and b + 1 < len(self.ends):
+            after = self.ends[b + 1][0]
+        if (before is not None and end < before) or (after is not None and after < end):
+            self.flat = (
+                [s for block in self.starts for s in block],
+                [e for block in self.ends for e in block],
+            )
+            return
         if len(starts) > 2 * BLOCK:
             self.starts[b + 1 : b + 1] = [starts[BLOCK:]]
             self.ends[b + 1 : b + 1] = [ends[BLOCK:]]
@@ -100,3 +123,14 @@ class Timeline:
         # the first block's first slot has no gap before it: the scan starts inside the
         # block holding ``ready``, never skips to the first block
         self.bound[b] = bound if bound is not None else starts[0]
+
+
+def plain_earliest_start(starts: list, ends: list, ready, duration):
+    """The plain scan: from the first slot ending after ``ready``, the first gap that fits."""
+    k = bisect.bisect_right(ends, ready)
+    candidate = ready
+    for idx in range(k, len(starts)):
+        if candidate + duration <= starts[idx]:
+            return candidate
+        candidate = max(candidate, ends[idx])
+    return candidate
