@@ -9,20 +9,19 @@ from __future__ import annotations
 
 import bisect
 import random
-from collections import deque
 from fractions import Fraction
 from pathlib import Path
 
-import networkx as nx
 import pytest
 from frozen_decisions import random_dag
 
 from simulator.placement.base import Placement
 from simulator.placement.estimate import estimate
 from simulator.placement.maxflow import min_cut_sink_side, scale_to_integers
+from simulator.placement.mincut import preflow_cut
 from simulator.placement.plan import compile_plan
 from simulator.placement.splitcurve import prefix_cut_estimates
-from simulator.placement.timeline import BLOCK, Timeline
+from simulator.placement.timeline import BLOCK, Timeline, plain_earliest_start
 from simulator.platform import CostOracle
 from simulator.spec import load_scenario
 
@@ -68,17 +67,6 @@ def test_prefix_cut_estimates_decline_what_they_cannot_reproduce():
     assert prefix_cut_estimates(timed, host, "host", "host.p1", "host.p2", 0, 20) is None
 
 
-def plain_earliest_start(starts, ends, ready, duration):
-    """The scan the list schedulers used before Timeline (the reference, copied)."""
-    k = bisect.bisect_right(ends, ready)
-    candidate = ready
-    for idx in range(k, len(starts)):
-        if candidate + duration <= starts[idx]:
-            return candidate
-        candidate = max(candidate, ends[idx])
-    return candidate
-
-
 @pytest.mark.parametrize(("exact", "zeros"), [(False, False), (True, False), (False, True)])
 def test_timeline_finds_the_slot_the_plain_scan_finds(exact, zeros):
     rng = random.Random(7)
@@ -101,22 +89,6 @@ def test_timeline_finds_the_slot_the_plain_scan_finds(exact, zeros):
     assert flat == starts
 
 
-def networkx_cut(arcs, source, sink):
-    g = nx.DiGraph()
-    g.add_nodes_from((source, sink))
-    for u, v, cap in arcs:
-        g.add_edge(u, v) if cap is None else g.add_edge(u, v, capacity=cap)
-    residual = nx.algorithms.flow.preflow_push(g, source, sink)
-    reach, queue = {sink}, deque([sink])
-    while queue:
-        v = queue.popleft()
-        for u, arc in residual.pred[v].items():
-            if u not in reach and arc["capacity"] - arc["flow"] > 0:
-                reach.add(u)
-                queue.append(u)
-    return residual.graph["flow_value"], reach
-
-
 @pytest.mark.parametrize("seed", range(6))
 def test_max_flow_cut_equals_networkx_on_random_networks(seed):
     rng = random.Random(seed)
@@ -135,6 +107,6 @@ def test_max_flow_cut_equals_networkx_on_random_networks(seed):
         assert c is None if cap is None else Fraction(c, denominator) == cap
     ints = [(u, v, c) for (u, v, _), c in zip(arcs, caps, strict=True)]
     flow, reach = min_cut_sink_side(ints, "S", "T")
-    value, expected = networkx_cut(arcs, "S", "T")
+    value, expected = preflow_cut(arcs, "S", "T")  # the old solver
     assert Fraction(flow, denominator) == value
     assert reach == expected
