@@ -57,9 +57,7 @@ class CostTable:
                 raise PlacementError("no candidate unit can run it", op=name)
         # costs shared by every edge of the same bytes between the same units: transfers
         # per (comm_s, src, dst), their times per (bytes, transfer), means per unit sets
-        self.edge_of = {
-            (self.index[e.src], self.index[e.dst]): (e.bytes, e.comm_s, e) for e in graph.edges()
-        }
+        self._edge_of: dict[tuple[int, int], tuple] = {}
         self._transfer_id: dict[tuple, int] = {}
         self._distinct: dict[Any, int] = {}
         self._distinct_transfers: list = []
@@ -100,8 +98,16 @@ class CostTable:
         """Transfer time of edge i -> j from unit p to unit q (0 when p == q)."""
         if p == q:
             return self.num(0.0)
-        nbytes, comm_s, edge = self.edge_of[(i, j)]
+        nbytes, comm_s, edge = self.edge_of(i, j)
         return self._time_of(nbytes, self._transfer(comm_s, edge, p, q))
+
+    def edge_of(self, i: int, j: int) -> tuple:
+        """(bytes, comm_s, edge) of edge i -> j."""
+        info = self._edge_of.get((i, j))
+        if info is None:
+            edge = self.graph.edge(self.ops[i], self.ops[j])
+            info = self._edge_of[(i, j)] = (edge.bytes, edge.comm_s, edge)
+        return info
 
     def _transfer(self, comm_s, edge, p: str, q: str) -> int:
         """Id of the transfer an edge with ``comm_s`` takes from p to q (equal transfers,
@@ -128,7 +134,7 @@ class CostTable:
 
     def mean_comm(self, i: int, j: int):
         """Mean transfer time of edge i -> j over the unit pairs (p, q), p != q."""
-        nbytes, comm_s, edge = self.edge_of[(i, j)]
+        nbytes, comm_s, edge = self.edge_of(i, j)
         key = (nbytes, comm_s, self.unit_set[i], self.unit_set[j])
         mean = self._means.get(key)
         if mean is None:
