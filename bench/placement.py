@@ -2,7 +2,7 @@
 
 Run: ``python bench/placement.py [--sizes 100 1000 10000] [--repeat 3] [--json]``
 
-Each policy is timed on the same DAGs in one run (best of ``--repeat``), on a platform
+Each policy is timed on the same DAGs in one run (median of ``--repeat``), on a platform
 of a phone with five units plus an edge server over a Wi-Fi-like link. Besides seconds,
 it prints µs per op and the growth ratio between consecutive sizes (10x ops), which is
 what says whether a policy scales: ~10 is linear, ~100 quadratic.
@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform as host
+import statistics
 import time
 
 import numpy as np
@@ -23,8 +25,9 @@ from simulator.network import Link
 from simulator.placement import POLICIES
 from simulator.platform import CostOracle, Platform
 
-#: split_point evaluates every prefix with the full estimate (O(n²)): chain models only
-MAX_OPS = {"split_point": 1000}
+#: policies too slow for the largest DAGs (none since split_point evaluates all cuts in
+#: one pass)
+MAX_OPS: dict[str, int] = {}
 
 POLICY_OPTIONS = {
     "heft": {},
@@ -88,13 +91,14 @@ def bench_platform() -> Platform:
     return Platform([phone, edge], [Link("wlan", "phone", "edge", 2e-3, 50e6, 50e6)])
 
 
-def best_of(repeat: int, run) -> float:
+def median_of(repeat: int, run) -> float:
+    """Median wall time of ``repeat`` runs (s): steadier than the best on a shared machine."""
     times = []
     for _ in range(repeat):
         start = time.perf_counter()
         run()
         times.append(time.perf_counter() - start)
-    return min(times)
+    return statistics.median(times)
 
 
 def main() -> None:
@@ -106,7 +110,8 @@ def main() -> None:
     oracle = CostOracle(bench_platform())
     graphs = {n: random_dag(n) for n in args.sizes}
     policies = [p for p in POLICY_OPTIONS if p in POLICIES]
-    print(f"python {host.python_version()} on {host.machine()}; best of {args.repeat}")
+    load = f"; load average {os.getloadavg()[0]:.1f}" if hasattr(os, "getloadavg") else ""
+    print(f"python {host.python_version()} on {host.machine()}; median of {args.repeat}{load}")
     print(f"{'policy':<12}" + "".join(f"{n:>16,} ops" for n in args.sizes) + "   growth per 10x")
     results = {}
     for name in policies:
@@ -118,7 +123,7 @@ def main() -> None:
                 continue
             repeat = args.repeat if n <= 1000 else 1
             options = POLICY_OPTIONS[name]
-            row[n] = best_of(
+            row[n] = median_of(
                 repeat, lambda f=function, g=graph, o=options: f(g, oracle, "phone", o)
             )
         results[name] = row

@@ -14,7 +14,6 @@ otherwise floats. Ties are broken by op declaration order, then unit order.
 
 from __future__ import annotations
 
-import bisect
 import heapq
 from collections.abc import Mapping
 from fractions import Fraction
@@ -24,6 +23,7 @@ from simulator.errors import PlacementError
 from simulator.graph.model import ModelGraph
 from simulator.placement.base import POLICIES, Placement
 from simulator.placement.objectives import candidate_units, require_feasible, with_common_options
+from simulator.placement.timeline import Timeline
 from simulator.platform import CostOracle
 from simulator.schema import Field, Text
 
@@ -55,7 +55,19 @@ class CostTable:
             )
             if not self.time[-1]:
                 raise PlacementError("no candidate unit can run it", op=name)
-        self._comm: dict[tuple[int, int, str, str], Any] = {}
+        # costs shared by every edge of the same bytes between the same units: transfers
+        # per (comm_s, src, dst), their times per (bytes, transfer), means per unit sets
+        self._edge_of: dict[tuple[int, int], tuple] = {}
+        self._transfer_id: dict[tuple, int] = {}
+        self._distinct: dict[Any, int] = {}
+        self._distinct_transfers: list = []
+        self._time: dict[tuple[int, int], Any] = {}
+        self._means: dict[tuple, Any] = {}
+        self._pairs: dict[tuple, list[int]] = {}
+        self._unit_set = {}
+        self.unit_set = [
+            self._unit_set.setdefault(tuple(t), len(self._unit_set)) for t in self.time
+        ]
         self.input_cost = [
             {
                 u: self.num(
@@ -86,11 +98,34 @@ class CostTable:
         """Transfer time of edge i -> j from unit p to unit q (0 when p == q)."""
         if p == q:
             return self.num(0.0)
-        key = (i, j, p, q)
-        if key not in self._comm:
+        nbytes, comm_s, edge = self.edge_of(i, j)
+        return self._time_of(nbytes, self._transfer(comm_s, edge, p, q))
+
+    def edge_of(self, i: int, j: int) -> tuple:
+        """(bytes, comm_s, edge) of edge i -> j."""
+        info = self._edge_of.get((i, j))
+        if info is None:
             edge = self.graph.edge(self.ops[i], self.ops[j])
-            self._comm[key] = self.num(self.oracle.transfer_time_s(edge, edge.bytes, p, q))
-        return self._comm[key]
+            info = self._edge_of[(i, j)] = (edge.bytes, edge.comm_s, edge)
+        return info
+
+    def _transfer(self, comm_s, edge, p: str, q: str) -> int:
+        """Id of the transfer an edge with ``comm_s`` takes from p to q (equal transfers,
+        equal ids: their times are the same)."""
+        key = (comm_s, p, q)
+        tid = self._transfer_id.get(key)
+        if tid is None:
+            transfer = self.oracle.edge_transfer(edge, p, q)
+            tid = self._transfer_id[key] = self._distinct.setdefault(transfer, len(self._distinct))
+            self._distinct_transfers = list(self._distinct)
+        return tid
+
+    def _time_of(self, nbytes: int, tid: int):
+        key = (nbytes, tid)
+        value = self._time.get(key)
+        if value is None:
+            value = self._time[key] = self.num(self._distinct_transfers[tid].time_s(nbytes))
+        return value
 
     # -- means and ranks --------------------------------------------------------------------
     def mean_time(self, i: int):
@@ -98,10 +133,27 @@ class CostTable:
         return sum(values, self.num(0.0)) / len(values)
 
     def mean_comm(self, i: int, j: int):
-        pairs = [(p, q) for p in self.time[i] for q in self.time[j] if p != q]
-        if not pairs:
-            return self.num(0.0)
-        return sum((self.comm(i, j, p, q) for p, q in pairs), self.num(0.0)) / len(pairs)
+        """Mean transfer time of edge i -> j over the unit pairs (p, q), p != q."""
+        nbytes, comm_s, edge = self.edge_of(i, j)
+        key = (nbytes, comm_s, self.unit_set[i], self.unit_set[j])
+        mean = self._means.get(key)
+        if mean is None:
+            shape = key[1:]
+            pairs = self._pairs.get(shape)
+            if pairs is None:
+                pairs = self._pairs[shape] = [
+                    self._transfer(comm_s, edge, p, q)
+                    for p in self.time[i]
+                    for q in self.time[j]
+                    if p != q
+                ]
+            if not pairs:
+                mean = self.num(0.0)
+            else:  # summed in pair order, as one sum over the pairs
+                times = [self._time_of(nbytes, tid) for tid in pairs]
+                mean = sum(times, self.num(0.0)) / len(pairs)
+            self._means[key] = mean
+        return mean
 
     @staticmethod
     def _mean(values: Mapping[str, Any], zero):
@@ -139,8 +191,7 @@ class Schedule:
         self.unit_of: list[str | None] = [None] * len(costs.ops)
         self.start: list = [zero] * len(costs.ops)
         self.finish: list = [zero] * len(costs.ops)
-        self.starts: dict[str, list] = {u: [] for u in costs.units}
-        self.ends: dict[str, list] = {u: [] for u in costs.units}
+        self.timelines = {u: Timeline(costs.exact) for u in costs.units}
 
     def ready(self, i: int, u: str):
         costs = self.costs
@@ -149,16 +200,11 @@ class Schedule:
         return max(self.finish[p] + costs.comm(p, i, self.unit_of[p], u) for p in costs.preds[i])
 
     def earliest_start(self, u: str, ready, duration, insertion: bool):
-        starts, ends = self.starts[u], self.ends[u]
+        timeline = self.timelines[u]
         if not insertion:
-            return max(ready, ends[-1]) if ends else ready
-        k = bisect.bisect_right(ends, ready)
-        candidate = ready
-        for idx in range(k, len(starts)):
-            if candidate + duration <= starts[idx]:
-                return candidate
-            candidate = max(candidate, ends[idx])
-        return candidate
+            last = timeline.last_end()
+            return ready if last is None else max(ready, last)
+        return timeline.earliest_start(ready, duration)
 
     def best_unit(self, i: int, insertion: bool, units=None):
         """(unit, start) minimising finish time (+ output return for exit ops); ties: unit order."""
@@ -177,9 +223,7 @@ class Schedule:
     def assign(self, i: int, u: str, start) -> None:
         finish = start + self.costs.time[i][u]
         self.unit_of[i], self.start[i], self.finish[i] = u, start, finish
-        k = bisect.bisect_right(self.starts[u], start)
-        self.starts[u].insert(k, start)
-        self.ends[u].insert(k, finish)
+        self.timelines[u].insert(start, finish)
 
     def makespan(self) -> float:
         costs = self.costs

@@ -37,6 +37,7 @@ from simulator.placement.locations import (
     location_objective,
     resolve_locations,
 )
+from simulator.placement.maxflow import min_cut_sink_side, scale_to_integers
 from simulator.placement.objectives import (
     Objective,
     objective_of,
@@ -144,6 +145,29 @@ def sequential_cost(
 
 
 # -- min_cut -------------------------------------------------------------------------------
+def preflow_cut(arcs, source, sink):
+    """(max-flow value, nodes reaching ``sink`` in the residual graph) by networkx
+    preflow-push; ``arcs`` are (u, v, capacity or None for infinite)."""
+    g = nx.DiGraph()
+    g.add_node(source)
+    g.add_node(sink)
+    for u, v, cap in arcs:
+        if cap is None:
+            g.add_edge(u, v)
+        else:
+            g.add_edge(u, v, capacity=cap)
+    residual = nx.algorithms.flow.preflow_push(g, source, sink)
+    reach = {sink}
+    queue = deque([sink])
+    while queue:
+        v = queue.popleft()
+        for u, arc in residual.pred[v].items():
+            if u not in reach and arc["capacity"] - arc["flow"] > 0:
+                reach.add(u)
+                queue.append(u)
+    return residual.graph["flow_value"], reach
+
+
 class _CutNetwork:
     """The s–t flow network whose cut values are the sequential costs of partitions.
 
@@ -263,28 +287,23 @@ class _CutNetwork:
 
     def solve(self):
         """(cut value, device-side op indices): the largest device side of a minimum cut."""
-        g = nx.DiGraph()
-        g.add_node(self.S)
-        g.add_node(self.T)
-        for (u, v), cap in self.capacity.items():
-            if cap is None:
-                g.add_edge(u, v)
-            else:
-                g.add_edge(u, v, capacity=cap)
-        residual = nx.algorithms.flow.preflow_push(g, self.S, self.T)
-        value = residual.graph["flow_value"]
+        if self.costs.exact:  # integers over the common denominator, our own max-flow
+            caps, denominator = scale_to_integers(self.capacity.values())
+            arcs = [(u, v, c) for (u, v), c in zip(self.capacity, caps, strict=True)]
+            flow, reach = min_cut_sink_side(arcs, self.S, self.T)
+            value = Fraction(flow, denominator)
+        else:
+            value, reach = self._solve_floats()
         # nodes that still reach T through unsaturated residual arcs form the smallest
         # remote side; everything else (ties included) stays on the device
-        reach = {self.T}
-        queue = deque([self.T])
-        while queue:
-            v = queue.popleft()
-            for u, arc in residual.pred[v].items():
-                if u not in reach and arc["capacity"] - arc["flow"] > 0:
-                    reach.add(u)
-                    queue.append(u)
         device_side = [i for i in range(len(self.ops)) if i not in reach]
         return value, device_side
+
+    def _solve_floats(self):
+        """(flow value, nodes reaching T in the residual graph) by networkx preflow-push:
+        the float path keeps the algorithm whose roundings it has always had."""
+        arcs = [(u, v, cap) for (u, v), cap in self.capacity.items()]
+        return preflow_cut(arcs, self.S, self.T)
 
     def best_prefix(self):
         """(cost, k) of the cheapest prefix cut of the order (ops[:k] on the device).

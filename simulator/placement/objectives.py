@@ -105,12 +105,22 @@ def candidate_units(oracle: CostOracle, source: str, options: Mapping[str, Any],
     return units
 
 
-def memory_excess(graph: ModelGraph, assignment: Mapping[str, str], oracle: CostOracle) -> dict:
-    """uid -> bytes by which resident weights exceed the unit's memory (only excesses)."""
+def unit_weight_bytes(graph: ModelGraph, assignment: Mapping[str, str]) -> dict[str, int]:
+    """uid -> resident weight bytes of the ops assigned to it (units in op order)."""
     weights: dict[str, int] = {}
     for op in graph:
         uid = assignment[op.name]
         weights[uid] = weights.get(uid, 0) + op.weight_bytes
+    return weights
+
+
+def memory_excess(graph: ModelGraph, assignment: Mapping[str, str], oracle: CostOracle) -> dict:
+    """uid -> bytes by which resident weights exceed the unit's memory (only excesses)."""
+    return weight_excess(unit_weight_bytes(graph, assignment), oracle)
+
+
+def weight_excess(weights: Mapping[str, int], oracle: CostOracle) -> dict:
+    """uid -> bytes by which ``weights`` (uid -> resident weight bytes) exceed memory."""
     return {
         uid: nbytes - oracle.platform.unit(uid).memory_bytes
         for uid, nbytes in weights.items()
@@ -126,15 +136,29 @@ def violations(
     options: Mapping[str, Any],
 ) -> list[str]:
     """Human-readable list of the constraints ``placement`` breaks (empty when none)."""
+    weights = None
+    if options.get("check_memory", True):
+        weights = unit_weight_bytes(graph, placement.assignment)
+    return constraint_problems(predicted.latency_s, weights, oracle, options)
+
+
+def constraint_problems(
+    latency_s: float,
+    weights: Mapping[str, int] | None,
+    oracle: CostOracle,
+    options: Mapping[str, Any],
+) -> list[str]:
+    """:func:`violations` from the predicted latency and the resident weight bytes per
+    unit (uid -> bytes, in op order of first use; None when memory is not checked)."""
     problems = []
     deadline = options.get("deadline_s")
-    if deadline is not None and predicted.latency_s > deadline:
+    if deadline is not None and latency_s > deadline:
         problems.append(
-            f"predicted latency {predicted.latency_s * 1e3:.4g} ms exceeds the deadline "
-            f"{deadline * 1e3:.4g} ms by {(predicted.latency_s - deadline) * 1e3:.4g} ms"
+            f"predicted latency {latency_s * 1e3:.4g} ms exceeds the deadline "
+            f"{deadline * 1e3:.4g} ms by {(latency_s - deadline) * 1e3:.4g} ms"
         )
-    if options.get("check_memory", True):
-        for uid, excess in memory_excess(graph, placement.assignment, oracle).items():
+    if weights is not None and options.get("check_memory", True):
+        for uid, excess in weight_excess(weights, oracle).items():
             problems.append(f"weights on {uid} exceed its memory by {excess / 1e6:.4g} MB")
     return problems
 

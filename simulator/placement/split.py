@@ -4,7 +4,8 @@ Tries every prefix cut ``k = 0..n`` of ``graph.order`` (``ops[:k]`` on the devic
 ``ops[k:]`` on the remote unit; ``k = n`` is device-only, ``k = 0`` remote-only),
 predicts each with the same contention-free list-schedule estimate the engine matches
 (:func:`~simulator.placement.plan.compile_plan` +
-:func:`~simulator.placement.estimate.estimate`), and keeps the best by objective. On a
+:func:`~simulator.placement.estimate.estimate`; all cuts in one pass, bit-identical, by
+:mod:`~simulator.placement.splitcurve` when that applies), and keeps the best by objective. On a
 chain these are all the cuts with one crossing; on a DAG they are the prefix cuts of the
 deterministic topological order, a subset of the partitions (use ``min_cut`` for all of
 them). Ties go to the larger ``k`` (more on the device). The whole curve is in
@@ -26,16 +27,19 @@ from simulator.placement.locations import (
     location_objective,
     resolve_locations,
 )
-from simulator.placement.objectives import (
-    violations,
-    with_common_options,
-)
+from simulator.placement.objectives import constraint_problems, with_common_options
 from simulator.placement.plan import compile_plan
+from simulator.placement.splitcurve import prefix_cut_estimates
 from simulator.platform import CostOracle
 from simulator.schema import Field, Record, Text, nearest
 
 
 # -- split_point ---------------------------------------------------------------------------
+def _cut(ops: tuple[str, ...], k: int, device: str, remote: str) -> dict[str, str]:
+    """The assignment of prefix cut k: ops[:k] on ``device``, the rest on ``remote``."""
+    return {name: device if i < k else remote for i, name in enumerate(ops)}
+
+
 def _curve_row(k: int, cut_after: str) -> dict[str, Any]:
     return {
         "k": k,
@@ -83,8 +87,14 @@ def split_point(
             remote_floor, remote_why = i + 1, f"'{remote}' cannot run '{ops[i]}': {reason}"
             break
 
+    # every cut's estimate in one pass when that is exact (None: one plan per cut)
+    fast = prefix_cut_estimates(graph, oracle, source, device, remote, remote_floor, device_limit)
+    prefix_weights = [0]
+    for name in ops:
+        prefix_weights.append(prefix_weights[-1] + graph.op(name).weight_bytes)
+    check_memory = options.get("check_memory", True)
+
     curve: list[dict[str, Any]] = []
-    placements: dict[int, Placement] = {}
     best_k: int | None = None
     best_any: int | None = None  # best runnable candidate, constraints ignored
     for k in range(n + 1):
@@ -93,10 +103,17 @@ def split_point(
         if k > device_limit or k < remote_floor:
             row["reason"] = device_why if k > device_limit else remote_why
             continue
-        assignment = {name: device if i < k else remote for i, name in enumerate(ops)}
-        placement = Placement(assignment, ops, policy, source)
-        predicted = estimate(compile_plan(graph, placement, oracle), oracle)
-        broken = violations(graph, placement, predicted, oracle, options)
+        if fast is not None:
+            predicted = fast[k - remote_floor]
+        else:
+            placement = Placement(_cut(ops, k, device, remote), ops, policy, source)
+            predicted = estimate(compile_plan(graph, placement, oracle), oracle)
+        weights = None
+        if check_memory:  # resident weights per unit, in op order as the check lists them
+            weights = {device: prefix_weights[k]} if k else {}
+            if k < n:
+                weights[remote] = prefix_weights[n] - prefix_weights[k]
+        broken = constraint_problems(predicted.latency_s, weights, oracle, options)
         value = objective.value(predicted)
         row.update(
             latency_s=predicted.latency_s,
@@ -107,7 +124,6 @@ def split_point(
             feasible=not broken,
             reason="; ".join(broken),
         )
-        placements[k] = placement
         if best_any is None or value <= curve[best_any]["objective"]:
             best_any = k
         if not broken and (best_k is None or value <= curve[best_k]["objective"]):
@@ -126,7 +142,6 @@ def split_point(
             f"(cut after '{row['cut_after']}', k={best_any}) breaks: {row['reason']}",
             policy,
         )
-    chosen = placements[best_k]
     notes = {
         "device": device,
         "remote": remote,
@@ -136,7 +151,7 @@ def split_point(
         "cuts": "prefixes of the op order" + ("" if graph.is_chain() else " (not a chain)"),
         "candidates": tuple(curve),
     }
-    return Placement(chosen.assignment, ops, policy, source, notes)
+    return Placement(_cut(ops, best_k, device, remote), ops, policy, source, notes)
 
 
 # -- cut -----------------------------------------------------------------------------------
@@ -179,7 +194,7 @@ def cut(
             + f"; give an op of the model or '{INPUT_LABEL}'",
             policy,
         )
-    assignment = {name: device if i < k else remote for i, name in enumerate(ops)}
+    assignment = _cut(ops, k, device, remote)
     for name, uid in assignment.items():
         reason = oracle.unsupported_reason(graph.op(name), uid)
         if reason is not None:
