@@ -1,6 +1,6 @@
 """Choosing a predictor: methods and targets compared on held-out kernels.
 
-``python -m calibration.predictor_eval FIT.csv HOLDOUT.csv`` trains every (method,
+``python bench/predictor_eval.py FIT.csv HOLDOUT.csv`` trains every (method,
 target) on the fit table's op rows and prints, per kind, the MAPE and the share within
 ±10 % on the hold-out table's op rows (kernels of models the fit never saw), next to the
 roofline-free baseline. ``--synthetic`` does the same on :mod:`calibration.predictor_synth`
@@ -14,9 +14,12 @@ import argparse
 import sys
 import warnings
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
 
 from calibration.predictor_fit import METHODS, error_summary, op_rows, train_predictor
 from calibration.predictor_synth import synthetic_table
