@@ -253,12 +253,14 @@ def predicted_parts_s(
     return predictor.overhead_s, kernel * (compute_s / peak), kernel * (memory_s / peak)
 
 
-def load_predictor(path: str | Path) -> KernelPredictor:
+def load_predictor(path: str | Path, raw: bytes | None = None) -> KernelPredictor:
     """Read and check a predictor artifact (``.json`` or gzip'd ``.json.gz``).
 
     Parameters
     ----------
     path : str or Path
+    raw : bytes, optional
+        The file's bytes, already read (then ``path`` only names it).
 
     Returns
     -------
@@ -270,5 +272,5 @@ def load_predictor(path: str | Path) -> KernelPredictor:
         Naming the file, the JSON path and what was expected, when the file is
         unreadable, not JSON, of another format or version, or inconsistent.
     """
-    data, digest = read_artifact(path)
+    data, digest = read_artifact(path, raw)
     return KernelPredictor(data, str(path), digest)

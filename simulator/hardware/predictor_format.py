@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import io
 import json
 import math
 from collections.abc import Mapping
@@ -92,9 +93,13 @@ class KindModel:
     training: Mapping[str, Any]
 
 
-def read_artifact(path: str | Path) -> tuple[dict, str]:
+def read_artifact(path: str | Path, raw: bytes | None = None) -> tuple[dict, str]:
     """The JSON object of the artifact at ``path`` (gzip'd when it starts with gzip's
     magic) and the SHA-256 of its JSON text.
+
+    ``raw``: the file's bytes when the caller has read them already (a scenario-named
+    file is read once through :func:`simulator.spec.paths.read_user_file`); ``path``
+    then only names it in errors.
 
     Raises
     ------
@@ -104,10 +109,11 @@ def read_artifact(path: str | Path) -> tuple[dict, str]:
     """
     name = str(path)
     try:
-        with open(path, "rb") as handle:
-            raw = handle.read(MAX_ARTIFACT_BYTES + 1)
+        if raw is None:
+            with open(path, "rb") as handle:
+                raw = handle.read(MAX_ARTIFACT_BYTES + 1)
         if raw[:2] == b"\x1f\x8b":
-            with gzip.open(path, "rb") as handle:
+            with gzip.GzipFile(fileobj=io.BytesIO(raw)) as handle:
                 raw = handle.read(MAX_ARTIFACT_BYTES + 1)
     except (OSError, EOFError, gzip.BadGzipFile) as exc:
         raise PredictorFormatError(name, "", f"cannot read: {exc}") from None

@@ -10,8 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from simulator.errors import SocsimError
+from simulator.hardware.predictor_format import MAX_ARTIFACT_BYTES
 from simulator.schema import Context, Field, Loc, Record, Schema
-from simulator.spec.paths import naming_dir, resolve_user_path, user_dirs
+from simulator.spec.paths import naming_dir, read_user_file, user_dirs
 
 
 class PredictorFile(Schema):
@@ -26,10 +27,15 @@ class PredictorFile(Schema):
         if not isinstance(value, str) or not value:
             return ctx.problem(loc, f"expected {self.describe()}")
         try:
-            path = resolve_user_path(value, naming_dir(loc, ctx), user_dirs(ctx))
-            return load_predictor(path)
+            # opened once, without following a final symlink, re-checked after opening
+            path, raw = read_user_file(
+                value, naming_dir(loc, ctx), user_dirs(ctx), MAX_ARTIFACT_BYTES + 1
+            )
+            return load_predictor(path, raw)
         except SocsimError as exc:
             return ctx.problem(loc, f"{exc}; expected {self.describe()}")
+        except OSError as exc:
+            return ctx.problem(loc, f"cannot read '{value}': {exc}; expected {self.describe()}")
 
 
 PREDICTOR = Record(

@@ -101,3 +101,13 @@ def test_the_path_is_relative_to_the_file_that_names_it(spec):
         warnings.simplefilter("ignore", PredictorRangeWarning)
         scenario = spec.load(text)
     assert scenario.platform.unit("host.cpu").predictor is not None
+
+
+def test_the_artifact_is_read_like_every_scenario_named_file(spec):
+    """One read through spec.paths.read_user_file: a FIFO named as the artifact is refused
+    at once (an open() of it used to block the load forever)."""
+    import os
+
+    os.mkfifo(spec.root / "pipe.json")
+    problem = spec.problem(_scenario(spec, "pipe.json"))
+    assert problem.path.endswith("predictor.file") and "cannot read" in problem.message
