@@ -1,4 +1,4 @@
-"""``socsim calibrate measure|fit|validate|import-csv|all``.
+"""``socsim calibrate measure|fit|validate|import-csv|published|all``.
 
 ``simulator/cli.py`` registers it with one line (``add_parser(sub)``); heavy imports
 (onnxruntime, scipy, matplotlib) happen inside the handlers.
@@ -176,6 +176,33 @@ def cmd_all(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_published(args: argparse.Namespace) -> int:
+    from calibration.published import (
+        FIT_MEDIAN,
+        HOLDOUT_BAND,
+        HOLDOUT_SHARE,
+        load_table,
+        run,
+        summary,
+    )
+
+    if args.fit:
+        from calibration.published_fit import describe, fit_and_write
+
+        print(describe(fit_and_write(load_table())))
+    out = Path(args.output)
+    figures = summary(run(out))
+    print(
+        f"fit rows {figures['fit_rows']}: median |error| {figures['fit_median_abs'] * 100:.1f} % "
+        f"(target <= {FIT_MEDIAN * 100:.0f} %); hold-out rows {figures['holdout_rows']}: "
+        f"{figures['holdout_within'] * 100:.0f} % within ±{HOLDOUT_BAND * 100:.0f} % "
+        f"(target >= {HOLDOUT_SHARE * 100:.0f} %), median |error| "
+        f"{figures['holdout_median_abs'] * 100:.1f} % -> {out / 'published.csv'}, "
+        f"{out / 'published.png'}"
+    )
+    return EXIT_OK
+
+
 def _run_options(parser: argparse.ArgumentParser, threads: bool = True) -> None:
     if threads:
         parser.add_argument("--threads", type=int, default=1, help="intra-op threads (default 1)")
@@ -263,6 +290,21 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     imp.add_argument("--date", help="provenance: when measured")
     imp.add_argument("-o", "--output", required=True, help="measurement CSV")
     imp.set_defaults(handler=cmd_import)
+
+    published = steps.add_parser(
+        "published",
+        help="phone presets vs published TFLite latencies (calibration/data/published.csv)",
+    )
+    published.add_argument(
+        "-o", "--output", default=str(DEFAULT_OUT), help="folder for published.csv and .png"
+    )
+    published.add_argument(
+        "--fit",
+        action="store_true",
+        help="refit the presets' free parameters on the fit rows and rewrite their "
+        "'# fit:' lines under scenarios/devices/ first",
+    )
+    published.set_defaults(handler=cmd_published)
 
     every = steps.add_parser("all", help="measure, fit, validate, write the preset and report")
     every.add_argument("-o", "--output", default=str(DEFAULT_OUT), help="work folder")
