@@ -44,12 +44,22 @@ RATIOS: Mapping[str, Mapping[str, float]] = {
 FREE: Mapping[tuple[str, str], tuple[str, ...]] = {
     ("Pixel 1", "cpu"): ("scale", "dwconv", "dispatch_us"),
     ("Pixel 2", "cpu"): ("scale", "dwconv", "dispatch_us", "int8"),
-    ("Pixel 3", "cpu"): ("scale", "int8"),
-    ("Pixel 3", "gpu"): ("scale",),
-    ("Pixel 3", "dsp"): ("scale",),
+    ("Pixel 3", "cpu"): ("scale", "dwconv", "dispatch_us", "int8"),
+    ("Pixel 3", "gpu"): ("scale", "dwconv", "dispatch_us"),
+    ("Pixel 3", "dsp"): ("scale", "dwconv", "dispatch_us"),
     ("Pixel 4", "cpu"): ("scale", "int8"),
     ("Pixel 4", "gpu"): ("scale",),
     ("Pixel 4", "dsp"): ("scale",),
+}
+#: Units with too few fit rows to separate depthwise ratio and dispatch take them from the
+#: same unit of another device, fitted on that device's fit rows (same TFLite release and
+#: Android 10 in benchmarks.md; the IP one generation apart). The Pixel 4 DSP borrows
+#: nothing: NNAPI there may run convs on the Hexagon 690's tensor accelerator, which the
+#: Pixel 3 has not [R], and with the 685's per-op cost the one fit row cannot be met at
+#: any efficiency <= 1; it keeps the preset's dispatch and the default ratios.
+BORROW: Mapping[tuple[str, str], tuple[str, tuple[str, ...]]] = {
+    ("Pixel 4", "cpu"): ("Pixel 3", ("dwconv", "dispatch_us")),
+    ("Pixel 4", "gpu"): ("Pixel 3", ("dwconv", "dispatch_us")),
 }
 _MARKED = re.compile(r"^(\s*)([a-z0-9_]+): ([-+0-9.eE]+)(\s+# fit:([a-z0-9_]+)\.([a-z0-9_]+)\b.*)$")
 
@@ -99,8 +109,13 @@ def _start(free: Sequence[str], unit) -> dict[str, float]:
     return {k: start[k] for k in free}
 
 
-def fit_unit(rows: pd.DataFrame, device: str, unit_name: str) -> dict[str, float]:
-    """Fitted preset values of one (device, unit) from its fit rows."""
+def fit_unit(
+    rows: pd.DataFrame, device: str, unit_name: str, given: Mapping[str, float] | None = None
+) -> dict[str, float]:
+    """Fitted preset values of one (device, unit) from its fit rows.
+
+    ``given`` fixes parameters that are not free here (``dwconv`` ratio, ``dispatch_us``).
+    """
     from scipy.optimize import minimize
 
     platform, node = load_device(device)
@@ -112,20 +127,36 @@ def fit_unit(rows: pd.DataFrame, device: str, unit_name: str) -> dict[str, float
     base_dispatch_us = unit.dispatch_s * 1e6
 
     def loss(x: np.ndarray) -> float:
-        params = dict(zip(free, np.exp(x), strict=True))
+        params = {**(given or {}), **dict(zip(free, np.exp(x), strict=True))}
         candidate = _with_values(unit, unit_values(unit.kind, params, base_dispatch_us))
         predicted = np.array([_latency_s(g, candidate) for g in graphs])
         return float(np.sum(np.log(predicted / published_s) ** 2))
 
     x0 = np.log([start[k] for k in free])
     best = minimize(loss, x0, method="Nelder-Mead", options={"xatol": 1e-4, "fatol": 1e-10})
-    params = dict(zip(free, (float(v) for v in np.exp(best.x)), strict=True))
+    params = {**(given or {}), **dict(zip(free, (float(v) for v in np.exp(best.x)), strict=True))}
+    ratios = {**RATIOS[unit.kind], **({"dwconv": params["dwconv"]} if "dwconv" in params else {})}
+    over = sorted(k for k, r in ratios.items() if params["scale"] * r > 1.0)
+    if over:
+        raise SocsimError(
+            f"{device} {unit_name}: the fit wants efficiency > 1 for {over}: the preset's "
+            "peak is too low for the published latencies"
+        )
     return unit_values(unit.kind, params, base_dispatch_us)
 
 
 def fit_all(table: pd.DataFrame) -> dict[tuple[str, str], dict[str, float]]:
-    """Fitted values of every (device, unit) in :data:`FREE`."""
-    return {key: fit_unit(fit_rows(table, *key), *key) for key in FREE}
+    """Fitted values of every (device, unit) in :data:`FREE` (lenders before borrowers)."""
+    fitted: dict[tuple[str, str], dict[str, float]] = {}
+    for key in sorted(FREE, key=lambda k: k in BORROW):
+        given = None
+        if key in BORROW:
+            lender, names = BORROW[key]
+            lent = fitted[(lender, key[1])]
+            lent = {"dwconv": lent["dwconv"] / lent["conv"], "dispatch_us": lent["dispatch_us"]}
+            given = {name: lent[name] for name in names}
+        fitted[key] = fit_unit(fit_rows(table, *key), *key, given)
+    return fitted
 
 
 def _g(value: float) -> str:
