@@ -20,6 +20,7 @@ from typing import Any
 from simulator.errors import ModelError
 from simulator.graph.model import DTYPE_BYTES, ModelGraph
 from simulator.graph.zoo_cnn import alexnet, mobilenet_v1, mobilenet_v2, resnet18, resnet50, vgg16
+from simulator.graph.zoo_squeezenet import squeezenet
 from simulator.graph.zoo_transformer import bert_base_encoder, transformer_encoder
 
 _TORCHVISION = "https://pytorch.org/vision/stable/models/generated/torchvision.models.{}.html"
@@ -167,6 +168,13 @@ ZOO: Mapping[str, ZooEntry] = MappingProxyType(
                 "MobileNetV2 (torchvision), inverted residuals with adds, ReLU6",
                 "torchvision.models.mobilenet_v2; Sandler et al. 2018, arXiv:1801.04381",
                 _torchvision("mobilenet_v2", 3_504_872, 0.30),
+            ),
+            ZooEntry(
+                "squeezenet",
+                squeezenet,
+                "SqueezeNet 1.0 (torchvision squeezenet1_0), stem + 8 Fire modules + conv head",
+                "torchvision.models.squeezenet1_0; Iandola et al. 2016, arXiv:1602.07360",
+                _torchvision("squeezenet1_0", 1_248_424, 0.82),
             ),
             ZooEntry(
                 "transformer_encoder",
