@@ -18,6 +18,7 @@ DEFAULT_OUT = Path("runs/calibration")
 DEFAULT_DEVICE = Path("scenarios/devices/host_cpu.yaml")
 DEFAULT_DOCS = Path("docs/calibration.md")
 DEFAULT_IMAGE = Path("docs/img/calibration_pred_vs_measured.png")
+PUBLISHED_IMAGE = "published_pred_vs_published.png"
 
 
 def _settings(args: argparse.Namespace):
@@ -176,6 +177,22 @@ def cmd_all(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def write_docs(page: Path, result, figure: Path) -> None:
+    """Splice the generated block into ``page``; the figure goes to ``page``'s img/."""
+    import shutil
+
+    from calibration.published import load_table
+    from calibration.published_fit import shipped_values
+    from calibration.published_report import block, splice
+
+    image = Path("img") / PUBLISHED_IMAGE
+    text = page.read_text(encoding="utf-8")
+    new = splice(text, block(result, load_table(), shipped_values(), image.as_posix()))
+    (page.parent / "img").mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(figure, page.parent / image)
+    page.write_text(new, encoding="utf-8")
+
+
 def cmd_published(args: argparse.Namespace) -> int:
     from calibration.published import (
         FIT_MEDIAN,
@@ -191,7 +208,10 @@ def cmd_published(args: argparse.Namespace) -> int:
 
         print(describe(fit_and_write(load_table())))
     out = Path(args.output)
-    figures = summary(run(out))
+    result = run(out)
+    figures = summary(result)
+    if args.docs:
+        write_docs(Path(args.docs), result, out / "published.png")
     print(
         f"fit rows {figures['fit_rows']}: median |error| {figures['fit_median_abs'] * 100:.1f} % "
         f"(target <= {FIT_MEDIAN * 100:.0f} %); hold-out rows {figures['holdout_rows']}: "
@@ -303,6 +323,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="refit the presets' free parameters on the fit rows and rewrite their "
         "'# fit:' lines under scenarios/devices/ first",
+    )
+    published.add_argument(
+        "--docs",
+        metavar="PAGE",
+        help="also splice the tables into PAGE (docs/presets.md) and copy the figure to "
+        "PAGE's img/ folder",
     )
     published.set_defaults(handler=cmd_published)
 

@@ -159,6 +159,23 @@ def fit_all(table: pd.DataFrame) -> dict[tuple[str, str], dict[str, float]]:
     return fitted
 
 
+def shipped_values(devices_dir: Path = DEVICES_DIR) -> dict[tuple[str, str], dict[str, float]]:
+    """The fitted quantities as the shipped presets hold them, per (device, unit)."""
+    out = {}
+    for device, unit_name in FREE:
+        platform, node = load_device(device, devices_dir)
+        unit = platform.unit(f"{node}.{unit_name}")
+        values = {
+            "conv": unit.efficiency_for("conv"),
+            "dwconv": unit.efficiency_for("dwconv"),
+            "dispatch_us": unit.dispatch_s * 1e6,
+        }
+        if "int8" in FREE[(device, unit_name)]:
+            values["int8"] = unit.peak_flops["int8"] / 1e9
+        out[(device, unit_name)] = values
+    return out
+
+
 def _g(value: float) -> str:
     return f"{value:.3g}"
 
@@ -208,4 +225,13 @@ def describe(fitted: Mapping[tuple[str, str], Mapping[str, float]]) -> str:
     return "\n".join(out)
 
 
-__all__ = ["FREE", "RATIOS", "describe", "fit_all", "fit_and_write", "fit_rows", "write_fitted"]
+__all__ = [
+    "FREE",
+    "RATIOS",
+    "describe",
+    "fit_all",
+    "fit_and_write",
+    "fit_rows",
+    "shipped_values",
+    "write_fitted",
+]

@@ -96,6 +96,43 @@ def test_hand_checked_row_is_the_sum_of_op_times(result):
     assert len(graph) == 27 + 3
 
 
+def test_one_op_by_hand():
+    # Pixel 3 GPU, the fc of MobileNet V1 (fp16, 1024 -> 1000 with bias, no caches):
+    # t = dispatch + max(flops / (peak x eff[fc]), bytes / bandwidth)
+    from simulator.hardware.cost import op_time_s
+
+    platform, node = load_device("Pixel 3")
+    gpu = platform.unit(f"{node}.gpu")
+    fc = model_graph("mobilenet_v1", "", "fp16").op("fc")
+    flops = 2 * 1024 * 1000  # a multiply-add is 2 FLOPs; the bias add is not counted
+    nbytes = 2 * (1024 + 1000 + 1024 * 1000 + 1000)  # fp16 input, output, weights, bias
+    assert fc.flops == flops
+    compute = flops / (1454e9 * gpu.efficiency_for("fc"))
+    memory = nbytes / 25.4e9
+    expected = gpu.dispatch_s + max(compute, memory)
+    assert op_time_s(fc, gpu) == pytest.approx(expected, rel=1e-9)
+
+
+def test_docs_block_is_the_commands_output(table, result):
+    from pathlib import Path
+
+    from calibration.published_fit import shipped_values
+    from calibration.published_report import block, splice
+
+    page = Path(__file__).resolve().parents[2] / "docs" / "presets.md"
+    text = page.read_text(encoding="utf-8")
+    image = "img/published_pred_vs_published.png"
+    fresh = splice(text, block(result, table, shipped_values(), image))
+    assert fresh == text, "run: socsim calibrate published --docs docs/presets.md"
+
+
+def test_splice_needs_the_markers():
+    from calibration.published_report import splice
+
+    with pytest.raises(SocsimError, match="markers"):
+        splice("no block here", "x")
+
+
 def test_targets_of_the_issue_hold(result):
     fit = result[result["role"] == "fit"]["error"].abs()
     hold = result[result["role"] == "holdout"]["error"].abs()
