@@ -2,7 +2,7 @@
 
 Per (device, unit) the free parameters are few and named in :data:`FREE`; everything
 else in the preset is a datasheet figure or a stated assumption. The fit sees only the
-rows whose role is ``fit`` (:func:`fit_rows` refuses any other), minimises the sum of
+rows whose role is ``fit`` (:func:`fit_rows` selects them, nothing else), minimises the sum of
 squared log errors of socsim's prediction over them (Nelder-Mead on log parameters,
 deterministic), and writes the values onto the preset lines marked ``# fit:UNIT.KEY``.
 
@@ -20,6 +20,10 @@ Parameters:
 ``dispatch_us``
     The per-op overhead, where fit rows of very different sizes separate it from the
     efficiency.
+
+A unit with too few fit rows borrows ``dwconv`` and ``dispatch_us`` from another
+device's fit (:data:`BORROW`). An efficiency above 1 is an error (the peak is wrong),
+never clipped into the preset.
 """
 
 from __future__ import annotations
