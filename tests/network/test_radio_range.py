@@ -249,11 +249,17 @@ def test_warn_excesses_groups_by_radio():
     assert len(caught) == 1
 
 
-def test_the_cli_prints_the_warning_once_to_stderr_cleanly(tmp_path, capsys):
-    doc = scenario_doc("wifi", "wifi", 200, 200)
+def wifi_file(folder: Path, mbps: float) -> Path:
+    """A scenario file over the wifi preset at ``mbps`` both ways."""
+    doc = scenario_doc("wifi", "wifi", mbps, mbps)
     doc["include"] = [str(ROOT / "scenarios" / "networks" / "wifi.yaml")]
-    path = tmp_path / "fast_wifi.yaml"
+    path = folder / f"wifi_{mbps:g}.yaml"
     path.write_text(yaml.safe_dump(doc))
+    return path
+
+
+def test_the_cli_prints_the_warning_once_to_stderr_cleanly(tmp_path, capsys):
+    path = wifi_file(tmp_path, 200)
     assert main(["validate", str(path)]) == 0
     captured = capsys.readouterr()
     lines = captured.err.splitlines()
@@ -266,9 +272,5 @@ def test_the_cli_prints_the_warning_once_to_stderr_cleanly(tmp_path, capsys):
 
 
 def test_the_cli_is_silent_inside_the_range(tmp_path, capsys):
-    doc = scenario_doc("wifi", "wifi", 18.88, 18.88)
-    doc["include"] = [str(ROOT / "scenarios" / "networks" / "wifi.yaml")]
-    path = tmp_path / "wifi.yaml"
-    path.write_text(yaml.safe_dump(doc))
-    assert main(["validate", str(path)]) == 0
+    assert main(["validate", str(wifi_file(tmp_path, 18.88))]) == 0
     assert capsys.readouterr().err == ""
