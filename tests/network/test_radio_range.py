@@ -274,3 +274,34 @@ def test_the_cli_prints_the_warning_once_to_stderr_cleanly(tmp_path, capsys):
 def test_the_cli_is_silent_inside_the_range(tmp_path, capsys):
     assert main(["validate", str(wifi_file(tmp_path, 18.88))]) == 0
     assert capsys.readouterr().err == ""
+
+
+# -- the shipped Wi-Fi offload sweep (docs/presets.md, "Offloading MobileNetV2 over Wi-Fi") --
+
+WIFI_SWEEP = "scenarios/sweeps/wifi_offload_mobilenet.yaml"
+
+
+def test_the_wifi_offload_crossovers_are_where_the_docs_say():
+    from simulator.sweep import prepare_sweep, run_task
+
+    prepared = prepare_sweep(WIFI_SWEEP)
+    rows = {}
+    for task in prepared.tasks:
+        rate = task.values["links.wlan.bandwidth_mbps"]
+        where = task.values["placement"].get("unit", "edge")
+        if where != "edge" and rate != 5:
+            continue  # the phone's figures do not depend on the link
+        if rate in (5, 600, 800, 1000, 1500, 2000):
+            row = run_task(task)
+            assert row["status"] == "ok", row["error"]
+            rows[(where, rate)] = (row["latency_mean_s"], row["device_energy_per_inference_j"])
+    cpu_s, cpu_j = rows[("cpu_big", 5)]
+    gpu_s, gpu_j = rows[("gpu", 5)]
+    assert (round(cpu_s * 1e3, 2), round(cpu_j * 1e3, 1)) == (19.25, 67.1)
+    assert (round(gpu_s * 1e3, 2), round(gpu_j * 1e3, 1)) == (16.43, 48.2)
+    edge = {rate: rows[("edge", rate)] for rate in (600, 800, 1000, 1500, 2000)}
+    assert edge[600][0] > cpu_s > edge[800][0]  # latency crossover with the CPU
+    assert edge[1000][0] > gpu_s > edge[1500][0]  # and with the GPU
+    assert edge[1500][1] > cpu_j > edge[2000][1]  # phone-energy crossover with the CPU
+    assert edge[2000][1] > gpu_j  # never below the GPU up to 2 Gbit/s
+    assert round(edge[2000][1] * 1e3, 1) == 65.5
