@@ -240,6 +240,24 @@ def test_run_warns_from_the_transfers_actually_carried():
     assert connected == pytest.approx(5.79626 * 8e6 / 200e6, rel=EXACT)
 
 
+def test_run_without_transfer_rows_uses_the_links_table():
+    scenario = load(200, 200)
+    result = simulate(scenario, trace="summary")
+    assert len(result.transfers) == 0
+    with pytest.warns(RadioRangeWarning, match="uplink 200 Mbit/s"):
+        assert warn_run(scenario, result) == 1
+
+
+def test_a_run_that_keeps_its_radio_idle_does_not_warn():
+    doc = scenario_doc("wifi", "wifi", 200, 200)
+    doc["placement"] = {"policy": "single", "unit": "cpu"}
+    scenario = parse_scenario(doc, base_dir=HERE)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert warn_run(scenario, simulate(scenario)) == 0
+    assert link_excesses(scenario.platform.network.links, {"phone": "device"})  # validate would
+
+
 def test_warn_excesses_groups_by_radio():
     scenario = load(200, 200)
     found = link_excesses(scenario.platform.network.links, {"phone": "device"})
