@@ -15,6 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from simulator.cli_outcome import run_command
+from simulator.cli_warnings import socsim_warnings_to_stderr
 from simulator.errors import ScenarioError, SocsimError
 from simulator.exitcodes import EXIT_INVALID, EXIT_OK
 from simulator.output import check_output_dir, default_output_dir
@@ -71,6 +72,7 @@ def format_summary(summary: dict) -> str:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from simulator.engine import simulate
+    from simulator.network.radio_range import warn_run
     from simulator.spec import load_scenario
 
     check_replicate(args.replicate)
@@ -81,6 +83,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     result = simulate(
         scenario, replicate=args.replicate, trace=args.trace, progress=stderr_progress(scenario)
     )
+    warn_run(scenario, result, args.scenario)  # radios beyond their measured range
     written = result.write(out_dir)  # before printing: a closed stdout loses nothing
     args.kept = f"the results are complete in {out_dir}/"
     print(format_summary(result.summary))
@@ -136,6 +139,7 @@ def stderr_progress(scenario):
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
+    from simulator.network.radio_range import warn_scenario
     from simulator.spec import load_scenario, validate_library
     from simulator.spec.yamlio import load_yaml_file
 
@@ -148,6 +152,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
                 print(f"ok   {name}: library with {count} preset(s)")
             else:
                 s = load_scenario(name, args.allow_dirs)
+                warn_scenario(s, name)  # radios whose links exceed their measured range
                 units = len(s.platform.unit_ids)
                 print(
                     f"ok   {name}: {len(s.workload)} app(s), {len(s.models)} model(s), "
@@ -321,7 +326,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     (:mod:`simulator.exitcodes`; argparse usage errors exit with 2 itself)."""
     args = build_parser().parse_args(argv)
     handler: Callable[[argparse.Namespace], int] = args.handler
-    return run_command(handler, args)
+    with socsim_warnings_to_stderr():
+        return run_command(handler, args)
 
 
 if __name__ == "__main__":

@@ -57,6 +57,13 @@ class SocsimError(Exception):
     exit_status: int = EXIT_INVALID
 
 
+class SocsimWarning(UserWarning):
+    """Base class of every warning socsim emits on purpose (a result that holds but
+    leans on something the user should know, e.g. a radio run beyond its measured
+    range). Filter with ``warnings.filterwarnings("ignore", category=SocsimWarning)``;
+    the ``socsim`` command prints them to stderr as ``socsim: warning: ...``."""
+
+
 class ScenarioError(SocsimError):
     """A scenario document (or a file it includes) is invalid.
 

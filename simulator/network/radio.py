@@ -12,6 +12,16 @@
   then idle), each with its own duration and power, and a promotion that depends on the
   stage a transfer starts in (FACH -> DCH is shorter than IDLE -> DCH).
 
+A throughput-linear fit holds over the rates it was measured on, not beyond: a stateful
+radio declares the top of that range per direction (``measured_up_mbps``,
+``measured_down_mbps``) and a sourced maximum ``max_w``. Its connected power is
+``min(max_w, base_w + up term + down term)``: inside the measured range the fit as
+published (``max_w`` is checked to be at least the fit's power at the range's top), beyond
+it the fit extrapolated until it saturates at ``max_w``. :mod:`simulator.network.radio_range`
+tells a scenario that runs a radio beyond its measured range. ``tx_w`` / ``rx_w`` on a
+stateful radio replace that direction's linear term by a flat total power (a handset's
+own measurement), keeping the promotion and the tail.
+
 Both RRC models build one :class:`Radio` whose ``tail`` is a tuple of
 :class:`TailStage` s; ``rrc``'s one stage is called ``tail``. The engine keeps each
 radio's state and integrates its power exactly at every change; the pure helpers
@@ -76,8 +86,10 @@ class Radio:
         A name in :data:`RADIO_MODELS`.
     idle_w : float
         Power in idle (average paging power for a cellular radio).
-    tx_w, rx_w : float
-        ``constant``: total power while sending / receiving.
+    tx_w, rx_w : float or None
+        ``constant``: total power while sending / receiving. Stateful radios: when
+        given, the flat total connected power while sending / receiving, in place of
+        that direction's throughput-linear term (``None``: the linear term).
     promotion_s, promotion_w : float
         Stateful radios: idle -> connected delay and power during it.
     tail : tuple of TailStage
@@ -86,29 +98,42 @@ class Radio:
     base_w, alpha_up_w_per_bps, alpha_down_w_per_bps : float
         Stateful radios: connected power ``base_w + alpha_up × up + alpha_down × down``
         at the current uplink/downlink throughputs (bit/s).
+    max_w : float or None
+        Stateful radios: the sourced maximum connected power; the connected power
+        saturates there (``None``: no bound).
+    measured_up_bps, measured_down_bps : float or None
+        Stateful radios: the top of the throughput range each direction's fit was
+        measured on (``None``: not declared; nothing can tell when it is exceeded).
     """
 
     model: str = "constant"
     idle_w: float = 0.0
-    tx_w: float = 0.0
-    rx_w: float = 0.0
+    tx_w: float | None = None
+    rx_w: float | None = None
     promotion_s: float = 0.0
     promotion_w: float = 0.0
     tail: tuple[TailStage, ...] = ()
     base_w: float = 0.0
     alpha_up_w_per_bps: float = 0.0
     alpha_down_w_per_bps: float = 0.0
+    max_w: float | None = None
+    measured_up_bps: float | None = None
+    measured_down_bps: float | None = None
 
     def __post_init__(self) -> None:
         if self.model not in RADIO_MODELS:
             RADIO_MODELS.get(self.model)  # raises with the nearest valid name
         skip = ("model", "tail")
-        numbers = {k: getattr(self, k) for k in self.__dataclass_fields__ if k not in skip}
+        numbers = {
+            k: getattr(self, k)
+            for k in self.__dataclass_fields__
+            if k not in skip and getattr(self, k) is not None
+        }
         _check_nonneg(f"{self.model} radio", numbers)
-        if self.model == "constant" and (self.tx_w < self.idle_w or self.rx_w < self.idle_w):
-            raise SocsimError("radio tx_w and rx_w are totals and must be >= idle_w")
-        if self.model != "constant" and not self.tail:
-            raise SocsimError(f"{self.model} radio: needs at least one tail stage")
+        if self.model == "constant":
+            self._check_constant()
+        else:
+            self._check_stateful()
         names = [stage.state for stage in self.tail]
         for stage in self.tail:
             numbers = {k: getattr(stage, k) for k in stage.__dataclass_fields__ if k != "state"}
@@ -117,6 +142,51 @@ class Radio:
                 raise SocsimError(
                     f"{self.model} radio: tail stage names must be unique and not one of "
                     f"{', '.join(RESERVED_STATES)}; got {', '.join(names)}"
+                )
+
+    def _check_constant(self) -> None:
+        if self.tx_w is None or self.rx_w is None:
+            raise SocsimError("constant radio: needs tx_w and rx_w")
+        if self.tx_w < self.idle_w or self.rx_w < self.idle_w:
+            raise SocsimError("radio tx_w and rx_w are totals and must be >= idle_w")
+        extra = ("max_w", "measured_up_bps", "measured_down_bps")
+        if any(getattr(self, k) is not None for k in extra):
+            raise SocsimError(
+                "constant radio: max_w and measured_*_mbps belong to the throughput-linear "
+                "models (rrc, rrc_stages); a constant radio's power does not depend on rate"
+            )
+
+    def _check_stateful(self) -> None:
+        if not self.tail:
+            raise SocsimError(f"{self.model} radio: needs at least one tail stage")
+        for key in ("tx_w", "rx_w"):
+            flat = getattr(self, key)
+            if flat is not None and flat < self.base_w:
+                raise SocsimError(
+                    f"{self.model} radio: {key} = {flat:g} W is a total connected power and "
+                    f"must be >= base_w = {self.base_w:g} W"
+                )
+        if self.max_w is None:
+            return
+        # the cap must leave the fit untouched inside its measured range (and a flat
+        # tx_w/rx_w untouched): only extrapolation saturates
+        tops = {
+            "base_w": self.base_w,
+            "tx_w": self.tx_w,
+            "rx_w": self.rx_w,
+            "the power at the top of the measured uplink range": self._linear_w(
+                self.measured_up_bps or 0.0, 0.0
+            ),
+            "the power at the top of the measured downlink range": self._linear_w(
+                0.0, self.measured_down_bps or 0.0
+            ),
+        }
+        for label, power in tops.items():
+            if power is not None and power > self.max_w * (1 + 1e-12):
+                raise SocsimError(
+                    f"{self.model} radio: max_w = {self.max_w:g} W is below {label} "
+                    f"({power:.6g} W); the maximum must bound the radio inside its measured "
+                    "range (raise max_w)"
                 )
 
     @property
@@ -129,10 +199,25 @@ class Radio:
         """The whole tail's length (s): every stage in turn."""
         return sum(stage.duration_s for stage in self.tail)
 
+    def _linear_w(self, up_bps: float, down_bps: float) -> float:
+        """The stateful radio's connected power before the cap (W)."""
+        up_w = (
+            self.alpha_up_w_per_bps * up_bps
+            if self.tx_w is None
+            else (self.tx_w - self.base_w) * (up_bps > 0)
+        )
+        down_w = (
+            self.alpha_down_w_per_bps * down_bps
+            if self.rx_w is None
+            else (self.rx_w - self.base_w) * (down_bps > 0)
+        )
+        return self.base_w + up_w + down_w
+
     def connected_power_w(self, up_bps: float, down_bps: float) -> float:
         """Power (W) while connected with transfers at these throughputs in progress.
 
-        For ``constant``, any throughput means busy in that direction.
+        For ``constant``, any throughput means busy in that direction. For a stateful
+        radio, the fit (or flat ``tx_w``/``rx_w``) saturating at ``max_w``.
         """
         if not self.stateful:
             return (
@@ -140,7 +225,24 @@ class Radio:
                 + (self.tx_w - self.idle_w) * (up_bps > 0)
                 + (self.rx_w - self.idle_w) * (down_bps > 0)
             )
-        return self.base_w + self.alpha_up_w_per_bps * up_bps + self.alpha_down_w_per_bps * down_bps
+        power_w = self._linear_w(up_bps, down_bps)
+        return power_w if self.max_w is None else min(power_w, self.max_w)
+
+    def beyond_measured(self, up_bps: float, down_bps: float) -> dict[str, float]:
+        """The directions whose rate exceeds the declared measured range: ``{"uplink":
+        top_bps, ...}`` (empty inside it, for a constant radio, or for a direction whose
+        power is a flat ``tx_w``/``rx_w``)."""
+        if not self.stateful:
+            return {}
+        beyond = {}
+        checks = (
+            ("uplink", up_bps, self.measured_up_bps, self.tx_w),
+            ("downlink", down_bps, self.measured_down_bps, self.rx_w),
+        )
+        for direction, rate_bps, top_bps, flat_w in checks:
+            if flat_w is None and top_bps is not None and rate_bps > top_bps:
+                beyond[direction] = top_bps
+        return beyond
 
     def transfer_energy_j(self, nbytes: float, bandwidth_bps: float, sending: bool) -> float:
         """Energy (J) of one lone transfer's serialisation (no promotion, no tail)."""
@@ -192,6 +294,7 @@ class Radio:
 RADIO_MODELS: Registry[Any] = Registry("radio model")
 
 # the connected-state keys both RRC models share
+_MBPS = Number("Mbit/s", 1e6, ge=0)
 _RRC_FIELDS = {
     "idle_w": Field(WATTS, default=0.0, doc="average idle (paging) power"),
     "promotion_ms": Field(
@@ -201,6 +304,28 @@ _RRC_FIELDS = {
     "base_w": Field(WATTS, doc="connected power at zero throughput"),
     "alpha_up_mw_per_mbps": Field(Number("mW per Mbit/s", 1e-9, ge=0), to="alpha_up_w_per_bps"),
     "alpha_down_mw_per_mbps": Field(Number("mW per Mbit/s", 1e-9, ge=0), to="alpha_down_w_per_bps"),
+    "max_w": Field(
+        WATTS, default=None, doc="sourced maximum connected power; the power saturates there"
+    ),
+    "measured_up_mbps": Field(
+        _MBPS,
+        default=None,
+        to="measured_up_bps",
+        doc="top of the uplink rate range the fit was measured on (beyond: a warning)",
+    ),
+    "measured_down_mbps": Field(
+        _MBPS, default=None, to="measured_down_bps", doc="the same for the downlink"
+    ),
+    "tx_w": Field(
+        WATTS,
+        default=None,
+        doc="flat total power while sending, in place of alpha_up_mw_per_mbps",
+    ),
+    "rx_w": Field(
+        WATTS,
+        default=None,
+        doc="flat total power while receiving, in place of alpha_down_mw_per_mbps",
+    ),
 }
 
 TAIL_STAGE = Record(

@@ -185,7 +185,8 @@ def preset_doc(preset: str, times_ms) -> dict:
 def test_the_3g_preset_is_the_two_stage_umts_machine():
     scenario = parse_scenario(preset_doc("3g", [0]), base_dir=HERE)
     radio = scenario.platform.network.links["air"].radio
-    assert radio == parse_scenario(upload_doc([0], UMTS)).platform.network.links["air"].radio
+    bounded = {**UMTS, "measured_up_mbps": 2.0, "measured_down_mbps": 4.0, "max_w": 2.55584}
+    assert radio == parse_scenario(upload_doc([0], bounded)).platform.network.links["air"].radio
     assert [s.state for s in radio.tail] == ["tail_dch", "fach"] and radio.tail_s == 14.0
 
 

@@ -1,0 +1,233 @@
+"""Does a scenario run a radio beyond the rates its power fit was measured on? (pure + warn)
+
+A throughput-linear radio fit (Huang et al., MobiSys 2012) is a measurement over a range
+of rates; beyond it the fit is extrapolated until it saturates at the radio's sourced
+``max_w`` (:class:`simulator.network.radio.Radio`). Nothing in the numbers shows that, so
+a scenario that runs a radio there is told, once per radio, with a
+:class:`RadioRangeWarning`:
+
+* before running (``socsim validate``): at the rates its links can carry, each
+  direction's constant bandwidth, the peak of its bandwidth trace, or the mean of its
+  random capacity — :func:`link_excesses`;
+* after running (``socsim run``): at the rates the radio actually carried, from the
+  transfers simulated — :func:`run_excesses`.
+
+:func:`warn_excesses` turns the findings into warnings; library users filter them with
+``warnings.filterwarnings("ignore", category=RadioRangeWarning)``.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+
+import pandas as pd
+
+from simulator.errors import SocsimWarning
+from simulator.network.radio import Radio
+from simulator.network.topology import BITS_PER_BYTE, Link
+
+MEGA = 1e6
+UPLINK, DOWNLINK = "uplink", "downlink"
+
+
+class RadioRangeWarning(SocsimWarning):
+    """A radio runs beyond the throughput range its power model was measured on."""
+
+
+@dataclass(frozen=True)
+class RadioExcess:
+    """One direction of one radio running beyond its measured range (bit/s, W).
+
+    Attributes
+    ----------
+    link, node : str
+        The link and the device node whose radio it is.
+    direction : {"uplink", "downlink"}
+        Sending from ``node`` or receiving at it.
+    rate_bps : float
+        The rate found (the link's capacity, or the transfers' rate).
+    top_bps : float
+        The top of the range the fit was measured on.
+    radio : Radio
+    """
+
+    link: str
+    node: str
+    direction: str
+    rate_bps: float
+    top_bps: float
+    radio: Radio
+
+
+def _device_radios(
+    links: Mapping[str, Link], roles: Mapping[str, str]
+) -> Iterator[tuple[Link, str]]:
+    """(link, device node) for every radio that draws from a device's battery."""
+    for link in links.values():
+        if link.radio is None or not link.radio.stateful:
+            continue
+        for node in (link.a, link.b):
+            if roles.get(node) == "device":
+                yield link, node
+
+
+def _capacity_bps(link: Link, src: str) -> float:
+    """The highest rate the link can carry from ``src``: its trace's peak, its random
+    capacity's mean, or its constant bandwidth."""
+    forward = src == link.a
+    trace = link.bandwidth_trace if forward else link.reverse_bandwidth_trace
+    if trace:
+        return max(bps for _, bps in trace)
+    dist = link.bandwidth_distribution if forward else link.reverse_bandwidth_distribution
+    if dist is not None:
+        return dist.mean_bps
+    return link.bandwidth_bps if forward else link.reverse_bandwidth_bps
+
+
+def _excesses(link: Link, node: str, up_bps: float, down_bps: float) -> Iterator[RadioExcess]:
+    beyond = link.radio.beyond_measured(up_bps, down_bps)
+    for direction, rate_bps in ((UPLINK, up_bps), (DOWNLINK, down_bps)):
+        if direction in beyond:
+            yield RadioExcess(link.name, node, direction, rate_bps, beyond[direction], link.radio)
+
+
+def link_excesses(links: Mapping[str, Link], roles: Mapping[str, str]) -> list[RadioExcess]:
+    """Radios whose links can carry rates beyond the radio's measured range.
+
+    Parameters
+    ----------
+    links : mapping of name to Link
+        ``Network.links``.
+    roles : mapping of node name to role
+        ``device`` nodes carry the radios.
+
+    Returns
+    -------
+    list of RadioExcess
+        In link order, uplink before downlink.
+    """
+    found = []
+    for link, node in _device_radios(links, roles):
+        other = link.b if node == link.a else link.a
+        found += _excesses(link, node, _capacity_bps(link, node), _capacity_bps(link, other))
+    return found
+
+
+def _peak_concurrent_bps(rows: pd.DataFrame) -> float:
+    """The highest sum of the rates of transfers serialising at once (bit/s).
+
+    Each transfer counts at its mean rate, bytes over serialisation time; on a ``fifo``
+    link transfers do not overlap, so this is the highest single rate.
+    """
+    events = []
+    for nbytes, start_s, end_s in zip(rows["bytes"], rows["start_s"], rows["end_s"], strict=True):
+        if end_s > start_s:
+            rate = nbytes * BITS_PER_BYTE / (end_s - start_s)
+            events += [(start_s, 1, rate), (end_s, 0, -rate)]  # ends first at a tie
+    peak = level = 0.0
+    for _, _, delta in sorted(events):
+        level += delta
+        peak = max(peak, level)
+    return peak
+
+
+def carried_rates(transfers: pd.DataFrame, links: pd.DataFrame) -> dict[tuple[str, str], float]:
+    """The peak rate (bit/s) each link direction ``(link, src_node)`` carried in a run.
+
+    From the ``transfers`` table when the run kept it (``trace="full"``): the highest sum
+    of concurrent transfers' mean rates; otherwise from the ``links`` table: bytes over
+    busy time, the mean rate of its transfers.
+    """
+    rates: dict[tuple[str, str], float] = {}
+    network = transfers[transfers["link"].notna()] if len(transfers) else transfers
+    if len(network):
+        for key, rows in network.groupby(["link", "src_node"], sort=True):
+            rates[key] = _peak_concurrent_bps(rows)
+        return rates
+    for row in links.itertuples(index=False):
+        if row.busy_s > 0:
+            rates[(row.link, row.src_node)] = row.bytes * BITS_PER_BYTE / row.busy_s
+    return rates
+
+
+def run_excesses(
+    links: Mapping[str, Link],
+    roles: Mapping[str, str],
+    transfers: pd.DataFrame,
+    link_table: pd.DataFrame,
+) -> list[RadioExcess]:
+    """Radios that carried rates beyond their measured range in a run.
+
+    Parameters
+    ----------
+    links, roles
+        As for :func:`link_excesses`.
+    transfers, link_table : DataFrame
+        The run's ``transfers`` and ``links`` tables (:class:`RunResult`).
+
+    Returns
+    -------
+    list of RadioExcess
+    """
+    rates = carried_rates(transfers, link_table)
+    found = []
+    for link, node in _device_radios(links, roles):
+        other = link.b if node == link.a else link.a
+        up = rates.get((link.name, node), 0.0)
+        down = rates.get((link.name, other), 0.0)
+        found += _excesses(link, node, up, down)
+    return found
+
+
+def describe(excesses: Iterable[RadioExcess]) -> str:
+    """One sentence about one radio's excesses (all of the same link and node)."""
+    excesses = list(excesses)
+    first = excesses[0]
+    radio = first.radio
+    parts = [
+        f"{e.direction} {e.rate_bps / MEGA:.4g} Mbit/s (measured up to {e.top_bps / MEGA:.4g})"
+        for e in excesses
+    ]
+    if radio.max_w is None:
+        beyond = "beyond it the linear fit is extrapolated without bound (give max_w)"
+    else:
+        beyond = (
+            f"beyond it the linear fit is extrapolated and saturates at max_w = {radio.max_w:.4g} W"
+        )
+    return (
+        f"radio of link '{first.link}' at node '{first.node}' ({radio.model}) runs at "
+        f"{', '.join(parts)}, outside the range its power model was measured on; {beyond}"
+    )
+
+
+def warn_excesses(excesses: Iterable[RadioExcess], where: str = "") -> int:
+    """Emit one :class:`RadioRangeWarning` per radio; return how many were emitted.
+
+    ``where`` (e.g. the scenario file) prefixes each message.
+    """
+    by_radio: dict[tuple[str, str], list[RadioExcess]] = {}
+    for excess in excesses:
+        by_radio.setdefault((excess.link, excess.node), []).append(excess)
+    prefix = f"{where}: " if where else ""
+    for group in by_radio.values():
+        warnings.warn(prefix + describe(group), RadioRangeWarning, stacklevel=2)
+    return len(by_radio)
+
+
+def _roles(platform) -> dict[str, str]:
+    return {name: node.role for name, node in platform.nodes.items()}
+
+
+def warn_scenario(scenario, where: str = "") -> int:
+    """:func:`warn_excesses` for a loaded Scenario at its links' rates (``validate``)."""
+    platform = scenario.platform
+    return warn_excesses(link_excesses(platform.network.links, _roles(platform)), where)
+
+
+def warn_run(scenario, result, where: str = "") -> int:
+    """:func:`warn_excesses` for a finished run at the rates it carried (``run``)."""
+    platform = scenario.platform
+    found = run_excesses(platform.network.links, _roles(platform), result.transfers, result.links)
+    return warn_excesses(found, where)
