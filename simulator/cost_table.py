@@ -115,17 +115,14 @@ def op_time_rows(ops: Sequence[Op], units: Sequence[tuple[str, ComputeUnit]]) ->
     for uid, unit in units:
         done: set[int] = set()
         if cols is not None and _vectorisable(unit):
-            runs: dict[tuple, bool] = {}  # per (kind, fused, dtype): unsupported_reason's rule
+            # an untabled op's support depends on its kind, fusion and dtype only: asked
+            # once per such shape, of its first op
+            runs: dict[tuple, bool] = {}
             able = []
             for k, shape in enumerate(zip(cols.kinds, cols.fused, cols.dtypes, strict=True)):
                 ok = runs.get(shape)
                 if ok is None:
-                    kind, fused, dtype = shape
-                    ok = runs[shape] = (
-                        unit.runs_kind(kind)
-                        and (unit.fused_kernels or not fused)
-                        and dtype in unit.peak_flops
-                    )
+                    ok = runs[shape] = unsupported_reason(ops[plain[k]], unit, uid) is None
                 if ok:
                     able.append(k)
             times = iter(_roofline(unit, cols, np.array(able, dtype=np.intp)).tolist())
