@@ -65,8 +65,10 @@ def _roofline(unit: ComputeUnit, cols: _OpColumns, idx: np.ndarray) -> np.ndarra
     unit, as the scalar path computes it (same operations, same order)."""
     kinds = [cols.kinds[i] for i in idx]
     dtypes = [cols.dtypes[i] for i in idx]
-    peak = np.array([unit.peak_flops[d] for d in dtypes], dtype=np.float64)
-    eff = np.array([unit.efficiency_for(k) for k in kinds], dtype=np.float64)
+    peak_of = {d: unit.peak_flops[d] for d in set(dtypes)}
+    eff_of = {k: unit.efficiency_for(k) for k in set(kinds)}
+    peak = np.array([peak_of[d] for d in dtypes], dtype=np.float64)
+    eff = np.array([eff_of[k] for k in kinds], dtype=np.float64)
     p = cols.parallel[idx]
     cores = unit.op_cores
     with np.errstate(divide="ignore", invalid="ignore"):

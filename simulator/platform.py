@@ -125,6 +125,7 @@ class CostOracle:
         self.platform = platform
         # id(op) -> (op, its times, whether they cover every unit in declaration order)
         self._rows: dict[int, tuple[Op, Row, bool]] = {}
+        self._transfers: dict[tuple[str, str], Transfer] = {}
 
     def __getstate__(self) -> dict[str, Any]:
         return {**self.__dict__, "_rows": {}}
@@ -210,6 +211,15 @@ class CostOracle:
             return Transfer("local")
         if edge is not None and edge.comm_s is not None:
             return Transfer("explicit", delay_s=edge.comm_s)
+        # the same for every tensor between two units: built once per pair (frozen)
+        pair = (src_uid, dst_uid)
+        transfer = self._transfers.get(pair)
+        if transfer is None:
+            transfer = self._transfers[pair] = self._modelled_transfer(src_uid, dst_uid)
+        return transfer
+
+    def _modelled_transfer(self, src_uid: str, dst_uid: str) -> Transfer:
+        """The on-chip or network transfer between two different units."""
         src_node = self.platform.node_of(src_uid)
         dst_node = self.platform.node_of(dst_uid)
         if src_node is dst_node:

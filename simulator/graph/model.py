@@ -137,7 +137,7 @@ class Op:
     @property
     def sparsity(self) -> float:
         """Fraction of the op's weights that are zero (0 unless weight-pruned)."""
-        return float(self.attrs.get("sparsity", 0.0))
+        return float(self.attrs.get("sparsity", 0.0)) if self.attrs else 0.0
 
     @property
     def fused(self) -> tuple[str, ...]:
@@ -306,7 +306,8 @@ class ModelGraph:
 
     def entry_ops(self) -> list[str]:
         """Ops with no predecessor: they read the request input from the source node."""
-        return [n for n in self._order if self._graph.in_degree(n) == 0]
+        pred = self._graph.pred
+        return [n for n in self._order if not pred[n]]
 
     @property
     def request_input_bytes(self) -> int:
@@ -319,7 +320,8 @@ class ModelGraph:
 
     def exit_ops(self) -> list[str]:
         """Ops with no successor: their output returns to the source node."""
-        return [n for n in self._order if self._graph.out_degree(n) == 0]
+        succ = self._graph.succ
+        return [n for n in self._order if not succ[n]]
 
     def is_chain(self) -> bool:
         """True when every op has at most one predecessor and one successor."""

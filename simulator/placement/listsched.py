@@ -50,9 +50,10 @@ class CostTable:
         adjacency = graph.graph.succ
         for i, name in enumerate(self.ops):
             after = adjacency[name]
-            succs = [self.index[s] for s in graph.successors(name)]
+            names = graph.successors(name)
+            succs = [self.index[s] for s in names]
             self.succs.append(succs)
-            for dst, j in zip(graph.successors(name), succs, strict=True):
+            for dst, j in zip(names, succs, strict=True):
                 edge = after[dst]["edge"]
                 self._edge_of[(i, j)] = (edge.bytes, edge.comm_s, edge)
         node_of = {u: oracle.platform.node_of(u).name for u in units}
@@ -60,10 +61,15 @@ class CostTable:
         self.time = []
         num = self.num
         rows = oracle.op_time_rows([graph.op(name) for name in self.ops])
+        every_unit = list(oracle.platform.unit_ids) == units and not self.exact
         for name, row in zip(self.ops, rows, strict=True):
-            self.time.append({u: num(t) for u in units if (t := row[u]) is not None})
-            if not self.time[-1]:
+            if every_unit and None not in row.values():
+                times = dict(row)  # a copy: the row is the oracle's memory
+            else:
+                times = {u: num(t) for u in units if (t := row[u]) is not None}
+            if not times:
                 raise PlacementError("no candidate unit can run it", op=name)
+            self.time.append(times)
         # costs shared by every edge of the same bytes between the same units: transfers
         # per (comm_s, src, dst), their times per (bytes, transfer), means per unit sets
         self._transfer_id: dict[tuple, int] = {}
@@ -77,26 +83,28 @@ class CostTable:
         self.unit_set = [
             self._unit_set.setdefault(tuple(t), len(self._unit_set)) for t in self.time
         ]
+        # the request input to entry ops, exit ops' outputs back: per (bytes, node) once
+        node_time: dict[tuple, Any] = {}
+
+        def node_transfer(nbytes: int, src: str, dst: str):
+            key = (nbytes, src, dst)
+            if key not in node_time:
+                node_time[key] = self.num(oracle.node_transfer_time_s(nbytes, src, dst))
+            return node_time[key]
+
+        request_bytes = graph.request_input_bytes
         self.input_cost = [
-            {
-                u: self.num(
-                    oracle.node_transfer_time_s(graph.request_input_bytes, source, node_of[u])
-                )
-                for u in self.time[i]
-            }
-            if not self.preds[i]
-            else None
-            for i, n in enumerate(self.ops)
+            None
+            if self.preds[i]
+            else {u: node_transfer(request_bytes, source, node_of[u]) for u in self.time[i]}
+            for i in range(len(self.ops))
         ]
         self.return_cost = [
-            {
-                u: self.num(
-                    oracle.node_transfer_time_s(graph.op(n).output_bytes, node_of[u], source)
-                )
-                for u in self.time[i]
+            None
+            if self.succs[i]
+            else {
+                u: node_transfer(graph.op(n).output_bytes, node_of[u], source) for u in self.time[i]
             }
-            if not self.succs[i]
-            else None
             for i, n in enumerate(self.ops)
         ]
 
