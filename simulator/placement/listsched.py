@@ -22,7 +22,11 @@ from typing import Any
 from simulator.errors import PlacementError
 from simulator.graph.model import ModelGraph
 from simulator.placement.base import POLICIES, Placement
-from simulator.placement.objectives import candidate_units, require_feasible, with_common_options
+from simulator.placement.objectives import (
+    candidate_units,
+    check_constraints,
+    with_common_options,
+)
 from simulator.placement.timeline import Timeline
 from simulator.platform import CostOracle
 from simulator.schema import Field, Text
@@ -301,7 +305,7 @@ def build_cost_table(graph, oracle, source, options, policy) -> CostTable:
 
 def _checked(placement: Placement, graph, oracle, options) -> Placement:
     """``placement`` once it meets the constraints (PlacementError naming them otherwise)."""
-    require_feasible(graph, placement, oracle, options, placement.policy)
+    check_constraints(graph, placement, oracle, options, placement.policy)
     return placement
 
 

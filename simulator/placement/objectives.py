@@ -8,6 +8,7 @@ saying which constraint and by how much, never a silent bad placement.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -183,3 +184,29 @@ def require_feasible(
     if broken:
         raise PlacementError("; ".join(broken), policy)
     return predicted
+
+
+def check_constraints(
+    graph: ModelGraph,
+    placement: Placement,
+    oracle: CostOracle,
+    options: Mapping[str, Any],
+    policy: str,
+) -> None:
+    """:func:`require_feasible` for a policy that needs no estimate itself: the plan is
+    compiled and estimated only when a deadline asks for the latency.
+
+    Raises
+    ------
+    PlacementError
+        Naming every broken constraint.
+    """
+    if options.get("deadline_s") is not None:
+        require_feasible(graph, placement, oracle, options, policy)
+        return
+    weights = None
+    if options.get("check_memory", True):
+        weights = unit_weight_bytes(graph, placement.assignment)
+    broken = constraint_problems(math.nan, weights, oracle, options)  # no deadline to miss
+    if broken:
+        raise PlacementError("; ".join(broken), policy)
