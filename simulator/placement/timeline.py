@@ -101,6 +101,16 @@ class Timeline:
                 [e for block in self.ends for e in block],
             )
             return
+        if k == len(starts) - 1 and k >= (1 if b else 2) and len(starts) <= 2 * BLOCK:
+            # appended to a block that had a gap: one new gap, the rest unchanged (the
+            # bound _rebound would compute, without going over the block again)
+            gap = start - ends[k - 1] if self.exact else start - ends[k - 1] + start * 1e-12
+            if gap > self.bound[b]:
+                self.bound[b] = gap
+            self.lasts[b] = end
+            if b + 1 < len(self.starts):
+                self._rebound(b + 1)
+            return
         last = ends[-1]  # the block's last end: the next block's first gap starts there
         changed = [b]
         if len(starts) > 2 * BLOCK:
