@@ -299,10 +299,15 @@ class ModelGraph:
         return self._index[name]
 
     def predecessors(self, name: str) -> list[str]:
-        return sorted(self._graph.pred[name], key=self._index.__getitem__)
+        """Ops whose output ``name`` reads, in declaration order."""
+        return self._declared(self._graph.pred[name])
 
     def successors(self, name: str) -> list[str]:
-        return sorted(self._graph.succ[name], key=self._index.__getitem__)
+        """Ops that read the output of ``name``, in declaration order."""
+        return self._declared(self._graph.succ[name])
+
+    def _declared(self, names) -> list[str]:
+        return sorted(names, key=self._index.__getitem__) if len(names) > 1 else list(names)
 
     def entry_ops(self) -> list[str]:
         """Ops with no predecessor: they read the request input from the source node."""
