@@ -1,9 +1,12 @@
 """Runtime of placement policies on random layered DAGs of 100, 1,000 and 10,000 ops.
 
-Run: ``python bench/placement.py [--sizes 100 1000 10000] [--repeat 3] [--json]``
+Run: ``python bench/placement.py [--sizes 100 1000 10000] [--repeat 3] [--cpu] [--json]``
 
 Each policy is timed on the same DAGs in one run (median of ``--repeat``), on a platform
-of a phone with five units plus an edge server over a Wi-Fi-like link. Besides seconds,
+of a phone with five units plus an edge server over a Wi-Fi-like link. Every timed call
+gets a fresh cost oracle, so it pays for costing every (op, unit) as a first placement
+does (an oracle remembers op times). ``--cpu`` times CPU (``time.process_time``), which a
+shared machine distorts less than wall time. Besides seconds,
 it prints µs per op and the growth ratio between consecutive sizes (10x ops), which is
 what says whether a policy scales: ~10 is linear, ~100 quadratic.
 """
@@ -91,13 +94,13 @@ def bench_platform() -> Platform:
     return Platform([phone, edge], [Link("wlan", "phone", "edge", 2e-3, 50e6, 50e6)])
 
 
-def median_of(repeat: int, run) -> float:
-    """Median wall time of ``repeat`` runs (s): steadier than the best on a shared machine."""
+def median_of(repeat: int, run, clock=time.perf_counter) -> float:
+    """Median time of ``repeat`` runs (s): steadier than the best on a shared machine."""
     times = []
     for _ in range(repeat):
-        start = time.perf_counter()
+        start = clock()
         run()
-        times.append(time.perf_counter() - start)
+        times.append(clock() - start)
     return statistics.median(times)
 
 
@@ -105,13 +108,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[100, 1000, 10000])
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--cpu", action="store_true", help="CPU time instead of wall time")
     parser.add_argument("--json", action="store_true", help="print one JSON line as well")
     args = parser.parse_args()
-    oracle = CostOracle(bench_platform())
+    platform = bench_platform()
+    clock = time.process_time if args.cpu else time.perf_counter
     graphs = {n: random_dag(n) for n in args.sizes}
     policies = [p for p in POLICY_OPTIONS if p in POLICIES]
     load = f"; load average {os.getloadavg()[0]:.1f}" if hasattr(os, "getloadavg") else ""
-    print(f"python {host.python_version()} on {host.machine()}; median of {args.repeat}{load}")
+    kind = "CPU" if args.cpu else "wall"
+    print(
+        f"python {host.python_version()} on {host.machine()}; {kind} time, median of "
+        f"{args.repeat}{load}"
+    )
     print(f"{'policy':<12}" + "".join(f"{n:>16,} ops" for n in args.sizes) + "   growth per 10x")
     results = {}
     for name in policies:
@@ -124,7 +133,9 @@ def main() -> None:
             repeat = args.repeat if n <= 1000 else 1
             options = POLICY_OPTIONS[name]
             row[n] = median_of(
-                repeat, lambda f=function, g=graph, o=options: f(g, oracle, "phone", o)
+                repeat,
+                lambda f=function, g=graph, o=options: f(g, CostOracle(platform), "phone", o),
+                clock,
             )
         results[name] = row
         cells = "".join(

@@ -25,6 +25,14 @@ class FrozenMap(Mapping):
     def __iter__(self) -> Iterator[str]:
         return iter(self._data)
 
+    # the dict's own lookups: Mapping's generic ones go through __getitem__ and a caught
+    # KeyError, a hot cost where planning reads ops' attributes
+    def get(self, key: str, default: Any = None) -> Any:
+        return self._data.get(key, default)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._data
+
     def __len__(self) -> int:
         return len(self._data)
 

@@ -7,12 +7,14 @@ Everything here is pure: no SimPy, no I/O.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
+from simulator.cost_table import Row, op_time_rows
 from simulator.errors import PlacementError, SocsimError
 from simulator.graph.model import Edge, Op
-from simulator.hardware.cost import cost_model, op_energy_j, op_time_s, unsupported_reason
+from simulator.hardware.cost import cost_model, energy_for_time_j, op_time_s, unsupported_reason
 from simulator.hardware.units import ComputeUnit, Node
 from simulator.network.topology import Hop, Link, Network
 from simulator.schema import nearest
@@ -102,8 +104,17 @@ class Platform:
         return self.nodes[node].role
 
 
+#: ops whose times one oracle remembers; past it, it forgets them all and starts over
+MEMO_OPS = 100_000
+
+
 class CostOracle:
     """Times and energies of ops and transfers on a platform (the policies' view).
+
+    Op times are remembered per op object (the op is held, so its ``id`` stays its own):
+    an op is frozen and the platform's units are, so its time on a unit never changes,
+    whichever graph or policy asks. :meth:`op_time_rows` costs many ops on every unit at
+    once (:mod:`simulator.cost_table`); the floats are those of the scalar cost model.
 
     Parameters
     ----------
@@ -112,11 +123,56 @@ class CostOracle:
 
     def __init__(self, platform: Platform):
         self.platform = platform
+        # id(op) -> (op, its times, whether they cover every unit in declaration order)
+        self._rows: dict[int, tuple[Op, Row, bool]] = {}
+        self._transfers: dict[tuple[str, str], Transfer] = {}
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_rows": {}}
+
+    def _row(self, op: Op) -> Row:
+        """The remembered times of ``op`` (uid -> s, None where it cannot run)."""
+        entry = self._rows.get(id(op))
+        if entry is not None and entry[0] is op:
+            return entry[1]
+        row: Row = {}
+        self._remember(op, row, False)
+        return row
+
+    def _remember(self, op: Op, row: Row, full: bool) -> None:
+        if len(self._rows) >= MEMO_OPS and id(op) not in self._rows:
+            self._rows.clear()
+        self._rows[id(op)] = (op, row, full)
+
+    def op_time_rows(self, ops: Sequence[Op]) -> list[Mapping[str, float | None]]:
+        """Per op, uid -> execution time (s) on every unit in declaration order, None
+        where the unit cannot run it. Read-only: the rows are the oracle's memory."""
+        rows: list[Row] = []
+        missing = []
+        for i, op in enumerate(ops):
+            entry = self._rows.get(id(op))
+            if entry is not None and entry[0] is op and entry[2]:
+                rows.append(entry[1])
+            else:
+                rows.append({})
+                missing.append(i)
+        if missing:
+            units = [(uid, self.platform.unit(uid)) for uid in self.platform.unit_ids]
+            computed = op_time_rows([ops[i] for i in missing], units)
+            for i, row in zip(missing, computed, strict=True):
+                rows[i] = row
+                self._remember(ops[i], row, True)
+        return rows
 
     def unsupported_reason(self, op: Op, uid: str) -> str | None:
+        if self._row(op).get(uid) is not None:
+            return None
         return unsupported_reason(op, self.platform.unit(uid), uid)
 
     def supports(self, op: Op, uid: str) -> bool:
+        row = self._row(op)
+        if uid in row:
+            return row[uid] is not None
         return self.unsupported_reason(op, uid) is None
 
     def op_time_s(self, op: Op, uid: str) -> float:
@@ -126,21 +182,25 @@ class CostOracle:
         ------
         PlacementError
             When the unit cannot run the op.
+        SocsimError
+            When there is no unit ``uid``.
         """
-        try:
-            return op_time_s(op, self.platform.unit(uid), uid)
-        except ValueError as exc:
-            raise PlacementError(str(exc), op=op.name) from None
+        row = self._row(op)
+        time_s = row.get(uid)
+        if time_s is None:
+            try:
+                time_s = row[uid] = op_time_s(op, self.platform.unit(uid), uid)
+            except ValueError as exc:
+                raise PlacementError(str(exc), op=op.name) from None
+        return time_s
 
     def cost_model(self, op: Op, uid: str) -> str:
         """Which model costs ``op`` on ``uid``: ``table``, ``predictor`` or ``roofline``."""
         return cost_model(op, self.platform.unit(uid), uid)
 
     def op_energy_j(self, op: Op, uid: str) -> float:
-        try:
-            return op_energy_j(op, self.platform.unit(uid), uid)
-        except ValueError as exc:
-            raise PlacementError(str(exc), op=op.name) from None
+        """Energy (J) of one run of ``op`` on ``uid`` (PlacementError as :meth:`op_time_s`)."""
+        return energy_for_time_j(self.platform.unit(uid), self.op_time_s(op, uid))
 
     def edge_transfer(self, edge: Edge | None, src_uid: str, dst_uid: str) -> Transfer:
         """How a tensor on ``edge`` moves from ``src_uid`` to ``dst_uid``.
@@ -151,6 +211,15 @@ class CostOracle:
             return Transfer("local")
         if edge is not None and edge.comm_s is not None:
             return Transfer("explicit", delay_s=edge.comm_s)
+        # the same for every tensor between two units: built once per pair (frozen)
+        pair = (src_uid, dst_uid)
+        transfer = self._transfers.get(pair)
+        if transfer is None:
+            transfer = self._transfers[pair] = self._modelled_transfer(src_uid, dst_uid)
+        return transfer
+
+    def _modelled_transfer(self, src_uid: str, dst_uid: str) -> Transfer:
+        """The on-chip or network transfer between two different units."""
         src_node = self.platform.node_of(src_uid)
         dst_node = self.platform.node_of(dst_uid)
         if src_node is dst_node:

@@ -22,6 +22,7 @@ from simulator.graph.sparse import stored_weight_bytes
 
 #: Bytes per element of each supported dtype.
 DTYPE_BYTES: Mapping[str, int] = FrozenMap({"fp32": 4, "fp16": 2, "int8": 1})
+_DTYPE_BYTES = DTYPE_BYTES.to_dict()  # the same, read on every byte count
 
 #: Operator kinds the cost model and the unit `supports` lists speak of.
 OP_KINDS: tuple[str, ...] = (
@@ -131,12 +132,12 @@ class Op:
 
     @property
     def element_bytes(self) -> int:
-        return DTYPE_BYTES[self.dtype]
+        return _DTYPE_BYTES[self.dtype]
 
     @property
     def sparsity(self) -> float:
         """Fraction of the op's weights that are zero (0 unless weight-pruned)."""
-        return float(self.attrs.get("sparsity", 0.0))
+        return float(self.attrs.get("sparsity", 0.0)) if self.attrs else 0.0
 
     @property
     def fused(self) -> tuple[str, ...]:
@@ -251,6 +252,9 @@ class ModelGraph:
             path = " -> ".join([u for u, _ in cycle] + [cycle[0][0]])
             raise ModelError(f"the graph has a cycle: {path}", name)
         self._graph = graph
+        # plain dicts of what the DiGraph's node views hold: read on every planning step
+        self._ops: dict[str, Op] = {n: data["op"] for n, data in graph.nodes(data=True)}
+        self._index: dict[str, int] = {n: data["index"] for n, data in graph.nodes(data=True)}
         self._order = tuple(
             nx.lexicographical_topological_sort(graph, key=lambda n: graph.nodes[n]["index"])
         )
@@ -270,14 +274,15 @@ class ModelGraph:
         return len(self._order)
 
     def __iter__(self) -> Iterator[Op]:
-        return (self._graph.nodes[n]["op"] for n in self._order)
+        ops = self._ops
+        return (ops[n] for n in self._order)
 
     def __contains__(self, name: object) -> bool:
         return name in self._graph
 
     def op(self, name: str) -> Op:
         try:
-            return self._graph.nodes[name]["op"]
+            return self._ops[name]
         except KeyError:
             raise ModelError(f"no op named '{name}'", self.name) from None
 
@@ -286,22 +291,28 @@ class ModelGraph:
 
     def edges(self) -> Iterator[Edge]:
         for name in self._order:
-            for dst in sorted(self._graph.successors(name), key=self.index):
+            for dst in self.successors(name):
                 yield self._graph.edges[name, dst]["edge"]
 
     def index(self, name: str) -> int:
         """Declaration index of op ``name``."""
-        return self._graph.nodes[name]["index"]
+        return self._index[name]
 
     def predecessors(self, name: str) -> list[str]:
-        return sorted(self._graph.predecessors(name), key=self.index)
+        """Ops whose output ``name`` reads, in declaration order."""
+        return self._declared(self._graph.pred[name])
 
     def successors(self, name: str) -> list[str]:
-        return sorted(self._graph.successors(name), key=self.index)
+        """Ops that read the output of ``name``, in declaration order."""
+        return self._declared(self._graph.succ[name])
+
+    def _declared(self, names) -> list[str]:
+        return sorted(names, key=self._index.__getitem__) if len(names) > 1 else list(names)
 
     def entry_ops(self) -> list[str]:
         """Ops with no predecessor: they read the request input from the source node."""
-        return [n for n in self._order if self._graph.in_degree(n) == 0]
+        pred = self._graph.pred
+        return [n for n in self._order if not pred[n]]
 
     @property
     def request_input_bytes(self) -> int:
@@ -314,7 +325,8 @@ class ModelGraph:
 
     def exit_ops(self) -> list[str]:
         """Ops with no successor: their output returns to the source node."""
-        return [n for n in self._order if self._graph.out_degree(n) == 0]
+        succ = self._graph.succ
+        return [n for n in self._order if not succ[n]]
 
     def is_chain(self) -> bool:
         """True when every op has at most one predecessor and one successor."""

@@ -140,6 +140,13 @@ def memory_time_s(op: Op, unit: ComputeUnit) -> float:
     return dram_traffic_bytes(op, unit) / unit.memory_bandwidth_bytes_per_s
 
 
+def _require_supported(op: Op, unit: ComputeUnit, unit_id: str) -> None:
+    """Raise ValueError naming why ``unit`` cannot run ``op``, if it cannot."""
+    reason = unsupported_reason(op, unit, unit_id)
+    if reason is not None:
+        raise ValueError(f"op '{op.name}' cannot run on '{unit_id or unit.name}': {reason}")
+
+
 def op_time_s(op: Op, unit: ComputeUnit, unit_id: str = "") -> float:
     """Execution time (s) of ``op`` on ``unit``.
 
@@ -148,9 +155,7 @@ def op_time_s(op: Op, unit: ComputeUnit, unit_id: str = "") -> float:
     ValueError
         When the unit cannot run the op (see :func:`unsupported_reason`).
     """
-    reason = unsupported_reason(op, unit, unit_id)
-    if reason is not None:
-        raise ValueError(f"op '{op.name}' cannot run on '{unit_id or unit.name}': {reason}")
+    _require_supported(op, unit, unit_id)
     tabled = explicit_time_s(op, unit, unit_id)
     if tabled is not None:
         return tabled
@@ -171,17 +176,14 @@ def op_time_parts_s(op: Op, unit: ComputeUnit, unit_id: str = "") -> tuple[float
     by ``f_max / f``. An explicitly tabled time counts as compute-bound; a predicted one
     is split like the roofline's (:func:`~simulator.hardware.predictor.predicted_parts_s`).
     """
-    total = op_time_s(op, unit, unit_id)
-    if explicit_time_s(op, unit, unit_id) is not None:
-        return 0.0, total, 0.0
+    _require_supported(op, unit, unit_id)
+    tabled = explicit_time_s(op, unit, unit_id)
+    if tabled is not None:
+        return 0.0, tabled, 0.0
+    compute, memory = compute_time_s(op, unit), memory_time_s(op, unit)
     if predicted_time_s(op, unit) is not None:
-        compute, memory = compute_time_s(op, unit), memory_time_s(op, unit)
         return predicted_parts_s(op, unit.predictor, unit.op_cores, compute, memory)
-    return (
-        unit.dispatch_s + barrier_time_s(unit),
-        compute_time_s(op, unit),
-        memory_time_s(op, unit),
-    )
+    return unit.dispatch_s + barrier_time_s(unit), compute, memory
 
 
 def predicted_time_s(op: Op, unit: ComputeUnit) -> float | None:
@@ -201,4 +203,9 @@ def op_energy_j(op: Op, unit: ComputeUnit, unit_id: str = "") -> float:
 
     The share is ``cores_per_op / cores`` (1 when an op uses the whole unit).
     """
-    return unit.active_w * unit.op_cores / unit.cores * op_time_s(op, unit, unit_id)
+    return energy_for_time_j(unit, op_time_s(op, unit, unit_id))
+
+
+def energy_for_time_j(unit: ComputeUnit, time_s: float) -> float:
+    """Energy (J) of one op that runs ``time_s`` on ``unit`` (see :func:`op_energy_j`)."""
+    return unit.active_w * unit.op_cores / unit.cores * time_s

@@ -22,7 +22,11 @@ from typing import Any
 from simulator.errors import PlacementError
 from simulator.graph.model import ModelGraph
 from simulator.placement.base import POLICIES, Placement
-from simulator.placement.objectives import candidate_units, require_feasible, with_common_options
+from simulator.placement.objectives import (
+    candidate_units,
+    check_constraints,
+    with_common_options,
+)
 from simulator.placement.timeline import Timeline
 from simulator.platform import CostOracle
 from simulator.schema import Field, Text
@@ -44,50 +48,67 @@ class CostTable:
         self.ops = list(graph.order)
         self.index = {name: i for i, name in enumerate(self.ops)}
         self.preds = [[self.index[p] for p in graph.predecessors(n)] for n in self.ops]
-        self.succs = [[self.index[s] for s in graph.successors(n)] for n in self.ops]
+        self.succs = []
+        # (bytes, comm_s, edge) of every edge i -> j, read from the adjacency once
+        self._edge_of: dict[tuple[int, int], tuple] = {}
+        adjacency = graph.graph.succ
+        for i, name in enumerate(self.ops):
+            after = adjacency[name]
+            names = graph.successors(name)
+            succs = [self.index[s] for s in names]
+            self.succs.append(succs)
+            for dst, j in zip(names, succs, strict=True):
+                edge = after[dst]["edge"]
+                self._edge_of[(i, j)] = (edge.bytes, edge.comm_s, edge)
         node_of = {u: oracle.platform.node_of(u).name for u in units}
         self.node_of = node_of
         self.time = []
-        for name in self.ops:
-            op = graph.op(name)
-            self.time.append(
-                {u: self.num(oracle.op_time_s(op, u)) for u in units if oracle.supports(op, u)}
-            )
-            if not self.time[-1]:
+        num = self.num
+        rows = oracle.op_time_rows([graph.op(name) for name in self.ops])
+        every_unit = list(oracle.platform.unit_ids) == units and not self.exact
+        for name, row in zip(self.ops, rows, strict=True):
+            if every_unit and None not in row.values():
+                times = dict(row)  # a copy: the row is the oracle's memory
+            else:
+                times = {u: num(t) for u in units if (t := row[u]) is not None}
+            if not times:
                 raise PlacementError("no candidate unit can run it", op=name)
+            self.time.append(times)
         # costs shared by every edge of the same bytes between the same units: transfers
         # per (comm_s, src, dst), their times per (bytes, transfer), means per unit sets
-        self._edge_of: dict[tuple[int, int], tuple] = {}
         self._transfer_id: dict[tuple, int] = {}
         self._distinct: dict[Any, int] = {}
         self._distinct_transfers: list = []
         self._time: dict[tuple[int, int], Any] = {}
         self._means: dict[tuple, Any] = {}
-        self._pairs: dict[tuple, list[int]] = {}
+        self._pairs: dict[tuple, tuple[list[int], list[int]]] = {}
+        self._tids: dict[tuple, dict[str, int | None]] = {}
         self._unit_set = {}
         self.unit_set = [
             self._unit_set.setdefault(tuple(t), len(self._unit_set)) for t in self.time
         ]
+        # the request input to entry ops, exit ops' outputs back: per (bytes, node) once
+        node_time: dict[tuple, Any] = {}
+
+        def node_transfer(nbytes: int, src: str, dst: str):
+            key = (nbytes, src, dst)
+            if key not in node_time:
+                node_time[key] = self.num(oracle.node_transfer_time_s(nbytes, src, dst))
+            return node_time[key]
+
+        request_bytes = graph.request_input_bytes
         self.input_cost = [
-            {
-                u: self.num(
-                    oracle.node_transfer_time_s(graph.request_input_bytes, source, node_of[u])
-                )
-                for u in self.time[i]
-            }
-            if not self.preds[i]
-            else None
-            for i, n in enumerate(self.ops)
+            None
+            if self.preds[i]
+            else {u: node_transfer(request_bytes, source, node_of[u]) for u in self.time[i]}
+            for i in range(len(self.ops))
         ]
         self.return_cost = [
-            {
-                u: self.num(
-                    oracle.node_transfer_time_s(graph.op(n).output_bytes, node_of[u], source)
-                )
-                for u in self.time[i]
+            None
+            if self.succs[i]
+            else {
+                u: node_transfer(graph.op(n).output_bytes, node_of[u], source) for u in self.time[i]
             }
-            if not self.succs[i]
-            else None
             for i, n in enumerate(self.ops)
         ]
 
@@ -103,11 +124,25 @@ class CostTable:
 
     def edge_of(self, i: int, j: int) -> tuple:
         """(bytes, comm_s, edge) of edge i -> j."""
-        info = self._edge_of.get((i, j))
-        if info is None:
-            edge = self.graph.edge(self.ops[i], self.ops[j])
-            info = self._edge_of[(i, j)] = (edge.bytes, edge.comm_s, edge)
-        return info
+        return self._edge_of[(i, j)]
+
+    def comm_row(self, i: int, j: int, p: str, units) -> list:
+        """:meth:`comm` of edge i -> j from unit p to each of ``units``, in their order."""
+        nbytes, comm_s, edge = self._edge_of[(i, j)]
+        tids = self._tids.get((comm_s, p))
+        if tids is None:
+            tids = self._tids[(comm_s, p)] = {
+                q: None if q == p else self._transfer(comm_s, edge, p, q) for q in self.units
+            }
+        zero, times, row = self.num(0.0), self._time, []
+        for q in units:
+            tid = tids[q]
+            if tid is None:
+                row.append(zero)
+                continue
+            value = times.get((nbytes, tid))
+            row.append(value if value is not None else self._time_of(nbytes, tid))
+        return row
 
     def _transfer(self, comm_s, edge, p: str, q: str) -> int:
         """Id of the transfer an edge with ``comm_s`` takes from p to q (equal transfers,
@@ -139,19 +174,21 @@ class CostTable:
         mean = self._means.get(key)
         if mean is None:
             shape = key[1:]
-            pairs = self._pairs.get(shape)
-            if pairs is None:
-                pairs = self._pairs[shape] = [
+            entry = self._pairs.get(shape)
+            if entry is None:
+                pairs = [
                     self._transfer(comm_s, edge, p, q)
                     for p in self.time[i]
                     for q in self.time[j]
                     if p != q
                 ]
+                entry = self._pairs[shape] = (pairs, sorted(set(pairs)))
+            pairs, distinct = entry
             if not pairs:
                 mean = self.num(0.0)
-            else:  # summed in pair order, as one sum over the pairs
-                times = [self._time_of(nbytes, tid) for tid in pairs]
-                mean = sum(times, self.num(0.0)) / len(pairs)
+            else:  # each distinct transfer timed once, summed in pair order as one sum
+                time_of = {tid: self._time_of(nbytes, tid) for tid in distinct}
+                mean = sum([time_of[tid] for tid in pairs], self.num(0.0)) / len(pairs)
             self._means[key] = mean
         return mean
 
@@ -193,12 +230,6 @@ class Schedule:
         self.finish: list = [zero] * len(costs.ops)
         self.timelines = {u: Timeline(costs.exact) for u in costs.units}
 
-    def ready(self, i: int, u: str):
-        costs = self.costs
-        if not costs.preds[i]:
-            return costs.input_cost[i][u]
-        return max(self.finish[p] + costs.comm(p, i, self.unit_of[p], u) for p in costs.preds[i])
-
     def earliest_start(self, u: str, ready, duration, insertion: bool):
         timeline = self.timelines[u]
         if not insertion:
@@ -206,16 +237,31 @@ class Schedule:
             return ready if last is None else max(ready, last)
         return timeline.earliest_start(ready, duration)
 
+    def ready_row(self, i: int, units: list[str]) -> list:
+        """When op i's inputs are all on each of ``units``: the latest of the preds'
+        finish + transfer (the request input for an entry op), in ``units`` order."""
+        costs = self.costs
+        if not costs.preds[i]:
+            inputs = costs.input_cost[i]
+            return [inputs[u] for u in units]
+        ready = None
+        for p in costs.preds[i]:
+            finish = self.finish[p]
+            arrive = [finish + c for c in costs.comm_row(p, i, self.unit_of[p], units)]
+            ready = arrive if ready is None else list(map(max, ready, arrive))
+        return ready
+
     def best_unit(self, i: int, insertion: bool, units=None):
         """(unit, start) minimising finish time (+ output return for exit ops); ties: unit order."""
         best = None
         costs = self.costs
-        for u in units or costs.time[i]:
-            duration = costs.time[i][u]
-            start = self.earliest_start(u, self.ready(i, u), duration, insertion)
-            score = (
-                start + duration + (costs.return_cost[i][u] if costs.return_cost[i] else self.zero)
-            )
+        time = costs.time[i]
+        units = units or list(time)
+        returns = costs.return_cost[i]
+        for u, ready in zip(units, self.ready_row(i, units), strict=True):
+            duration = time[u]
+            start = self.earliest_start(u, ready, duration, insertion)
+            score = start + duration + (returns[u] if returns else self.zero)
             if best is None or score < best[0]:
                 best = (score, u, start)
         return best[1], best[2]
@@ -259,7 +305,7 @@ def build_cost_table(graph, oracle, source, options, policy) -> CostTable:
 
 def _checked(placement: Placement, graph, oracle, options) -> Placement:
     """``placement`` once it meets the constraints (PlacementError naming them otherwise)."""
-    require_feasible(graph, placement, oracle, options, placement.policy)
+    check_constraints(graph, placement, oracle, options, placement.policy)
     return placement
 
 

@@ -143,16 +143,18 @@ def violations(
 
 
 def constraint_problems(
-    latency_s: float,
+    latency_s: float | None,
     weights: Mapping[str, int] | None,
     oracle: CostOracle,
     options: Mapping[str, Any],
 ) -> list[str]:
-    """:func:`violations` from the predicted latency and the resident weight bytes per
-    unit (uid -> bytes, in op order of first use; None when memory is not checked)."""
+    """:func:`violations` from the predicted latency (None: not estimated, which
+    :func:`check_constraints` does only when there is no deadline) and
+    the resident weight bytes per unit (uid -> bytes, in op order of first use; None when
+    memory is not checked)."""
     problems = []
     deadline = options.get("deadline_s")
-    if deadline is not None and latency_s > deadline:
+    if deadline is not None and latency_s is not None and latency_s > deadline:
         problems.append(
             f"predicted latency {latency_s * 1e3:.4g} ms exceeds the deadline "
             f"{deadline * 1e3:.4g} ms by {(latency_s - deadline) * 1e3:.4g} ms"
@@ -183,3 +185,29 @@ def require_feasible(
     if broken:
         raise PlacementError("; ".join(broken), policy)
     return predicted
+
+
+def check_constraints(
+    graph: ModelGraph,
+    placement: Placement,
+    oracle: CostOracle,
+    options: Mapping[str, Any],
+    policy: str,
+) -> None:
+    """:func:`require_feasible` for a policy that needs no estimate itself: the plan is
+    compiled and estimated only when a deadline asks for the latency.
+
+    Raises
+    ------
+    PlacementError
+        Naming every broken constraint.
+    """
+    if options.get("deadline_s") is not None:
+        require_feasible(graph, placement, oracle, options, policy)
+        return
+    weights = None
+    if options.get("check_memory", True):
+        weights = unit_weight_bytes(graph, placement.assignment)
+    broken = constraint_problems(None, weights, oracle, options)
+    if broken:
+        raise PlacementError("; ".join(broken), policy)

@@ -17,6 +17,7 @@ slot's bound adds ``start * 1e-12`` (far above any rounding of these sums). Pure
 from __future__ import annotations
 
 import bisect
+import operator
 from typing import Any
 
 BLOCK = 32
@@ -100,6 +101,18 @@ class Timeline:
                 [e for block in self.ends for e in block],
             )
             return
+        if k == len(starts) - 1 and k >= (1 if b else 2) and len(starts) <= 2 * BLOCK:
+            # appended to a block that had a gap: one new gap, the rest unchanged (the
+            # bound _rebound would compute, without going over the block again)
+            gap = start - ends[k - 1] if self.exact else start - ends[k - 1] + start * 1e-12
+            if gap > self.bound[b]:
+                self.bound[b] = gap
+            self.lasts[b] = end
+            if b + 1 < len(self.starts):
+                self._rebound(b + 1)
+            return
+        last = ends[-1]  # the block's last end: the next block's first gap starts there
+        changed = [b]
         if len(starts) > 2 * BLOCK:
             self.starts[b + 1 : b + 1] = [starts[BLOCK:]]
             self.ends[b + 1 : b + 1] = [ends[BLOCK:]]
@@ -107,19 +120,30 @@ class Timeline:
             self.firsts.insert(b + 1, None)
             self.lasts.insert(b + 1, None)
             self.bound.insert(b + 1, None)
-        for block in range(b, min(b + 3, len(self.starts))):  # changed, split, next
+            changed.append(b + 1)
+        after = changed[-1] + 1
+        if after < len(self.starts) and self.lasts[b] != last:
+            changed.append(after)
+        for block in changed:
             self._rebound(block)
 
     def _rebound(self, b: int) -> None:
         starts, ends = self.starts[b], self.ends[b]
         self.firsts[b], self.lasts[b] = starts[0], ends[-1]
-        prev = self.lasts[b - 1] if b else None
-        bound = None
-        for start, end in zip(starts, ends, strict=True):
-            if prev is not None:
-                gap = start - prev if self.exact else start - prev + start * 1e-12
-                bound = gap if bound is None or gap > bound else bound
-            prev = end
+        # each slot's gap after the end before it (the previous block's last end for the
+        # first slot; none for the first slot of all)
+        if b:
+            prevs = [self.lasts[b - 1], *ends[:-1]]
+            nexts = starts
+        else:
+            prevs, nexts = ends[:-1], starts[1:]
+        if self.exact:
+            bound = max(map(operator.sub, nexts, prevs), default=None)
+        else:
+            bound = max(
+                (start - prev + start * 1e-12 for start, prev in zip(nexts, prevs, strict=True)),
+                default=None,
+            )
         # the first block's first slot has no gap before it: the scan starts inside the
         # block holding ``ready``, never skips to the first block
         self.bound[b] = bound if bound is not None else starts[0]

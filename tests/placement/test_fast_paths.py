@@ -85,8 +85,28 @@ def test_timeline_finds_the_slot_the_plain_scan_finds(exact, zeros):
         ends.insert(k, start + duration)
         timeline.insert(start, start + duration)
         assert timeline.last_end() == ends[-1]
+        if timeline.flat is None:  # blocks updated in place know what a full pass finds
+            kept = (list(timeline.bound), list(timeline.firsts), list(timeline.lasts))
+            for b in range(len(timeline.starts)):
+                timeline._rebound(b)
+            assert kept == (timeline.bound, timeline.firsts, timeline.lasts)
     flat = timeline.flat[0] if zeros else [s for block in timeline.starts for s in block]
     assert flat == starts
+
+
+@pytest.mark.parametrize("exact", [False, True])
+def test_timeline_slot_appended_between_blocks_rebounds_the_next_block(exact):
+    num = (lambda x: Fraction(x)) if exact else float
+    timeline = Timeline(exact)
+    for i in range(2 * BLOCK + 1):  # splits into blocks of BLOCK and BLOCK + 1 slots
+        start = i * 10 + (100 if i >= BLOCK else 0)  # the widest gap opens block 2
+        timeline.insert(num(start), num(start + 1))
+    assert len(timeline.starts) == 2 and timeline.bound[1] >= 109
+    end_of_first = (BLOCK - 1) * 10 + 1
+    timeline.insert(num(end_of_first + 4), num(BLOCK * 10 + 100 - 20))  # 20 before block 2
+    assert len(timeline.starts[0]) == BLOCK + 1  # appended to the first block
+    assert timeline.bound[1] < 21  # its widest gap is now 20 (10 - 1 elsewhere)
+    assert timeline.earliest_start(num(end_of_first), num(30)) == num(timeline.lasts[1])
 
 
 @pytest.mark.parametrize("seed", range(6))
