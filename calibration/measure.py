@@ -61,6 +61,12 @@ def provenance(threads: int, notes: str = "") -> Provenance:
     )
 
 
+def boundary(graph: ModelGraph, name: str) -> bool:
+    """True when op ``name`` reads no other op's output or feeds none (a graph-input or
+    graph-output kernel: see :func:`calibration.table.network_rows`)."""
+    return not graph.predecessors(name) or not graph.successors(name)
+
+
 def model_rows(model: str, run: ModelRun, graph: ModelGraph, threads: int) -> list[dict]:
     """Rows of one model: each profiled node that the graph has, then the whole model.
 
@@ -93,6 +99,7 @@ def model_rows(model: str, run: ModelRun, graph: ModelGraph, threads: int) -> li
                 "runs": len(node.times_s),
                 "threads": threads,
                 "parallel_fraction": op.parallel_fraction,
+                "boundary": int(boundary(graph, node.node)),
                 **feature_columns(op),  # what a learned kernel predictor trains on
             }
         )
@@ -130,9 +137,12 @@ def measure_models(
     workdir: Path,
     loader: GraphLoader = onnx_graph,
     progress: Callable[[str], None] | None = None,
+    on_round: Callable[[int], None] | None = None,
 ) -> list[dict]:
-    """Measure every model of ``paths`` (name -> ONNX file), interleaved; the table's rows."""
-    runs = run_models({n: Path(p) for n, p in paths.items()}, settings, workdir, progress)
+    """Measure every model of ``paths`` (name -> ONNX file), interleaved; the table's rows.
+
+    ``on_round`` is called at the start of every round (:func:`run_models`)."""
+    runs = run_models({n: Path(p) for n, p in paths.items()}, settings, workdir, progress, on_round)
     rows: list[dict] = []
     for i, (name, run) in enumerate(runs.items()):
         if progress:

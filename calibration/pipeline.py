@@ -30,6 +30,7 @@ from calibration.fit import FitResult, HostRates, fit
 from calibration.measure import GraphLoader, host_name, measure_models, onnx_graph, provenance
 from calibration.microbench import host_rates, run_suite, suite
 from calibration.ortrun import RunSettings
+from calibration.reference import Reference, spread
 from calibration.report import ThreadResult, plot, report_markdown, single_markdown
 from calibration.table import Provenance, make_table, read_provenance, read_table, write_table
 from calibration.threads import parallel_fractions
@@ -39,6 +40,8 @@ from simulator.graph.model import ModelGraph
 
 REPORT_BEGIN = "<!-- calibration-report:begin (written by `socsim calibrate all`) -->"
 REPORT_END = "<!-- calibration-report:end -->"
+STABILITY_BEGIN = "<!-- calibration-stability:begin (written by `socsim calibrate compare`) -->"
+STABILITY_END = "<!-- calibration-stability:end -->"
 OPTIMIZED_SUFFIX = ".ort_extended.onnx"
 #: The thread counts ``calibrate all`` measures and fits (one preset each).
 THREADS = (1, 2)
@@ -80,6 +83,10 @@ class Layout:
     @property
     def kernels_csv(self) -> Path:
         return self.out / f"kernels{self.suffix}.csv"
+
+    @property
+    def reference_csv(self) -> Path:
+        return self.out / f"reference{self.suffix}.csv"
 
 
 class CachedLoader:
@@ -133,10 +140,17 @@ def measure_corpora(
         micro_rows = run_suite(suite(quick), settings, layout.work / "micro")
     # the load average says how far other processes could disturb these timings
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    notes = f"end-to-end clock: {settings.clock}; load average {load:.1f} when measuring began"
     every = {name: path for group in paths.values() for name, path in group.items()}
     log(f"measuring {len(every)} models at {settings.threads} thread(s)")
-    rows = measure_models(every, settings, layout.work, loader, log)
+    reference = Reference(layout.work / "reference.onnx", settings)
+    rows = measure_models(every, settings, layout.work, loader, log, reference)
+    steady = spread(reference.table())
+    reference.table().to_csv(layout.reference_csv, index=False, float_format="%.9g")
+    notes = (
+        f"end-to-end clock: {settings.clock}; load average {load:.1f} when measuring began; "
+        f"reference kernel {steady['median_s'] * 1e3:.3f} ms, its round medians spread "
+        f"{steady['spread_pct']:.1f} %"
+    )
     home = "fit" if "fit" in paths else next(iter(paths))
     tables = {}
     for corpus, group in paths.items():
@@ -283,11 +297,14 @@ def validate_single(
     return result, single_markdown(result, kernels, image.name)
 
 
-def splice_report(docs: Path, report: str) -> None:
-    """Replace the text between the report markers of ``docs`` (append them if absent)."""
+def splice_report(
+    docs: Path, report: str, begin: str = REPORT_BEGIN, end: str = REPORT_END
+) -> None:
+    """Replace the text between the ``begin`` and ``end`` markers of ``docs`` (append
+    them if absent)."""
     text = docs.read_text() if docs.exists() else "# Calibration\n"
-    block = f"{REPORT_BEGIN}\n{report}\n{REPORT_END}"
-    pattern = re.compile(re.escape(REPORT_BEGIN) + r".*?" + re.escape(REPORT_END), re.S)
+    block = f"{begin}\n{report}\n{end}"
+    pattern = re.compile(re.escape(begin) + r".*?" + re.escape(end), re.S)
     text = (
         pattern.sub(lambda _: block, text) if pattern.search(text) else text + "\n" + block + "\n"
     )

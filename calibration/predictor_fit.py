@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from calibration.table import network_rows
 from simulator.errors import SocsimError
 from simulator.hardware.kernel_features import FEATURES, feature_column, kind_features
 from simulator.hardware.predictor import KernelPredictor, kernel_times_s
@@ -108,7 +109,8 @@ def export_trees(model, method: str) -> tuple[dict[str, Any], list[dict[str, lis
 
 
 def op_rows(table: pd.DataFrame | Sequence[Mapping[str, Any]]) -> pd.DataFrame:
-    """The ``level == "op"`` rows of a measurement table with a positive time.
+    """The ``level == "op"`` rows of a measurement table with a positive time, measured
+    inside a network (:func:`calibration.table.network_rows`).
 
     Raises
     ------
@@ -126,7 +128,7 @@ def op_rows(table: pd.DataFrame | Sequence[Mapping[str, Any]]) -> pd.DataFrame:
             "needs (tables measured before feature columns existed: measure again)"
         )
     frame = frame[(frame["level"] == "op") & (frame["median_s"] > 0)]
-    return frame.reset_index(drop=True)
+    return network_rows(frame).reset_index(drop=True)
 
 
 def _fit_model(

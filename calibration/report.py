@@ -123,6 +123,33 @@ def _kernels_by_model(kernels: pd.DataFrame) -> dict[str, dict[str, float]]:
     return {m: error_stats(g["error_pct"]) for m, g in kernels.groupby("model", sort=False)}
 
 
+def time_within(kernels: pd.DataFrame) -> float:
+    """Share of the measured kernel time in kernels predicted within ±10 % (NaN if none)."""
+    if kernels.empty:
+        return float("nan")
+    hit = kernels["error_pct"].abs() <= WITHIN * 100
+    return float(kernels.loc[hit, "measured_s"].sum() / kernels["measured_s"].sum())
+
+
+def kind_section(kernels: pd.DataFrame) -> list[str]:
+    """Hold-out kernels per op kind: count, within ±10 %, median error, share of time."""
+    if kernels.empty:
+        return []
+    lines = [
+        "| kind | kernels | within ±10 % | median error | share of kernel time |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    total = kernels["measured_s"].sum()
+    for kind, group in kernels.groupby("kind", sort=True):
+        stats = error_stats(group["error_pct"])
+        lines.append(
+            f"| {kind} | {stats['n']} | {stats['within_10'] * 100:.0f} % | "
+            f"{_pct(float(group['error_pct'].median()))} | "
+            f"{group['measured_s'].sum() / total * 100:.1f} % |"
+        )
+    return [*lines, ""]
+
+
 def holdout_section(result: ThreadResult) -> list[str]:
     """Headline and per-model table of the hold-out models at one thread count."""
     e2e = error_stats(result.holdout["error_pct_original"])
@@ -137,7 +164,8 @@ def holdout_section(result: ThreadResult) -> list[str]:
         "",
         f"**Held-out real architectures: {e2e['n']}; end to end MAPE {e2e['mape']:.1f} %, "
         f"within ±10 %: {_share(e2e)}. Kernels: {kernels['n']}, MAPE {kernels['mape']:.1f} %, "
-        f"within ±10 %: {_share(kernels)}.**",
+        f"within ±10 %: {_share(kernels)}, "
+        f"{time_within(result.holdout_kernels) * 100:.0f} % of the kernel time.**",
         "",
     ]
     lines += [
@@ -174,7 +202,7 @@ def holdout_section(result: ThreadResult) -> list[str]:
             f"{row['ops_original']} | {_share(k) if k['n'] else '-'} | {k['mape']:.1f} % | "
             f"{gap:.1f} |"
         )
-    return [*lines, ""]
+    return [*lines, "", *kind_section(result.holdout_kernels)]
 
 
 def fit_section(results: list[ThreadResult]) -> list[str]:
