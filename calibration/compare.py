@@ -53,6 +53,22 @@ def compare_tables(first: pd.DataFrame, second: pd.DataFrame) -> pd.DataFrame:
     return joined
 
 
+def _q1_within(first: Path, second: Path, suffix: str) -> float:
+    """Largest change of a hold-out model's lower-quartile time (``q1_s`` of the
+    ``holdout`` tables, %); NaN when either table lacks it."""
+    tables = [Path(f) / f"holdout{suffix}.csv" for f in (first, second)]
+    if not all(t.exists() for t in tables):
+        return float("nan")
+    one, two = (_read(t, ("level", "model")) for t in tables)
+    if "q1_s" not in one.columns or "q1_s" not in two.columns:
+        return float("nan")
+    columns = ["model", "q1_s"]
+    joined = one.loc[one["level"] == "model", columns].merge(
+        two.loc[two["level"] == "model", columns], on="model"
+    )
+    return float((joined["q1_s_y"] / joined["q1_s_x"] - 1).abs().max() * 100)
+
+
 def compare_folders(first: Path, second: Path) -> list[dict]:
     """One summary per thread count both folders validated.
 
@@ -93,6 +109,7 @@ def compare_folders(first: Path, second: Path) -> list[dict]:
             "measured_within_pct": float(table["measured_change_pct"].abs().max()),
             "reference_change_pct": float("nan"),
             "reference_spread_pct": float("nan"),
+            "q1_within_pct": _q1_within(first, second, suffix),
         }
         refs = [Path(f) / f"reference{suffix}.csv" for f in (first, second)]
         if all(r.exists() for r in refs):
@@ -113,10 +130,15 @@ def compare_markdown(first: Path, second: Path, summaries: list[dict]) -> str:
             if np.isfinite(s["reference_change_pct"])
             else "no reference model measured"
         )
+        q1 = (
+            f" (their lower quartiles within {s['q1_within_pct']:.1f} %)"
+            if np.isfinite(s["q1_within_pct"])
+            else ""
+        )
         lines += [
             f"**{s['threads']} thread(s): two runs agree within {s['within_pct']:.1f} % "
-            f"(worst {s['worst']}); the measurements within {s['measured_within_pct']:.1f} %; "
-            f"{reference}.**",
+            f"(worst {s['worst']}); the measurements within {s['measured_within_pct']:.1f} %"
+            f"{q1}; {reference}.**",
             "",
             "| model | predicted ms, run 1 | run 2 | change "
             "| measured ms, run 1 | run 2 | change |",

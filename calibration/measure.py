@@ -14,7 +14,7 @@ import subprocess
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from calibration.ortrun import ModelRun, RunSettings, median_iqr, run_models
+from calibration.ortrun import ModelRun, RunSettings, run_models, time_stats
 from calibration.table import Provenance
 from simulator.errors import SocsimError
 from simulator.graph.model import ModelGraph
@@ -80,8 +80,8 @@ def model_rows(model: str, run: ModelRun, graph: ModelGraph, threads: int) -> li
         if node.node not in graph:
             continue
         op = graph.op(node.node)
-        median, iqr = median_iqr(node.times_s)
-        if median <= 0:
+        times = time_stats(node.times_s)
+        if times["median_s"] <= 0:
             continue  # below the profiler's 1 µs resolution in most runs
         rows.append(
             {
@@ -94,8 +94,7 @@ def model_rows(model: str, run: ModelRun, graph: ModelGraph, threads: int) -> li
                 "shapes": node.shapes,
                 "flops": op.flops,
                 "bytes": float(op.bytes_moved),
-                "median_s": median,
-                "iqr_s": iqr,
+                **times,
                 "runs": len(node.times_s),
                 "threads": threads,
                 "parallel_fraction": op.parallel_fraction,
@@ -110,7 +109,6 @@ def model_rows(model: str, run: ModelRun, graph: ModelGraph, threads: int) -> li
             f"model '{model}': no profiled node is in the imported graph "
             f"(profile: {seen} ...; graph: {have} ...)"
         )
-    median, iqr = median_iqr(run.e2e_s)
     rows.append(
         {
             "level": "model",
@@ -122,8 +120,7 @@ def model_rows(model: str, run: ModelRun, graph: ModelGraph, threads: int) -> li
             "shapes": "",
             "flops": graph.total_flops,
             "bytes": float(sum(op.bytes_moved for op in graph)),
-            "median_s": median,
-            "iqr_s": iqr,
+            **time_stats(run.e2e_s),
             "runs": len(run.e2e_s),
             "threads": threads,
         }

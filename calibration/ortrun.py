@@ -318,3 +318,10 @@ def median_iqr(values) -> tuple[float, float]:
     """(median, inter-quartile range) of ``values``."""
     q1, med, q3 = np.percentile(np.asarray(values, float), [25, 50, 75])
     return float(med), float(q3 - q1)
+
+
+def time_stats(values) -> dict[str, float]:
+    """The table's time columns of repeated runs: ``median_s``, ``iqr_s`` and ``q1_s``
+    (the lower quartile: other processes only ever add time to a run)."""
+    q1, med, q3 = np.percentile(np.asarray(values, float), [25, 50, 75])
+    return {"median_s": float(med), "iqr_s": float(q3 - q1), "q1_s": float(q1)}

@@ -220,14 +220,16 @@ def fit_file(
     extra: Mapping[str, str] | None = None,
     learned: bool = True,
     min_rows: int = 20,
+    statistic: str = "median",
 ) -> tuple[FitResult, Provenance]:
     """Fit a measurement CSV and write the device preset; (result, provenance).
 
     The roofline always; with ``learned`` also the learned kernel predictor
     (:func:`train_predictor_file`; a kind needs ``min_rows`` kernels), written next to
-    the preset and named by its unit.
+    the preset and named by its unit. ``statistic`` is the time each row stands for
+    (:data:`calibration.table.STATISTICS`), recorded in the preset.
     """
-    table = read_table(measurements)
+    table = read_table(measurements, statistic)
     prov = read_provenance(measurements) or Provenance(
         "unknown", "unknown (no provenance file)", "unknown", int(table["threads"].max())
     )
@@ -239,7 +241,7 @@ def fit_file(
         if learned
         else None
     )
-    notes = {"node": node, **(extra or {})}
+    notes = {"node": node, "statistic": statistic, **(extra or {})}
     if learned_model:
         notes["predictor"] = f"{learned_model[0].name} (kinds: {learned_model[1]})"
     notes.update({"fit_models": ", ".join(fitted), "measurements": measurements.name})
@@ -274,9 +276,10 @@ def validate_files(
     layout: Layout,
     loader: GraphLoader = onnx_graph,
     held_out: bool = True,
+    statistic: str = "median",
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """End-to-end and kernel-level errors of the measured models; (models, kernels)."""
-    table = read_table(measured_csv)
+    table = read_table(measured_csv, statistic)
     names = sorted(set(table.loc[table["level"] == "model", "model"]))
     if held_out:
         check_held_out(names, device)
@@ -287,10 +290,17 @@ def validate_files(
 
 
 def validate_single(
-    holdout_csv: Path, device: Path, layout: Layout, loader: GraphLoader = onnx_graph
+    holdout_csv: Path,
+    device: Path,
+    layout: Layout,
+    loader: GraphLoader = onnx_graph,
+    statistic: str | None = None,
 ) -> tuple[pd.DataFrame, str]:
-    """``calibrate validate``: tables and figure into ``layout.out``; (table, markdown)."""
-    result, kernels = validate_files(holdout_csv, device, layout, loader)
+    """``calibrate validate``: tables and figure into ``layout.out``; (table, markdown).
+
+    ``statistic``: default, the one the preset was fitted with."""
+    statistic = statistic or read_calibration_comments(device).get("statistic", "median")
+    result, kernels = validate_files(holdout_csv, device, layout, loader, statistic=statistic)
     result.to_csv(layout.validation_csv, index=False, float_format="%.9g")
     kernels.to_csv(layout.kernels_csv, index=False, float_format="%.9g")
     image = plot({"held-out models": result}, layout.out / "pred_vs_measured.png", device.name)
@@ -320,8 +330,12 @@ def run_all(
     quick: bool = False,
     log: Callable[[str], None] = print,
     threads: tuple[int, ...] = THREADS,
+    statistic: str = "median",
 ) -> dict[str, float]:
     """The whole pipeline at every thread count; the 1-thread headline and the seconds.
+
+    ``statistic``: each row's time for fitting and validating (the median of its runs,
+    or their lower quartile ``q1``; :data:`calibration.table.STATISTICS`).
 
     Per thread count ``n``: measure the fit and hold-out corpora with ``n`` intra-op
     threads, fit the preset (``device``, ``device_for(device, n)`` for ``n`` > 1),
@@ -344,14 +358,21 @@ def run_all(
         extra = {}
         if n > 1 and 1 in threads:
             fractions = parallel_fractions(
-                read_table(Layout(out, 1).fit_csv), read_table(layout.fit_csv), n
+                read_table(Layout(out, 1).fit_csv, statistic),
+                read_table(layout.fit_csv, statistic),
+                n,
             )
             extra["parallel_fractions_measured"] = ", ".join(
                 f"{kind}={p:.3f}" for kind, p in fractions.items()
             )
         # --quick has a handful of kernels per kind: let the predictor train on them
         result, _ = fit_file(
-            layout.fit_csv, target, node=node, extra=extra, min_rows=5 if quick else 20
+            layout.fit_csv,
+            target,
+            node=node,
+            extra=extra,
+            min_rows=5 if quick else 20,
+            statistic=statistic,
         )
         stage(
             f"fit {result.op_stats['n']} kernels, op MAPE {result.op_stats['mape']:.1f} %"
@@ -362,9 +383,11 @@ def run_all(
             # the predictor warns when an op lies outside its training range: count
             # them here rather than print one per (kind, feature) into the progress
             warnings.simplefilter("always")
-            holdout, hold_kernels = validate_files(layout.holdout_csv, target, layout, loader)
+            holdout, hold_kernels = validate_files(
+                layout.holdout_csv, target, layout, loader, statistic=statistic
+            )
             fitted, fit_kernels = validate_files(
-                layout.fit_csv, target, layout, loader, held_out=False
+                layout.fit_csv, target, layout, loader, held_out=False, statistic=statistic
             )
         if caught:
             stage(f"{len(caught)} warning(s) while predicting, e.g. {caught[0].message}")

@@ -160,7 +160,8 @@ def holdout_section(result: ThreadResult) -> list[str]:
         f"### {result.threads} intra-op thread(s): preset `{result.device}`",
         "",
         f"Measured {prov.get('date', '?')} on {prov.get('host', '?')}, "
-        f"{prov.get('runtime', '?')} ({prov.get('notes', '')}).",
+        f"{prov.get('runtime', '?')} ({prov.get('notes', '')}). Each time is the "
+        f"{'lower quartile' if prov.get('statistic') == 'q1' else 'median'} of its runs.",
         "",
         f"**Held-out real architectures: {e2e['n']}; end to end MAPE {e2e['mape']:.1f} %, "
         f"within ±10 %: {_share(e2e)}. Kernels: {kernels['n']}, MAPE {kernels['mape']:.1f} %, "

@@ -24,9 +24,17 @@ def test_boundary_marks_ops_without_producer_or_consumer():
     assert [boundary(graph, n) for n in "abcd"] == [True, False, True, True]
 
 
-def test_network_rows_drop_boundary_rows_only():
-    rows = pd.DataFrame({"node": ["in", "k", "out", "old"], "boundary": [1, 0, 1, math.nan]})
-    assert list(network_rows(rows)["node"]) == ["k", "old"]  # NaN: not known, kept
+def test_network_rows_drop_boundary_rows_of_kinds_measured_inside():
+    rows = pd.DataFrame(
+        {
+            "node": ["in", "k", "out", "old", "pool_in", "pool_out"],
+            "kind": ["activation", "conv", "conv", "conv", "pool", "pool"],
+            "boundary": [1, 0, 1, math.nan, 1, 1],
+        }
+    )
+    # conv has an in-network row: its boundary row goes (NaN: not known, kept); the
+    # activation and pool rows are all at the boundary: kept, better than nothing
+    assert list(network_rows(rows)["node"]) == ["in", "k", "old", "pool_in", "pool_out"]
     assert list(network_rows(rows.drop(columns="boundary"))["node"]) == list(rows["node"])
 
 
@@ -101,3 +109,46 @@ def test_compare_cli_exit_status_and_docs(tmp_path, capsys):
     assert code == EXIT_INVALID
     assert main(["calibrate", "compare", str(one), str(tmp_path / "none")]) == EXIT_INVALID
     assert "no folder" in capsys.readouterr().err
+
+
+def test_time_stats_and_the_q1_statistic(tmp_path):
+    from calibration.ortrun import time_stats
+    from calibration.table import MeasurementError, make_table, read_table, write_table
+
+    stats = time_stats([1.0, 2.0, 3.0, 4.0, 5.0])  # numpy's linear quartiles: 2 and 4
+    assert stats == {"median_s": 3.0, "iqr_s": 2.0, "q1_s": 2.0}
+    row = {
+        "level": "op",
+        "model": "m",
+        "node": "n",
+        "kind": "conv",
+        "op_type": "Conv",
+        "dtype": "fp32",
+        "shapes": "",
+        "flops": 1.0,
+        "bytes": 1.0,
+        "runs": 5,
+        "threads": 1,
+        **stats,
+    }
+    path = tmp_path / "t.csv"
+    write_table(make_table([row]), path)
+    assert read_table(path)["median_s"].iloc[0] == 3.0
+    assert read_table(path, "q1")["median_s"].iloc[0] == 2.0
+    write_table(make_table([{k: v for k, v in row.items() if k != "q1_s"}]), path)
+    with pytest.raises(MeasurementError, match="needs a 'q1_s'"):
+        read_table(path, "q1")
+    with pytest.raises(MeasurementError, match="statistic must be one of"):
+        read_table(path, "mean")
+
+
+def test_compare_reports_lower_quartiles(tmp_path):
+    one, two = tmp_path / "one", tmp_path / "two"
+    for folder, q1 in ((one, [8.0, 16.0]), (two, [8.4, 16.0])):  # +5 %
+        _run(folder, [10.0, 20.0], [10.0, 20.0])
+        pd.DataFrame({"level": "model", "model": ["a", "b"], "q1_s": q1}).to_csv(
+            folder / "holdout.csv", index=False
+        )
+    (summary,) = compare_folders(one, two)
+    assert summary["q1_within_pct"] == pytest.approx(5.0)
+    assert "(their lower quartiles within 5.0 %)" in compare_markdown(one, two, [summary])
