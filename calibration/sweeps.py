@@ -36,9 +36,9 @@ SWEEP_VERSION = 2
 MAX_FLOPS = 1.2e9
 
 
-def _stage(rng: np.random.Generator) -> tuple[int, int]:
-    """(feature-map side, typical channels) of a random network stage."""
-    s = int(rng.integers(0, 6))
+def _stage(rng: np.random.Generator, first: int = 0) -> tuple[int, int]:
+    """(feature-map side, typical channels) of a random network stage ``first`` to 5."""
+    s = int(rng.integers(first, 6))
     side = max(2, round(224 / 2**s * rng.uniform(0.45, 1.1)))
     return side, 32 * 2**s
 
@@ -127,6 +127,19 @@ def _memory(b: Builder, rng: np.random.Generator) -> str:
     return b.relu(x)
 
 
+def _concat(b: Builder, rng: np.random.Generator) -> str:
+    """Channel concats as real CNNs use them: 2 to 4 branches of their own widths
+    (Inception, SqueezeNet's fire modules, ShuffleNet's halves), or a dense block's
+    input with 1 to 24 layer outputs of 32 channels (DenseNet); from stage 2 (56 x 56)
+    on, where those networks concatenate."""
+    side, typical = _stage(rng, first=2)
+    if rng.random() < 0.5:
+        widths = [_channels(rng, typical, low=16) for _ in range(int(rng.integers(2, 5)))]
+    else:
+        widths = [_channels(rng, typical * 2, low=32)] + [32] * int(rng.integers(1, 25))
+    return b.concat([b.input([1, c, side, side], b.name("x")) for c in widths])
+
+
 def _token(b: Builder, rng: np.random.Generator) -> str:
     """Transformer kernels: token-wise dense, layer norm, softmax, attention matmuls."""
     tokens = int(2 ** rng.uniform(4, 9))
@@ -155,12 +168,13 @@ FAMILIES: Mapping[str, Callable[[Builder, np.random.Generator], str]] = MappingP
         "pool": _pool,
         "memory": _memory,
         "token": _token,
+        "concat": _concat,
     }
 )
 #: Sweep models per family (x KERNELS_PER_MODEL kernels each); convolutions dominate
 #: CNN latency, so they get the most.
 MODELS_PER_FAMILY: Mapping[str, int] = MappingProxyType(
-    {"conv": 12, "dwconv": 6, "fc": 3, "pool": 3, "memory": 6, "token": 3}
+    {"conv": 12, "dwconv": 6, "fc": 3, "pool": 3, "memory": 6, "token": 3, "concat": 2}
 )
 
 
