@@ -159,7 +159,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     from calibration.compare import compare_folders, compare_markdown
-    from calibration.pipeline import STABILITY_BEGIN, STABILITY_END, splice_report
+    from calibration.report import STABILITY_BEGIN, STABILITY_END, splice_report
     from simulator.exitcodes import EXIT_INVALID
 
     first, second = Path(args.first), Path(args.second)

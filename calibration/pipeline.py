@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
 import time
 import warnings
 from collections.abc import Callable, Mapping
@@ -30,18 +29,21 @@ from calibration.fit import FitResult, HostRates, fit
 from calibration.measure import GraphLoader, host_name, measure_models, onnx_graph, provenance
 from calibration.microbench import host_rates, run_suite, suite
 from calibration.ortrun import RunSettings
+from calibration.predictor_fit import predictor_path, train_predictor_file
 from calibration.reference import Reference, spread
-from calibration.report import ThreadResult, plot, report_markdown, single_markdown
+from calibration.report import (
+    ThreadResult,
+    plot,
+    report_markdown,
+    single_markdown,
+    splice_report,
+)
 from calibration.table import Provenance, make_table, read_provenance, read_table, write_table
 from calibration.threads import parallel_fractions
 from calibration.validate import check_held_out, graphs_for, kernel_table, validation_table
 from simulator.errors import SocsimError
 from simulator.graph.model import ModelGraph
 
-REPORT_BEGIN = "<!-- calibration-report:begin (written by `socsim calibrate all`) -->"
-REPORT_END = "<!-- calibration-report:end -->"
-STABILITY_BEGIN = "<!-- calibration-stability:begin (written by `socsim calibrate compare`) -->"
-STABILITY_END = "<!-- calibration-stability:end -->"
 OPTIMIZED_SUFFIX = ".ort_extended.onnx"
 #: The thread counts ``calibrate all`` measures and fits (one preset each).
 THREADS = (1, 2)
@@ -179,39 +181,6 @@ def rates_from(table: pd.DataFrame, threads: int) -> HostRates:
     return HostRates({"fp32": peak}, bandwidth, threads)
 
 
-def predictor_path(device: Path) -> Path:
-    """Where the learned predictor of a preset goes: ``<stem>.predictor.json`` beside it."""
-    return device.with_name(f"{device.stem}.predictor.json")
-
-
-def train_predictor_file(
-    table: pd.DataFrame, result: FitResult, prov: Provenance, path: Path, min_rows: int = 20
-) -> tuple[Path, str] | None:
-    """Train the learned kernel predictor on the op rows and write it.
-
-    Returns (the artifact's path, the kinds it predicts), or None when the table has no
-    feature columns (measured elsewhere, e.g. imported) or no kind has ``min_rows`` kernels
-    (the quick corpus).
-    """
-    from calibration.predictor_fit import NothingToTrainError, train_predictor, write_predictor
-    from simulator.hardware.predictor import KernelPredictor
-
-    if not any(str(c).startswith("feat_") for c in table.columns):
-        return None
-    try:
-        artifact = train_predictor(
-            table,
-            overhead_s=result.overhead_s,
-            provenance=prov.to_dict(),
-            random_state=0,
-            min_rows=min_rows,
-        )
-    except NothingToTrainError:
-        return None
-    kinds = sorted({kind for kind, _, _ in KernelPredictor(artifact).kinds()})
-    return write_predictor(artifact, path), ", ".join(kinds)
-
-
 def fit_file(
     measurements: Path,
     device: Path,
@@ -305,20 +274,6 @@ def validate_single(
     kernels.to_csv(layout.kernels_csv, index=False, float_format="%.9g")
     image = plot({"held-out models": result}, layout.out / "pred_vs_measured.png", device.name)
     return result, single_markdown(result, kernels, image.name)
-
-
-def splice_report(
-    docs: Path, report: str, begin: str = REPORT_BEGIN, end: str = REPORT_END
-) -> None:
-    """Replace the text between the ``begin`` and ``end`` markers of ``docs`` (append
-    them if absent)."""
-    text = docs.read_text() if docs.exists() else "# Calibration\n"
-    block = f"{begin}\n{report}\n{end}"
-    pattern = re.compile(re.escape(begin) + r".*?" + re.escape(end), re.S)
-    text = (
-        pattern.sub(lambda _: block, text) if pattern.search(text) else text + "\n" + block + "\n"
-    )
-    docs.write_text(text)
 
 
 def run_all(

@@ -7,6 +7,7 @@ data it was fitted on is a floor, not a forecast).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +16,11 @@ import numpy as np
 import pandas as pd
 
 from calibration.validate import WITHIN, error_stats
+
+REPORT_BEGIN = "<!-- calibration-report:begin (written by `socsim calibrate all`) -->"
+REPORT_END = "<!-- calibration-report:end -->"
+STABILITY_BEGIN = "<!-- calibration-stability:begin (written by `socsim calibrate compare`) -->"
+STABILITY_END = "<!-- calibration-stability:end -->"
 
 
 @dataclass(frozen=True)
@@ -274,3 +280,17 @@ def single_markdown(table: pd.DataFrame, kernels: pd.DataFrame, image: str) -> s
         k = error_stats(kernels["error_pct"])
         lines += ["", f"Kernels: {k['n']}, MAPE {k['mape']:.1f} %, within ±10 %: {_share(k)}."]
     return "\n".join([*lines, "", f"![predicted vs measured]({image})", ""])
+
+
+def splice_report(
+    docs: Path, report: str, begin: str = REPORT_BEGIN, end: str = REPORT_END
+) -> None:
+    """Replace the text between the ``begin`` and ``end`` markers of ``docs`` (append
+    them if absent)."""
+    text = docs.read_text() if docs.exists() else "# Calibration\n"
+    block = f"{begin}\n{report}\n{end}"
+    pattern = re.compile(re.escape(begin) + r".*?" + re.escape(end), re.S)
+    text = (
+        pattern.sub(lambda _: block, text) if pattern.search(text) else text + "\n" + block + "\n"
+    )
+    docs.write_text(text)

@@ -9,7 +9,7 @@ pytest.importorskip("onnxruntime")
 
 from calibration.corpus import QUICK
 from calibration.device import load_platform, read_calibration_comments
-from calibration.pipeline import REPORT_BEGIN, REPORT_END
+from calibration.report import REPORT_BEGIN, REPORT_END
 from calibration.table import read_table
 from simulator.cli import main
 from simulator.exitcodes import EXIT_INVALID
