@@ -1,4 +1,4 @@
-"""``socsim calibrate measure|fit|validate|import-csv|compare|all``.
+"""``socsim calibrate measure|fit|validate|import-csv|all``.
 
 ``simulator/cli.py`` registers it with one line (``add_parser(sub)``); heavy imports
 (onnxruntime, scipy, matplotlib) happen inside the handlers.
@@ -157,21 +157,6 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def cmd_compare(args: argparse.Namespace) -> int:
-    from calibration.compare import compare_folders, compare_markdown
-    from calibration.report import STABILITY_BEGIN, STABILITY_END, splice_report
-    from simulator.exitcodes import EXIT_INVALID
-
-    first, second = Path(args.first), Path(args.second)
-    summaries = compare_folders(first, second)
-    text = compare_markdown(first, second, summaries)
-    print(text)
-    if args.docs:
-        splice_report(Path(args.docs), text, STABILITY_BEGIN, STABILITY_END)
-    worst = max(s["within_pct"] for s in summaries)
-    return EXIT_OK if worst <= args.tolerance else EXIT_INVALID
-
-
 def cmd_all(args: argparse.Namespace) -> int:
     from calibration.pipeline import run_all
 
@@ -194,17 +179,6 @@ def cmd_all(args: argparse.Namespace) -> int:
         **({"threads": threads} if threads else {}),
     )
     return EXIT_OK
-
-
-def _statistic(parser: argparse.ArgumentParser, default: str | None = "median") -> None:
-    parser.add_argument(
-        "--statistic",
-        choices=("median", "q1"),
-        default=default,
-        help="each measured time: the median of its runs, or their lower quartile q1 "
-        "(robust to runs slowed by other processes)"
-        + (f" (default {default})" if default else " (default: the preset's)"),
-    )
 
 
 def _run_options(parser: argparse.ArgumentParser, threads: bool = True) -> None:
@@ -236,6 +210,17 @@ def _run_options(parser: argparse.ArgumentParser, threads: bool = True) -> None:
     )
     parser.add_argument(
         "--quick", action="store_true", help="a few small models and microbenchmarks (tests)"
+    )
+
+
+def _statistic(parser: argparse.ArgumentParser, default: str | None = "median") -> None:
+    parser.add_argument(
+        "--statistic",
+        choices=("median", "q1"),
+        default=default,
+        help="each measured time: the median of its runs, or their lower quartile q1 "
+        "(robust to runs slowed by other processes)"
+        + (f" (default {default})" if default else " (default: the preset's)"),
     )
 
 
@@ -297,22 +282,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     imp.add_argument("-o", "--output", required=True, help="measurement CSV")
     imp.set_defaults(handler=cmd_import)
 
-    compare = steps.add_parser(
-        "compare", help="how far two calibration runs' predictions and measurements agree"
-    )
-    compare.add_argument("first", help="output folder of one `calibrate all` run (-o)")
-    compare.add_argument("second", help="output folder of another run")
-    compare.add_argument(
-        "--tolerance",
-        type=float,
-        default=3.0,
-        help="exit status 1 when a prediction moved more than this, %% (default 3)",
-    )
-    compare.add_argument(
-        "--docs", help="also write the comparison into this page (its stability markers)"
-    )
-    compare.set_defaults(handler=cmd_compare)
-
     every = steps.add_parser("all", help="measure, fit, validate, write the preset and report")
     every.add_argument("-o", "--output", default=str(DEFAULT_OUT), help="work folder")
     every.add_argument(
@@ -339,3 +308,40 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     _run_options(every, threads=False)
     _statistic(every)
     every.set_defaults(handler=cmd_all)
+    _compare_parser(steps)
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    """``socsim calibrate compare``: print the comparison (and splice it into ``--docs``);
+    exit status 1 when a prediction moved more than ``--tolerance`` %."""
+    from calibration.compare import compare_folders, compare_markdown
+    from calibration.report import STABILITY_BEGIN, STABILITY_END, splice_report
+    from simulator.exitcodes import EXIT_INVALID
+
+    first, second = Path(args.first), Path(args.second)
+    summaries = compare_folders(first, second)
+    text = compare_markdown(first, second, summaries)
+    print(text)
+    if args.docs:
+        splice_report(Path(args.docs), text, STABILITY_BEGIN, STABILITY_END)
+    worst = max(s["within_pct"] for s in summaries)
+    return EXIT_OK if worst <= args.tolerance else EXIT_INVALID
+
+
+def _compare_parser(steps: argparse._SubParsersAction) -> None:
+    """Add ``compare`` to the ``socsim calibrate`` subcommands."""
+    compare = steps.add_parser(
+        "compare", help="how far two calibration runs' predictions and measurements agree"
+    )
+    compare.add_argument("first", help="output folder of one `calibrate all` run (-o)")
+    compare.add_argument("second", help="output folder of another run")
+    compare.add_argument(
+        "--tolerance",
+        type=float,
+        default=3.0,
+        help="exit status 1 when a prediction moved more than this, %% (default 3)",
+    )
+    compare.add_argument(
+        "--docs", help="also write the comparison into this page (its stability markers)"
+    )
+    compare.set_defaults(handler=cmd_compare)
