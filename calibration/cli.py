@@ -127,7 +127,9 @@ def cmd_fit(args: argparse.Namespace) -> int:
         rates = HostRates(
             dict(_peak(text) for text in args.peak_gflops), args.bandwidth_gb_s * 1e9, args.threads
         )
-    result, _ = fit_file(Path(args.measurements), Path(args.output), rates)
+    result, _ = fit_file(
+        Path(args.measurements), Path(args.output), rates, statistic=args.statistic
+    )
     print(
         f"fitted {result.op_stats['n']} ops: op MAPE {result.op_stats['mape']:.1f} %, "
         f"within ±10 % {result.op_stats['within_10'] * 100:.0f} %; "
@@ -144,7 +146,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
     layout = Layout(Path(args.output))
     layout.out.mkdir(parents=True, exist_ok=True)
-    table, report = validate_single(Path(args.measurements), Path(args.device), layout)
+    table, report = validate_single(
+        Path(args.measurements), Path(args.device), layout, statistic=args.statistic
+    )
     (layout.out / "validation.md").write_text(report)
     figures = summary(table)
     print(
@@ -172,6 +176,7 @@ def cmd_all(args: argparse.Namespace) -> int:
         _settings(args),
         quick=args.quick,
         log=_progress,
+        statistic=args.statistic,
         **({"threads": threads} if threads else {}),
     )
     return EXIT_OK
@@ -255,6 +260,17 @@ def _run_options(parser: argparse.ArgumentParser, threads: bool = True) -> None:
     )
 
 
+def _statistic(parser: argparse.ArgumentParser, default: str | None = "median") -> None:
+    parser.add_argument(
+        "--statistic",
+        choices=("median", "q1"),
+        default=default,
+        help="each measured time: the median of its runs, or their lower quartile q1 "
+        "(robust to runs slowed by other processes)"
+        + (f" (default {default})" if default else " (default: the preset's)"),
+    )
+
+
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """Add the ``calibrate`` subcommand (and its own subcommands) to the ``socsim`` parser."""
     calibrate = sub.add_parser("calibrate", help="measure the host, fit a device preset, validate")
@@ -284,12 +300,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     fit.add_argument("--bandwidth-gb-s", type=float, help="bandwidth instead of microbenchmarks")
     fit.add_argument("--threads", type=int, default=1, help="cores of the measured runs")
+    _statistic(fit)
     fit.set_defaults(handler=cmd_fit)
 
     validate = steps.add_parser("validate", help="predict held-out models, compare, plot")
     validate.add_argument("measurements", help="measurement CSV (hold-out corpus)")
     validate.add_argument("--device", default=str(DEFAULT_DEVICE), help="fitted device YAML")
     validate.add_argument("-o", "--output", default=str(DEFAULT_OUT), help="folder")
+    _statistic(validate, None)
     validate.set_defaults(handler=cmd_validate)
 
     imp = steps.add_parser("import-csv", help="per-op times measured elsewhere -> table")
@@ -356,4 +374,42 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="thread counts to calibrate (repeatable; default 1 and 2)",
     )
     _run_options(every, threads=False)
+    _statistic(every)
     every.set_defaults(handler=cmd_all)
+    _compare_parser(steps)
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    """``socsim calibrate compare``: print the comparison (and splice it into ``--docs``);
+    exit status 1 when a prediction moved more than ``--tolerance`` %."""
+    from calibration.compare import compare_folders, compare_markdown
+    from calibration.report import STABILITY_BEGIN, STABILITY_END, splice_report
+    from simulator.exitcodes import EXIT_INVALID
+
+    first, second = Path(args.first), Path(args.second)
+    summaries = compare_folders(first, second)
+    text = compare_markdown(first, second, summaries)
+    print(text)
+    if args.docs:
+        splice_report(Path(args.docs), text, STABILITY_BEGIN, STABILITY_END)
+    worst = max(s["within_pct"] for s in summaries)
+    return EXIT_OK if worst <= args.tolerance else EXIT_INVALID
+
+
+def _compare_parser(steps: argparse._SubParsersAction) -> None:
+    """Add ``compare`` to the ``socsim calibrate`` subcommands."""
+    compare = steps.add_parser(
+        "compare", help="how far two calibration runs' predictions and measurements agree"
+    )
+    compare.add_argument("first", help="output folder of one `calibrate all` run (-o)")
+    compare.add_argument("second", help="output folder of another run")
+    compare.add_argument(
+        "--tolerance",
+        type=float,
+        default=3.0,
+        help="exit status 1 when a prediction moved more than this, %% (default 3)",
+    )
+    compare.add_argument(
+        "--docs", help="also write the comparison into this page (its stability markers)"
+    )
+    compare.set_defaults(handler=cmd_compare)

@@ -20,7 +20,7 @@ import numpy as np
 
 from calibration.nets import build_net
 from calibration.onnxbuild import Builder as _Builder
-from calibration.sweeps import build_sweep, sweep_names
+from calibration.sweeps import SWEEP_VERSION, build_sweep, sweep_names
 from simulator.errors import SocsimError
 
 #: Bump when a builder changes: cached model files of another version are rebuilt.
@@ -130,7 +130,9 @@ def _net(seed: int, arch: str, res: int = 224):
     return build_net(arch, seed, res)
 
 
-def _sweep(seed: int, sweep: str):
+def _sweep(seed: int, sweep: str, version: int):
+    if version != SWEEP_VERSION:
+        raise SocsimError(f"sweep '{sweep}': recipe version {version}, builder {SWEEP_VERSION}")
     return build_sweep(sweep, seed)
 
 
@@ -183,7 +185,7 @@ ZOO_FIT = ("alexnet", "vgg16", "resnet18", "resnet50", "mobilenet_v1", "mobilene
 
 #: Models the fit may use: kernel sweeps, the zoo's CNNs, small synthetic networks.
 FIT: tuple[Recipe, ...] = (
-    *(_r(n, "sweep", seed=7, sweep=n) for n in sweep_names()),
+    *(_r(n, "sweep", seed=7, sweep=n, version=SWEEP_VERSION) for n in sweep_names()),
     *(_r(f"zoo_{n}", "zoo", seed=3, arch=n) for n in ZOO_FIT),
     _r("fit_cnn_w16_d3_r64", "plain_cnn", seed=11, width=16, depth=3, res=64),
     _r("fit_cnn_w32_d2_r48", "plain_cnn", seed=12, width=32, depth=2, res=48),

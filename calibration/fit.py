@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from calibration.table import network_rows
 from simulator.errors import SocsimError
 from simulator.frozen import FrozenMap
 from simulator.graph.model import DTYPE_BYTES, Op
@@ -285,10 +286,14 @@ def fit(table: pd.DataFrame, rates: HostRates) -> FitResult:
     """Both stages on a measurement table (``op`` rows, and ``model`` rows if any)."""
     op_rows = table[table["level"] == "op"].reset_index(drop=True)
     model_rows = table[table["level"] == "model"]
-    efficiency, bandwidth, kernel_dispatch = fit_kernels(op_rows, rates)
+    # the kernels are fitted where they run in a network (not at a graph boundary);
+    # every kernel still counts in its model's end-to-end sum below
+    inside = network_rows(op_rows)
+    efficiency, bandwidth, kernel_dispatch = fit_kernels(inside.reset_index(drop=True), rates)
     unit = make_unit("cpu", rates, efficiency, bandwidth, kernel_dispatch)
     ops = [row_op(r, i) for i, r in enumerate(op_rows.to_dict("records"))]
     predicted = predict(ops, unit)
+    kept = op_rows.index.isin(inside.index)
     per_model = pd.Series(predicted).groupby(op_rows["model"].to_numpy()).sum()
     counts = op_rows.groupby("model").size()
     # the overhead is the runtime's, between kernels: fitted on the *measured* kernel
@@ -302,8 +307,12 @@ def fit(table: pd.DataFrame, rates: HostRates) -> FitResult:
         overhead_s=overhead,
         rates=rates,
         op_stats={
-            **_stats(predicted, op_rows["median_s"].to_numpy(float)),
-            "memory_bound": sum(memory_time_s(op, unit) > compute_time_s(op, unit) for op in ops),
+            **_stats(predicted[kept], op_rows.loc[kept, "median_s"].to_numpy(float)),
+            "memory_bound": sum(
+                memory_time_s(op, unit) > compute_time_s(op, unit)
+                for op, k in zip(ops, kept, strict=True)
+                if k
+            ),
         },
     )
     fitted_models = model_rows[model_rows["model"].isin(per_model.index)]

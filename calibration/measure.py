@@ -14,7 +14,7 @@ import subprocess
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from calibration.ortrun import ModelRun, RunSettings, median_iqr, run_models
+from calibration.ortrun import ModelRun, RunSettings, run_models, time_stats
 from calibration.table import Provenance
 from simulator.errors import SocsimError
 from simulator.graph.model import ModelGraph
@@ -61,6 +61,12 @@ def provenance(threads: int, notes: str = "") -> Provenance:
     )
 
 
+def boundary(graph: ModelGraph, name: str) -> bool:
+    """True when op ``name`` reads no other op's output or feeds none (a graph-input or
+    graph-output kernel: see :func:`calibration.table.network_rows`)."""
+    return not graph.predecessors(name) or not graph.successors(name)
+
+
 def model_rows(model: str, run: ModelRun, graph: ModelGraph, threads: int) -> list[dict]:
     """Rows of one model: each profiled node that the graph has, then the whole model.
 
@@ -74,8 +80,8 @@ def model_rows(model: str, run: ModelRun, graph: ModelGraph, threads: int) -> li
         if node.node not in graph:
             continue
         op = graph.op(node.node)
-        median, iqr = median_iqr(node.times_s)
-        if median <= 0:
+        times = time_stats(node.times_s)
+        if times["median_s"] <= 0:
             continue  # below the profiler's 1 µs resolution in most runs
         rows.append(
             {
@@ -88,11 +94,11 @@ def model_rows(model: str, run: ModelRun, graph: ModelGraph, threads: int) -> li
                 "shapes": node.shapes,
                 "flops": op.flops,
                 "bytes": float(op.bytes_moved),
-                "median_s": median,
-                "iqr_s": iqr,
+                **times,
                 "runs": len(node.times_s),
                 "threads": threads,
                 "parallel_fraction": op.parallel_fraction,
+                "boundary": int(boundary(graph, node.node)),
                 **feature_columns(op),  # what a learned kernel predictor trains on
             }
         )
@@ -103,7 +109,6 @@ def model_rows(model: str, run: ModelRun, graph: ModelGraph, threads: int) -> li
             f"model '{model}': no profiled node is in the imported graph "
             f"(profile: {seen} ...; graph: {have} ...)"
         )
-    median, iqr = median_iqr(run.e2e_s)
     rows.append(
         {
             "level": "model",
@@ -115,8 +120,7 @@ def model_rows(model: str, run: ModelRun, graph: ModelGraph, threads: int) -> li
             "shapes": "",
             "flops": graph.total_flops,
             "bytes": float(sum(op.bytes_moved for op in graph)),
-            "median_s": median,
-            "iqr_s": iqr,
+            **time_stats(run.e2e_s),
             "runs": len(run.e2e_s),
             "threads": threads,
         }
@@ -130,9 +134,12 @@ def measure_models(
     workdir: Path,
     loader: GraphLoader = onnx_graph,
     progress: Callable[[str], None] | None = None,
+    on_round: Callable[[int], None] | None = None,
 ) -> list[dict]:
-    """Measure every model of ``paths`` (name -> ONNX file), interleaved; the table's rows."""
-    runs = run_models({n: Path(p) for n, p in paths.items()}, settings, workdir, progress)
+    """Measure every model of ``paths`` (name -> ONNX file), interleaved; the table's rows.
+
+    ``on_round`` is called at the start of every round (:func:`run_models`)."""
+    runs = run_models({n: Path(p) for n, p in paths.items()}, settings, workdir, progress, on_round)
     rows: list[dict] = []
     for i, (name, run) in enumerate(runs.items()):
         if progress:

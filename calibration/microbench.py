@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from calibration.ortrun import RunSettings, median_iqr, run_models
+from calibration.ortrun import RunSettings, run_models, time_stats
 
 F32 = 4
 
@@ -153,7 +153,6 @@ def run_suite(micros: tuple[Micro, ...], settings: RunSettings, workdir: Path) -
     for micro in micros:
         result = results[micro.name]
         node = next(n for n in result.nodes if n.node == micro.name)
-        median, iqr = median_iqr(node.times_s)
         rows.append(
             {
                 "level": "micro",
@@ -165,8 +164,7 @@ def run_suite(micros: tuple[Micro, ...], settings: RunSettings, workdir: Path) -
                 "shapes": node.shapes,
                 "flops": micro.flops,
                 "bytes": micro.bytes,
-                "median_s": median,
-                "iqr_s": iqr,
+                **time_stats(node.times_s),
                 "runs": len(node.times_s),
                 "threads": settings.threads,
             }

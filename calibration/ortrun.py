@@ -231,8 +231,12 @@ def run_models(
     settings: RunSettings,
     workdir: Path,
     progress: Callable[[str], None] | None = None,
+    on_round: Callable[[int], None] | None = None,
 ) -> dict[str, ModelRun]:
     """Profile every model per node and time it end to end, interleaved in rounds.
+
+    ``on_round(r)`` is called at the start of round ``r`` (e.g. to time a reference
+    model, :class:`calibration.reference.Reference`).
 
     Each model gets a profiled session (per-node kernel times) and, unless one run takes
     longer than :data:`ONE_SESSION_S`, a plain one (end-to-end times by
@@ -278,6 +282,8 @@ def run_models(
     for r in range(settings.rounds):
         if progress:
             progress(f"round {r + 1} of {settings.rounds}")
+        if on_round is not None:
+            on_round(r)
         for name, (profiled, plain, inputs, _, e2e, counts, warmed) in sessions.items():
             if not counts[r]:
                 continue
@@ -312,3 +318,10 @@ def median_iqr(values) -> tuple[float, float]:
     """(median, inter-quartile range) of ``values``."""
     q1, med, q3 = np.percentile(np.asarray(values, float), [25, 50, 75])
     return float(med), float(q3 - q1)
+
+
+def time_stats(values) -> dict[str, float]:
+    """The table's time columns of repeated runs: ``median_s``, ``iqr_s`` and ``q1_s``
+    (the lower quartile: other processes only ever add time to a run)."""
+    q1, med, q3 = np.percentile(np.asarray(values, float), [25, 50, 75])
+    return {"median_s": float(med), "iqr_s": float(q3 - q1), "q1_s": float(q1)}

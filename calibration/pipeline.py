@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
 import time
 import warnings
 from collections.abc import Callable, Mapping
@@ -30,15 +29,21 @@ from calibration.fit import FitResult, HostRates, fit
 from calibration.measure import GraphLoader, host_name, measure_models, onnx_graph, provenance
 from calibration.microbench import host_rates, run_suite, suite
 from calibration.ortrun import RunSettings
-from calibration.report import ThreadResult, plot, report_markdown, single_markdown
+from calibration.predictor_fit import predictor_path, train_predictor_file
+from calibration.reference import Reference, spread
+from calibration.report import (
+    ThreadResult,
+    plot,
+    report_markdown,
+    single_markdown,
+    splice_report,
+)
 from calibration.table import Provenance, make_table, read_provenance, read_table, write_table
 from calibration.threads import parallel_fractions
 from calibration.validate import check_held_out, graphs_for, kernel_table, validation_table
 from simulator.errors import SocsimError
 from simulator.graph.model import ModelGraph
 
-REPORT_BEGIN = "<!-- calibration-report:begin (written by `socsim calibrate all`) -->"
-REPORT_END = "<!-- calibration-report:end -->"
 OPTIMIZED_SUFFIX = ".ort_extended.onnx"
 #: The thread counts ``calibrate all`` measures and fits (one preset each).
 THREADS = (1, 2)
@@ -80,6 +85,10 @@ class Layout:
     @property
     def kernels_csv(self) -> Path:
         return self.out / f"kernels{self.suffix}.csv"
+
+    @property
+    def reference_csv(self) -> Path:
+        return self.out / f"reference{self.suffix}.csv"
 
 
 class CachedLoader:
@@ -133,10 +142,17 @@ def measure_corpora(
         micro_rows = run_suite(suite(quick), settings, layout.work / "micro")
     # the load average says how far other processes could disturb these timings
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    notes = f"end-to-end clock: {settings.clock}; load average {load:.1f} when measuring began"
     every = {name: path for group in paths.values() for name, path in group.items()}
     log(f"measuring {len(every)} models at {settings.threads} thread(s)")
-    rows = measure_models(every, settings, layout.work, loader, log)
+    reference = Reference(layout.work / "reference.onnx", settings)
+    rows = measure_models(every, settings, layout.work, loader, log, reference)
+    steady = spread(reference.table())
+    reference.table().to_csv(layout.reference_csv, index=False, float_format="%.9g")
+    notes = (
+        f"end-to-end clock: {settings.clock}; load average {load:.1f} when measuring began; "
+        f"reference kernel {steady['median_s'] * 1e3:.3f} ms, its round medians spread "
+        f"{steady['spread_pct']:.1f} %"
+    )
     home = "fit" if "fit" in paths else next(iter(paths))
     tables = {}
     for corpus, group in paths.items():
@@ -165,39 +181,6 @@ def rates_from(table: pd.DataFrame, threads: int) -> HostRates:
     return HostRates({"fp32": peak}, bandwidth, threads)
 
 
-def predictor_path(device: Path) -> Path:
-    """Where the learned predictor of a preset goes: ``<stem>.predictor.json`` beside it."""
-    return device.with_name(f"{device.stem}.predictor.json")
-
-
-def train_predictor_file(
-    table: pd.DataFrame, result: FitResult, prov: Provenance, path: Path, min_rows: int = 20
-) -> tuple[Path, str] | None:
-    """Train the learned kernel predictor on the op rows and write it.
-
-    Returns (the artifact's path, the kinds it predicts), or None when the table has no
-    feature columns (measured elsewhere, e.g. imported) or no kind has ``min_rows`` kernels
-    (the quick corpus).
-    """
-    from calibration.predictor_fit import NothingToTrainError, train_predictor, write_predictor
-    from simulator.hardware.predictor import KernelPredictor
-
-    if not any(str(c).startswith("feat_") for c in table.columns):
-        return None
-    try:
-        artifact = train_predictor(
-            table,
-            overhead_s=result.overhead_s,
-            provenance=prov.to_dict(),
-            random_state=0,
-            min_rows=min_rows,
-        )
-    except NothingToTrainError:
-        return None
-    kinds = sorted({kind for kind, _, _ in KernelPredictor(artifact).kinds()})
-    return write_predictor(artifact, path), ", ".join(kinds)
-
-
 def fit_file(
     measurements: Path,
     device: Path,
@@ -206,14 +189,16 @@ def fit_file(
     extra: Mapping[str, str] | None = None,
     learned: bool = True,
     min_rows: int = 20,
+    statistic: str = "median",
 ) -> tuple[FitResult, Provenance]:
     """Fit a measurement CSV and write the device preset; (result, provenance).
 
     The roofline always; with ``learned`` also the learned kernel predictor
     (:func:`train_predictor_file`; a kind needs ``min_rows`` kernels), written next to
-    the preset and named by its unit.
+    the preset and named by its unit. ``statistic`` is the time each row stands for
+    (:data:`calibration.table.STATISTICS`), recorded in the preset.
     """
-    table = read_table(measurements)
+    table = read_table(measurements, statistic)
     prov = read_provenance(measurements) or Provenance(
         "unknown", "unknown (no provenance file)", "unknown", int(table["threads"].max())
     )
@@ -225,7 +210,7 @@ def fit_file(
         if learned
         else None
     )
-    notes = {"node": node, **(extra or {})}
+    notes = {"node": node, "statistic": statistic, **(extra or {})}
     if learned_model:
         notes["predictor"] = f"{learned_model[0].name} (kinds: {learned_model[1]})"
     notes.update({"fit_models": ", ".join(fitted), "measurements": measurements.name})
@@ -260,9 +245,10 @@ def validate_files(
     layout: Layout,
     loader: GraphLoader = onnx_graph,
     held_out: bool = True,
+    statistic: str = "median",
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """End-to-end and kernel-level errors of the measured models; (models, kernels)."""
-    table = read_table(measured_csv)
+    table = read_table(measured_csv, statistic)
     names = sorted(set(table.loc[table["level"] == "model", "model"]))
     if held_out:
         check_held_out(names, device)
@@ -273,25 +259,21 @@ def validate_files(
 
 
 def validate_single(
-    holdout_csv: Path, device: Path, layout: Layout, loader: GraphLoader = onnx_graph
+    holdout_csv: Path,
+    device: Path,
+    layout: Layout,
+    loader: GraphLoader = onnx_graph,
+    statistic: str | None = None,
 ) -> tuple[pd.DataFrame, str]:
-    """``calibrate validate``: tables and figure into ``layout.out``; (table, markdown)."""
-    result, kernels = validate_files(holdout_csv, device, layout, loader)
+    """``calibrate validate``: tables and figure into ``layout.out``; (table, markdown).
+
+    ``statistic``: default, the one the preset was fitted with."""
+    statistic = statistic or read_calibration_comments(device).get("statistic", "median")
+    result, kernels = validate_files(holdout_csv, device, layout, loader, statistic=statistic)
     result.to_csv(layout.validation_csv, index=False, float_format="%.9g")
     kernels.to_csv(layout.kernels_csv, index=False, float_format="%.9g")
     image = plot({"held-out models": result}, layout.out / "pred_vs_measured.png", device.name)
     return result, single_markdown(result, kernels, image.name)
-
-
-def splice_report(docs: Path, report: str) -> None:
-    """Replace the text between the report markers of ``docs`` (append them if absent)."""
-    text = docs.read_text() if docs.exists() else "# Calibration\n"
-    block = f"{REPORT_BEGIN}\n{report}\n{REPORT_END}"
-    pattern = re.compile(re.escape(REPORT_BEGIN) + r".*?" + re.escape(REPORT_END), re.S)
-    text = (
-        pattern.sub(lambda _: block, text) if pattern.search(text) else text + "\n" + block + "\n"
-    )
-    docs.write_text(text)
 
 
 def run_all(
@@ -303,8 +285,12 @@ def run_all(
     quick: bool = False,
     log: Callable[[str], None] = print,
     threads: tuple[int, ...] = THREADS,
+    statistic: str = "median",
 ) -> dict[str, float]:
     """The whole pipeline at every thread count; the 1-thread headline and the seconds.
+
+    ``statistic``: each row's time for fitting and validating (the median of its runs,
+    or their lower quartile ``q1``; :data:`calibration.table.STATISTICS`).
 
     Per thread count ``n``: measure the fit and hold-out corpora with ``n`` intra-op
     threads, fit the preset (``device``, ``device_for(device, n)`` for ``n`` > 1),
@@ -327,14 +313,21 @@ def run_all(
         extra = {}
         if n > 1 and 1 in threads:
             fractions = parallel_fractions(
-                read_table(Layout(out, 1).fit_csv), read_table(layout.fit_csv), n
+                read_table(Layout(out, 1).fit_csv, statistic),
+                read_table(layout.fit_csv, statistic),
+                n,
             )
             extra["parallel_fractions_measured"] = ", ".join(
                 f"{kind}={p:.3f}" for kind, p in fractions.items()
             )
         # --quick has a handful of kernels per kind: let the predictor train on them
         result, _ = fit_file(
-            layout.fit_csv, target, node=node, extra=extra, min_rows=5 if quick else 20
+            layout.fit_csv,
+            target,
+            node=node,
+            extra=extra,
+            min_rows=5 if quick else 20,
+            statistic=statistic,
         )
         stage(
             f"fit {result.op_stats['n']} kernels, op MAPE {result.op_stats['mape']:.1f} %"
@@ -345,9 +338,11 @@ def run_all(
             # the predictor warns when an op lies outside its training range: count
             # them here rather than print one per (kind, feature) into the progress
             warnings.simplefilter("always")
-            holdout, hold_kernels = validate_files(layout.holdout_csv, target, layout, loader)
+            holdout, hold_kernels = validate_files(
+                layout.holdout_csv, target, layout, loader, statistic=statistic
+            )
             fitted, fit_kernels = validate_files(
-                layout.fit_csv, target, layout, loader, held_out=False
+                layout.fit_csv, target, layout, loader, held_out=False, statistic=statistic
             )
         if caught:
             stage(f"{len(caught)} warning(s) while predicting, e.g. {caught[0].message}")

@@ -34,6 +34,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from calibration.fit import FitResult
+from calibration.table import Provenance, network_rows
 from simulator.errors import SocsimError
 from simulator.hardware.kernel_features import FEATURES, feature_column, kind_features
 from simulator.hardware.predictor import KernelPredictor, kernel_times_s
@@ -108,7 +110,8 @@ def export_trees(model, method: str) -> tuple[dict[str, Any], list[dict[str, lis
 
 
 def op_rows(table: pd.DataFrame | Sequence[Mapping[str, Any]]) -> pd.DataFrame:
-    """The ``level == "op"`` rows of a measurement table with a positive time.
+    """The ``level == "op"`` rows of a measurement table with a positive time, measured
+    inside a network (:func:`calibration.table.network_rows`).
 
     Raises
     ------
@@ -126,7 +129,7 @@ def op_rows(table: pd.DataFrame | Sequence[Mapping[str, Any]]) -> pd.DataFrame:
             "needs (tables measured before feature columns existed: measure again)"
         )
     frame = frame[(frame["level"] == "op") & (frame["median_s"] > 0)]
-    return frame.reset_index(drop=True)
+    return network_rows(frame).reset_index(drop=True)
 
 
 def _fit_model(
@@ -349,3 +352,33 @@ def write_predictor(artifact: Mapping[str, Any], path: str | Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(artifact_bytes(artifact, compress=path.suffix == ".gz"))
     return path
+
+
+def predictor_path(device: Path) -> Path:
+    """Where the learned predictor of a preset goes: ``<stem>.predictor.json`` beside it."""
+    return device.with_name(f"{device.stem}.predictor.json")
+
+
+def train_predictor_file(
+    table: pd.DataFrame, result: FitResult, prov: Provenance, path: Path, min_rows: int = 20
+) -> tuple[Path, str] | None:
+    """Train the learned kernel predictor on the op rows and write it.
+
+    Returns (the artifact's path, the kinds it predicts), or None when the table has no
+    feature columns (measured elsewhere, e.g. imported) or no kind has ``min_rows`` kernels
+    (the quick corpus).
+    """
+    if not any(str(c).startswith("feat_") for c in table.columns):
+        return None
+    try:
+        artifact = train_predictor(
+            table,
+            overhead_s=result.overhead_s,
+            provenance=prov.to_dict(),
+            random_state=0,
+            min_rows=min_rows,
+        )
+    except NothingToTrainError:
+        return None
+    kinds = sorted({kind for kind, _, _ in KernelPredictor(artifact).kinds()})
+    return write_predictor(artifact, path), ", ".join(kinds)

@@ -7,6 +7,7 @@ data it was fitted on is a floor, not a forecast).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +16,11 @@ import numpy as np
 import pandas as pd
 
 from calibration.validate import WITHIN, error_stats
+
+REPORT_BEGIN = "<!-- calibration-report:begin (written by `socsim calibrate all`) -->"
+REPORT_END = "<!-- calibration-report:end -->"
+STABILITY_BEGIN = "<!-- calibration-stability:begin (written by `socsim calibrate compare`) -->"
+STABILITY_END = "<!-- calibration-stability:end -->"
 
 
 @dataclass(frozen=True)
@@ -123,6 +129,33 @@ def _kernels_by_model(kernels: pd.DataFrame) -> dict[str, dict[str, float]]:
     return {m: error_stats(g["error_pct"]) for m, g in kernels.groupby("model", sort=False)}
 
 
+def time_within(kernels: pd.DataFrame) -> float:
+    """Share of the measured kernel time in kernels predicted within ±10 % (NaN if none)."""
+    if kernels.empty:
+        return float("nan")
+    hit = kernels["error_pct"].abs() <= WITHIN * 100
+    return float(kernels.loc[hit, "measured_s"].sum() / kernels["measured_s"].sum())
+
+
+def kind_section(kernels: pd.DataFrame) -> list[str]:
+    """Hold-out kernels per op kind: count, within ±10 %, median error, share of time."""
+    if kernels.empty:
+        return []
+    lines = [
+        "| kind | kernels | within ±10 % | median error | share of kernel time |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    total = kernels["measured_s"].sum()
+    for kind, group in kernels.groupby("kind", sort=True):
+        stats = error_stats(group["error_pct"])
+        lines.append(
+            f"| {kind} | {stats['n']} | {stats['within_10'] * 100:.0f} % | "
+            f"{_pct(float(group['error_pct'].median()))} | "
+            f"{group['measured_s'].sum() / total * 100:.1f} % |"
+        )
+    return [*lines, ""]
+
+
 def holdout_section(result: ThreadResult) -> list[str]:
     """Headline and per-model table of the hold-out models at one thread count."""
     e2e = error_stats(result.holdout["error_pct_original"])
@@ -133,11 +166,13 @@ def holdout_section(result: ThreadResult) -> list[str]:
         f"### {result.threads} intra-op thread(s): preset `{result.device}`",
         "",
         f"Measured {prov.get('date', '?')} on {prov.get('host', '?')}, "
-        f"{prov.get('runtime', '?')} ({prov.get('notes', '')}).",
+        f"{prov.get('runtime', '?')} ({prov.get('notes', '')}). Each time is the "
+        f"{'lower quartile' if prov.get('statistic') == 'q1' else 'median'} of its runs.",
         "",
         f"**Held-out real architectures: {e2e['n']}; end to end MAPE {e2e['mape']:.1f} %, "
         f"within ±10 %: {_share(e2e)}. Kernels: {kernels['n']}, MAPE {kernels['mape']:.1f} %, "
-        f"within ±10 %: {_share(kernels)}.**",
+        f"within ±10 %: {_share(kernels)}, "
+        f"{time_within(result.holdout_kernels) * 100:.0f} % of the kernel time.**",
         "",
     ]
     lines += [
@@ -174,7 +209,7 @@ def holdout_section(result: ThreadResult) -> list[str]:
             f"{row['ops_original']} | {_share(k) if k['n'] else '-'} | {k['mape']:.1f} % | "
             f"{gap:.1f} |"
         )
-    return [*lines, ""]
+    return [*lines, "", *kind_section(result.holdout_kernels)]
 
 
 def fit_section(results: list[ThreadResult]) -> list[str]:
@@ -245,3 +280,17 @@ def single_markdown(table: pd.DataFrame, kernels: pd.DataFrame, image: str) -> s
         k = error_stats(kernels["error_pct"])
         lines += ["", f"Kernels: {k['n']}, MAPE {k['mape']:.1f} %, within ±10 %: {_share(k)}."]
     return "\n".join([*lines, "", f"![predicted vs measured]({image})", ""])
+
+
+def splice_report(
+    docs: Path, report: str, begin: str = REPORT_BEGIN, end: str = REPORT_END
+) -> None:
+    """Replace the text between the ``begin`` and ``end`` markers of ``docs`` (append
+    them if absent)."""
+    text = docs.read_text() if docs.exists() else "# Calibration\n"
+    block = f"{begin}\n{report}\n{end}"
+    pattern = re.compile(re.escape(begin) + r".*?" + re.escape(end), re.S)
+    text = (
+        pattern.sub(lambda _: block, text) if pattern.search(text) else text + "\n" + block + "\n"
+    )
+    docs.write_text(text)

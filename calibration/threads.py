@@ -12,11 +12,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from calibration.table import network_rows
+
 
 def kernel_fractions(one: pd.DataFrame, many: pd.DataFrame, threads: int) -> pd.DataFrame:
-    """Per kernel measured in both tables: ``model, node, kind, t1_s, tn_s, p``."""
+    """Per kernel measured in both tables (inside a network:
+    :func:`calibration.table.network_rows`): ``model, node, kind, t1_s, tn_s, p``."""
     keys = ["model", "node"]
-    a = one[one["level"] == "op"][[*keys, "kind", "median_s"]]
+    a = network_rows(one[one["level"] == "op"])[[*keys, "kind", "median_s"]]
     b = many[many["level"] == "op"][[*keys, "median_s"]]
     joined = a.merge(b, on=keys, suffixes=("_1", "_n"))
     ratio = joined["median_s_n"] / joined["median_s_1"]

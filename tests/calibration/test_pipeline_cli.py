@@ -9,7 +9,8 @@ pytest.importorskip("onnxruntime")
 
 from calibration.corpus import QUICK
 from calibration.device import load_platform, read_calibration_comments
-from calibration.pipeline import REPORT_BEGIN, REPORT_END
+from calibration.report import REPORT_BEGIN, REPORT_END
+from calibration.table import read_table
 from simulator.cli import main
 from simulator.exitcodes import EXIT_INVALID
 
@@ -68,6 +69,23 @@ def test_all_writes_preset_report_and_figure(quick_run):
     assert list(table["model"]) == [hold]
     kernels = pd.read_csv(root / "run" / "kernels_2t.csv")
     assert {hold, *QUICK["fit"]} == set(kernels["model"])
+    assert "of the kernel time" in text and "| kind | kernels |" in text
+
+
+def test_reference_rounds_and_boundary_rows(quick_run):
+    """The reference model is timed once per round; the sweep's own kernels are marked
+    in-network, its ReLU inputs and ReduceMax outputs boundary."""
+    _, root, _, device = quick_run
+    for suffix in ("", "_2t"):
+        reference = pd.read_csv(root / "run" / f"reference{suffix}.csv")
+        assert list(reference["round"]) == list(range(5))  # --runs 5: 5 rounds of 1
+        assert (reference["median_s"] > 0).all()
+    assert "; reference kernel " in read_calibration_comments(device)["notes"]
+    fit = read_table(root / "run" / "fit.csv")
+    sweep = fit[(fit["model"] == "sweep_pool_0") & (fit["level"] == "op")]
+    marked = dict(zip(sweep["op_type"], sweep["boundary"], strict=False))
+    assert marked["Relu"] == 1 and marked["ReduceMax"] == 1
+    assert set(sweep.loc[~sweep["op_type"].isin(["Relu", "ReduceMax"]), "boundary"]) == {0}
 
 
 def test_measure_and_validate_steps(quick_run, capsys):

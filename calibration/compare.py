@@ -1,0 +1,155 @@
+"""``socsim calibrate compare DIR1 DIR2``: how far two calibration runs agree.
+
+The stability target is that two consecutive ``calibrate all`` runs predict every
+hold-out model within ±3 % of each other. This reads two output folders
+(``validation.csv``, ``validation_2t.csv`` and the ``reference*.csv`` of
+:mod:`calibration.reference`) and says, per thread count, how far the predictions
+moved, how far the measurements moved, and how far the host's own reference model
+moved: predictions cannot agree better than the host they were fitted on.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from calibration.reference import spread
+from simulator.errors import SocsimError
+
+PREDICTED = "predicted_s_original"
+
+
+def _suffixes(folder: Path) -> dict[str, int]:
+    """``{"": 1, "_2t": 2, ...}``: the thread counts a folder has validation tables of."""
+    out = {}
+    for path in sorted(folder.glob("validation*.csv")):
+        match = re.fullmatch(r"validation(_(\d+)t)?\.csv", path.name)
+        if match:
+            out[match.group(1) or ""] = int(match.group(2) or 1)
+    return out
+
+
+def _read(path: Path, columns: tuple[str, ...]) -> pd.DataFrame:
+    try:
+        frame = pd.read_csv(path)
+    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise SocsimError(f"compare: cannot read {path}: {exc}") from None
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise SocsimError(f"compare: {path} lacks column(s) {missing}")
+    return frame
+
+
+def compare_tables(first: pd.DataFrame, second: pd.DataFrame) -> pd.DataFrame:
+    """Per model of both validation tables: predictions and measurements of each run and
+    their changes (%, second / first - 1)."""
+    columns = ["model", "measured_s", PREDICTED]
+    joined = first[columns].merge(second[columns], on="model", suffixes=("_1", "_2"))
+    joined["predicted_change_pct"] = (joined[f"{PREDICTED}_2"] / joined[f"{PREDICTED}_1"] - 1) * 100
+    joined["measured_change_pct"] = (joined["measured_s_2"] / joined["measured_s_1"] - 1) * 100
+    return joined
+
+
+def _q1_within(first: Path, second: Path, suffix: str) -> float:
+    """Largest change of a hold-out model's lower-quartile time (``q1_s`` of the
+    ``holdout`` tables, %); NaN when either table lacks it."""
+    tables = [Path(f) / f"holdout{suffix}.csv" for f in (first, second)]
+    if not all(t.exists() for t in tables):
+        return float("nan")
+    one, two = (_read(t, ("level", "model")) for t in tables)
+    if "q1_s" not in one.columns or "q1_s" not in two.columns:
+        return float("nan")
+    columns = ["model", "q1_s"]
+    joined = one.loc[one["level"] == "model", columns].merge(
+        two.loc[two["level"] == "model", columns], on="model"
+    )
+    return float((joined["q1_s_y"] / joined["q1_s_x"] - 1).abs().max() * 100)
+
+
+def compare_folders(first: Path, second: Path) -> list[dict]:
+    """One summary per thread count both folders validated.
+
+    Each has ``threads``, ``table`` (:func:`compare_tables`), ``within_pct`` (largest
+    prediction change, absolute), ``worst`` (its model), ``measured_within_pct``,
+    ``reference_change_pct`` (the reference model's median of round medians, second /
+    first - 1; NaN without reference tables) and ``reference_spread_pct`` (the larger
+    within-run spread of the two).
+
+    Raises
+    ------
+    SocsimError
+        When a folder is missing, or the two share no validated thread count or model.
+    """
+    for folder in (first, second):
+        if not Path(folder).is_dir():
+            raise SocsimError(f"compare: no folder {folder}")
+    mine, theirs = _suffixes(first), _suffixes(second)
+    common = [s for s in mine if s in theirs]
+    if not common:
+        raise SocsimError(
+            f"compare: {first} and {second} have no validation table of the same thread "
+            "count (validation.csv, validation_2t.csv: written by `socsim calibrate all`)"
+        )
+    out = []
+    for suffix in common:
+        needed = ("model", "measured_s", PREDICTED)
+        name = f"validation{suffix}.csv"
+        table = compare_tables(_read(first / name, needed), _read(second / name, needed))
+        if table.empty:
+            raise SocsimError(f"compare: the two {name} share no model")
+        worst = int(np.argmax(table["predicted_change_pct"].abs().to_numpy()))
+        summary = {
+            "threads": mine[suffix],
+            "table": table,
+            "within_pct": float(table["predicted_change_pct"].abs().max()),
+            "worst": str(table["model"].iloc[worst]),
+            "measured_within_pct": float(table["measured_change_pct"].abs().max()),
+            "reference_change_pct": float("nan"),
+            "reference_spread_pct": float("nan"),
+            "q1_within_pct": _q1_within(first, second, suffix),
+        }
+        refs = [Path(f) / f"reference{suffix}.csv" for f in (first, second)]
+        if all(r.exists() for r in refs):
+            one, two = (spread(_read(r, ("median_s",))) for r in refs)
+            summary["reference_change_pct"] = (two["median_s"] / one["median_s"] - 1) * 100
+            summary["reference_spread_pct"] = max(one["spread_pct"], two["spread_pct"])
+        out.append(summary)
+    return out
+
+
+def compare_markdown(first: Path, second: Path, summaries: list[dict]) -> str:
+    """The comparison as markdown: a headline per thread count and its per-model table."""
+    lines = [f"Two calibration runs compared: `{first}` and `{second}`.", ""]
+    for s in summaries:
+        reference = (
+            f"the host's reference model moved {s['reference_change_pct']:+.1f} % "
+            f"(within a run its round medians spread up to {s['reference_spread_pct']:.1f} %)"
+            if np.isfinite(s["reference_change_pct"])
+            else "no reference model measured"
+        )
+        q1 = (
+            f" (their lower quartiles within {s['q1_within_pct']:.1f} %)"
+            if np.isfinite(s["q1_within_pct"])
+            else ""
+        )
+        lines += [
+            f"**{s['threads']} thread(s): two runs agree within {s['within_pct']:.1f} % "
+            f"(worst {s['worst']}); the measurements within {s['measured_within_pct']:.1f} %"
+            f"{q1}; {reference}.**",
+            "",
+            "| model | predicted ms, run 1 | run 2 | change "
+            "| measured ms, run 1 | run 2 | change |",
+            "|---|---:|---:|---:|---:|---:|---:|",
+        ]
+        for row in s["table"].to_dict("records"):
+            lines.append(
+                f"| {row['model']} | {row[f'{PREDICTED}_1'] * 1e3:.2f} | "
+                f"{row[f'{PREDICTED}_2'] * 1e3:.2f} | {row['predicted_change_pct']:+.1f} % | "
+                f"{row['measured_s_1'] * 1e3:.2f} | {row['measured_s_2'] * 1e3:.2f} | "
+                f"{row['measured_change_pct']:+.1f} % |"
+            )
+        lines.append("")
+    return "\n".join(lines)

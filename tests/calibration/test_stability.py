@@ -1,0 +1,154 @@
+"""Boundary kernels left out of the fits, in-network sweeps, the reference model's
+spread and ``socsim calibrate compare`` (hand-computed values, no onnxruntime)."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from calibration.compare import compare_folders, compare_markdown
+from calibration.measure import boundary
+from calibration.reference import spread
+from calibration.sweeps import FAMILIES, build_sweep
+from calibration.table import network_rows
+from simulator.cli import main
+from simulator.exitcodes import EXIT_INVALID, EXIT_OK
+from simulator.graph.model import Edge, ModelGraph, Op
+
+
+def test_boundary_marks_ops_without_producer_or_consumer():
+    ops = [Op(n, "activation", input_elems=4, output_elems=4) for n in "abcd"]
+    graph = ModelGraph("g", ops, [Edge("a", "b", 16), Edge("b", "c", 16), Edge("a", "d", 16)])
+    assert [boundary(graph, n) for n in "abcd"] == [True, False, True, True]
+
+
+def test_network_rows_drop_boundary_rows_of_kinds_measured_inside():
+    rows = pd.DataFrame(
+        {
+            "node": ["in", "k", "out", "old", "pool_in", "pool_out"],
+            "kind": ["activation", "conv", "conv", "conv", "pool", "pool"],
+            "boundary": [1, 0, 1, math.nan, 1, 1],
+        }
+    )
+    # conv has an in-network row: its boundary row goes (NaN: not known, kept); the
+    # activation and pool rows are all at the boundary: kept, better than nothing
+    assert list(network_rows(rows)["node"]) == ["in", "k", "old", "pool_in", "pool_out"]
+    assert list(network_rows(rows.drop(columns="boundary"))["node"]) == list(rows["node"])
+
+
+@pytest.mark.parametrize("family", list(FAMILIES))
+def test_every_sweep_kernel_runs_inside_a_network(family):
+    """Graph inputs are read by a ReLU only, graph outputs are written by a ReduceMax."""
+    model = build_sweep(f"sweep_{family}_0", seed=7, kernels=4)
+    graph = model.graph
+    readers = {i.name: [n.op_type for n in graph.node if i.name in n.input] for i in graph.input}
+    assert readers and all(kinds == ["Relu"] for kinds in readers.values())
+    producers = {o: n.op_type for n in graph.node for o in n.output}
+    assert len(graph.output) == 4
+    assert {producers[o.name] for o in graph.output} == {"ReduceMax"}
+
+
+def test_memory_sweeps_include_shufflenet_split():
+    kinds = {
+        n.op_type for i in range(6) for n in build_sweep(f"sweep_memory_{i}", seed=7).graph.node
+    }
+    assert {"Split", "Transpose", "Concat", "BatchNormalization"} <= kinds
+
+
+def test_reference_spread():
+    table = pd.DataFrame({"median_s": [1.0e-3, 1.2e-3, 1.1e-3, 1.0e-3]})
+    assert spread(table) == pytest.approx({"median_s": 1.05e-3, "spread_pct": 20.0})
+    assert math.isnan(spread(table.iloc[:0])["spread_pct"])
+
+
+def _run(folder, predicted_ms, measured_ms, reference_ms=None, suffix=""):
+    folder.mkdir(exist_ok=True)
+    pd.DataFrame(
+        {
+            "model": ["a", "b"],
+            "measured_s": [m * 1e-3 for m in measured_ms],
+            "predicted_s_original": [p * 1e-3 for p in predicted_ms],
+        }
+    ).to_csv(folder / f"validation{suffix}.csv", index=False)
+    if reference_ms is not None:
+        pd.DataFrame({"round": range(len(reference_ms)), "median_s": reference_ms}).to_csv(
+            folder / f"reference{suffix}.csv", index=False
+        )
+
+
+def test_compare_folders_hand_computed(tmp_path):
+    one, two = tmp_path / "one", tmp_path / "two"
+    _run(one, [10.0, 20.0], [10.0, 25.0], [2.0, 2.2])  # reference median 2.1, spread 10 %
+    _run(two, [10.2, 19.0], [11.0, 25.0], [2.31, 2.31])  # 2.31 = 2.1 x 1.1
+    _run(one, [5.0, 8.0], [5.0, 8.0], suffix="_2t")
+    _run(two, [5.0, 8.0], [5.0, 8.0], suffix="_2t")
+    (first, second) = compare_folders(one, two)
+    assert first["threads"] == 1 and second["threads"] == 2
+    assert first["within_pct"] == pytest.approx(5.0) and first["worst"] == "b"  # 19 / 20
+    assert first["measured_within_pct"] == pytest.approx(10.0)
+    assert first["reference_change_pct"] == pytest.approx(10.0)
+    assert first["reference_spread_pct"] == pytest.approx(10.0)
+    assert second["within_pct"] == 0.0 and math.isnan(second["reference_change_pct"])
+    text = compare_markdown(one, two, [first, second])
+    assert "1 thread(s): two runs agree within 5.0 % (worst b)" in text
+    assert "| b | 20.00 | 19.00 | -5.0 % | 25.00 | 25.00 | +0.0 % |" in text
+
+
+def test_compare_cli_exit_status_and_docs(tmp_path, capsys):
+    one, two = tmp_path / "one", tmp_path / "two"
+    _run(one, [10.0, 20.0], [10.0, 20.0])
+    _run(two, [10.2, 20.0], [10.0, 20.0])  # +2 %
+    docs = tmp_path / "calibration.md"
+    docs.write_text("# Calibration\n")
+    assert main(["calibrate", "compare", str(one), str(two), "--docs", str(docs)]) == EXIT_OK
+    assert "agree within 2.0 %" in capsys.readouterr().out
+    assert "calibration-stability:begin" in docs.read_text()
+    code = main(["calibrate", "compare", str(one), str(two), "--tolerance", "1"])
+    assert code == EXIT_INVALID
+    assert main(["calibrate", "compare", str(one), str(tmp_path / "none")]) == EXIT_INVALID
+    assert "no folder" in capsys.readouterr().err
+
+
+def test_time_stats_and_the_q1_statistic(tmp_path):
+    from calibration.ortrun import time_stats
+    from calibration.table import MeasurementError, make_table, read_table, write_table
+
+    stats = time_stats([1.0, 2.0, 3.0, 4.0, 5.0])  # numpy's linear quartiles: 2 and 4
+    assert stats == {"median_s": 3.0, "iqr_s": 2.0, "q1_s": 2.0}
+    row = {
+        "level": "op",
+        "model": "m",
+        "node": "n",
+        "kind": "conv",
+        "op_type": "Conv",
+        "dtype": "fp32",
+        "shapes": "",
+        "flops": 1.0,
+        "bytes": 1.0,
+        "runs": 5,
+        "threads": 1,
+        **stats,
+    }
+    path = tmp_path / "t.csv"
+    write_table(make_table([row]), path)
+    assert read_table(path)["median_s"].iloc[0] == 3.0
+    assert read_table(path, "q1")["median_s"].iloc[0] == 2.0
+    write_table(make_table([{k: v for k, v in row.items() if k != "q1_s"}]), path)
+    with pytest.raises(MeasurementError, match="needs a 'q1_s'"):
+        read_table(path, "q1")
+    with pytest.raises(MeasurementError, match="statistic must be one of"):
+        read_table(path, "mean")
+
+
+def test_compare_reports_lower_quartiles(tmp_path):
+    one, two = tmp_path / "one", tmp_path / "two"
+    for folder, q1 in ((one, [8.0, 16.0]), (two, [8.4, 16.0])):  # +5 %
+        _run(folder, [10.0, 20.0], [10.0, 20.0])
+        pd.DataFrame({"level": "model", "model": ["a", "b"], "q1_s": q1}).to_csv(
+            folder / "holdout.csv", index=False
+        )
+    (summary,) = compare_folders(one, two)
+    assert summary["q1_within_pct"] == pytest.approx(5.0)
+    assert "(their lower quartiles within 5.0 %)" in compare_markdown(one, two, [summary])
