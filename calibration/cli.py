@@ -1,4 +1,4 @@
-"""``socsim calibrate measure|fit|validate|import-csv|published|all``.
+"""``socsim calibrate measure|fit|validate|import-csv|compare|published|all``.
 
 ``simulator/cli.py`` registers it with one line (``add_parser(sub)``); heavy imports
 (onnxruntime, scipy, matplotlib) happen inside the handlers.
