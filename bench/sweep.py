@@ -11,8 +11,8 @@ AlexNet, ``split_point`` between a phone and a cloud GPU, one request per point)
   parent, whatever the executor; each point's scenario is made where it runs);
 * the 200 points run into the table with the engine and with the fast path (``--fast``:
   the analytic estimate instead of the engine), each ``serial`` and ``processes``
-  (``--workers``, default every core); and ``serial --fast`` once more with the model
-  cache off (every point builds AlexNet again), to show what the cache saves.
+  (``--workers``, default every core); and ``serial --fast`` once more with the caches
+  off (every point builds AlexNet again), to show what the caches save.
 
 Each run writes into a fresh folder, so nothing is resumed. The runs are interleaved in
 ``--rounds`` rounds (default 2) and each keeps its best time: on a shared machine the load
@@ -44,8 +44,8 @@ sys.path.insert(0, str(ROOT))  # time this checkout, not whichever socsim is ins
 
 import pandas as pd  # noqa: E402
 
-from simulator.spec.modelcache import MODEL_CACHE  # noqa: E402
 from simulator.sweep import prepare_sweep, run_prepared  # noqa: E402
+from simulator.sweep.execute import no_caches  # noqa: E402
 from simulator.sweep.executors import default_workers  # noqa: E402
 
 SCENARIO = ROOT / "scenarios" / "sweeps" / "neurosurgeon_map.yaml"
@@ -66,7 +66,7 @@ def cpu_s() -> float:
 
 def timed(prepared, folder: Path, cached: bool = True) -> tuple[pd.DataFrame, float, float]:
     """The table, wall seconds and CPU seconds (all processes) of one run."""
-    switch = contextlib.nullcontext() if cached else MODEL_CACHE.disabled()
+    switch = contextlib.nullcontext() if cached else no_caches()
     start, start_cpu = time.perf_counter(), cpu_s()
     with switch:
         table = run_prepared(prepared, folder, quiet=True)
@@ -93,12 +93,12 @@ def main() -> None:
     n = len(prepared.tasks)
     spec = prepared.spec
     parallel = replace(spec, executor="processes", executor_options={"workers": args.workers})
-    runs = {  # label -> (prepared sweep, model cache on); tasks follow the spec
+    runs = {  # label -> (prepared sweep, caches on); tasks follow the spec
         "serial": (prepared, True),
         "processes": (replace(prepared, spec=parallel), True),
         "serial --fast": (replace(prepared, spec=replace(spec, fast=True)), True),
         "processes --fast": (replace(prepared, spec=replace(parallel, fast=True)), True),
-        "serial --fast, no model cache": (replace(prepared, spec=replace(spec, fast=True)), False),
+        "serial --fast, no caches": (replace(prepared, spec=replace(spec, fast=True)), False),
     }
     best: dict[str, float] = {}
     cpu: dict[str, float] = {}  # CPU seconds of the best run
@@ -112,7 +112,7 @@ def main() -> None:
                     best[label], cpu[label] = seconds, used
     for label in ("processes",):
         pd.testing.assert_frame_equal(tables[label], tables["serial"])
-    for label in ("processes --fast", "serial --fast, no model cache"):
+    for label in ("processes --fast", "serial --fast, no caches"):
         pd.testing.assert_frame_equal(tables[label], tables["serial --fast"])
     for column in ("decision", "latency_mean_s", "throughput_rps"):
         pd.testing.assert_series_equal(tables["serial --fast"][column], tables["serial"][column])
@@ -122,7 +122,7 @@ def main() -> None:
         "processes / serial": best["serial"] / best["processes"],
         "fast processes / fast serial": best["serial --fast"] / best["processes --fast"],
         "fast serial / serial": best["serial"] / best["serial --fast"],
-        "model cache (fast serial)": best["serial --fast, no model cache"] / best["serial --fast"],
+        "caches (fast serial)": best["serial --fast, no caches"] / best["serial --fast"],
     }
     print(f"sweep of {n} points: {SCENARIO.name} ({args.bandwidths} bandwidths x 8 latencies)")
     print(f"machine: {host.python_implementation()} {host.python_version()}, {host.machine()}")
@@ -134,7 +134,7 @@ def main() -> None:
         print(f"  {label:<31} {seconds:8.2f} s  {n / seconds:8.1f}  {cpu[label]:18.2f} s")
     for label, ratio in ratios.items():
         print(f"  speed-up {label:<30} {ratio:6.2f} x")
-    print("  tables: processes == serial (and without the model cache); fast == engine")
+    print("  tables: processes == serial (and without the caches); fast == engine")
     if args.json:
         print(
             json.dumps(

@@ -1,9 +1,9 @@
 """Building the models of a scenario: one builder per model source.
 
 The keys are the sources of :data:`simulator.spec.modeldefs.MODEL_SOURCES`; the loader
-calls ``MODEL_BUILDERS[spec["source"]]`` for every ``models.<name>``. Zoo models and ONNX
-imports are kept in :data:`~simulator.spec.modelcache.MODEL_CACHE` by their exact inputs
-(a sweep's points build the same models again and again).
+calls ``MODEL_BUILDERS[spec["source"]]`` for every ``models.<name>``. Every model built is
+kept in :data:`~simulator.spec.modelcache.MODEL_CACHE` by its exact inputs (a sweep's
+points build the same models again and again).
 """
 
 from __future__ import annotations
@@ -31,6 +31,21 @@ def zoo_model(
     zoo, dtype, options = spec["zoo"], spec["dtype"], spec["options"]
     key = ("zoo", zoo, dtype, exact_key(options))
     return MODEL_CACHE.get(key, lambda: build_zoo_model(zoo, dtype, **options))
+
+
+def inline_model(
+    name: str, spec: dict, raw: Mapping, loc: Loc, ctx: Context, platform: Platform
+) -> ModelGraph | None:
+    """A model written in the scenario (``ops:``), cached by its checked spec and the unit
+    names its time tables may use; a build that reports a problem is not kept."""
+    before = len(ctx.problems)
+    units = tuple(platform.unit_ids) if platform is not None else None
+    key = ("inline", name, exact_key(spec), units)
+    return MODEL_CACHE.get(
+        key,
+        lambda: build_inline_model(name, spec, raw, loc, ctx, platform),
+        keep=lambda graph: graph is not None and len(ctx.problems) == before,
+    )
 
 
 def onnx_model(
@@ -61,5 +76,5 @@ def onnx_model(
 #: ``(name, checked spec, raw spec, loc, ctx, platform) -> ModelGraph or None`` (None
 #: after reporting a problem).
 MODEL_BUILDERS: Mapping[str, Callable[..., ModelGraph | None]] = MappingProxyType(
-    {"zoo": zoo_model, "inline": build_inline_model, "onnx": onnx_model}
+    {"zoo": zoo_model, "inline": inline_model, "onnx": onnx_model}
 )

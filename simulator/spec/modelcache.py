@@ -45,9 +45,12 @@ class BoundedCache(Generic[T]):
     def __len__(self) -> int:
         return len(self._values)
 
-    def get(self, key: Hashable, build: Callable[[], T]) -> T:
-        """The value of ``key``, built (and kept) on a miss; exceptions of ``build``
-        propagate and nothing is kept. With the cache disabled, always ``build()``."""
+    def get(
+        self, key: Hashable, build: Callable[[], T], keep: Callable[[T], bool] | None = None
+    ) -> T:
+        """The value of ``key``, built (and kept, unless ``keep(value)`` says no) on a
+        miss; exceptions of ``build`` propagate and nothing is kept. With the cache
+        disabled, always ``build()``."""
         if not self.enabled:
             return build()
         if key in self._values:
@@ -56,6 +59,8 @@ class BoundedCache(Generic[T]):
             return self._values[key]
         self.misses += 1
         value = build()
+        if keep is not None and not keep(value):
+            return value
         self._values[key] = value
         if len(self._values) > self.size:
             self._values.popitem(last=False)

@@ -23,6 +23,7 @@ from simulator.spec.modelbuild import onnx_model, zoo_model
 from simulator.spec.modelcache import MODEL_CACHE, BoundedCache, exact_key
 from simulator.spec.paths import allowed_dirs
 from simulator.sweep import prepare_sweep, run_prepared, run_sweep
+from simulator.sweep.execute import PLAN_CACHE, no_caches
 from tests.onnx_util import model, node
 
 
@@ -144,13 +145,34 @@ def test_tables_are_byte_identical_with_and_without_caches_on_every_executor(
     run_sweep(path, folder / "serial", quiet=True, executor="serial")
     assert MODEL_CACHE.hits > 0  # the replicates and the other bandwidths reused the models
     run_sweep(path, folder / "processes", quiet=True, executor="processes", workers=2)
-    with MODEL_CACHE.disabled():  # forked workers inherit the switch
+    with no_caches():  # forked workers inherit the switch
         run_sweep(path, folder / "fresh", quiet=True, executor="serial")
         run_sweep(path, folder / "fresh_processes", quiet=True, executor="processes", workers=2)
     reference = (folder / "serial" / "sweep.csv").read_bytes()
     assert b"ok" in reference and b"error" not in reference.split(b"\n", 1)[1]
     for name in ("processes", "fresh", "fresh_processes"):
         assert (folder / name / "sweep.csv").read_bytes() == reference, name
+
+
+def test_the_fast_path_places_once_per_platform_and_model_not_once_per_point(tmp_path):
+    """Deadlines do not change the plan, bandwidths do: 2 of 6 points place the model."""
+    sweep = {
+        "parameters": {
+            "workload[0].deadline_ms": [1, 1000, 100000],
+            "links.uplink.bandwidth_mbps": [1, 1000],
+        },
+        "fast": True,
+        "executor": {"name": "serial"},
+    }
+    path = write_sweep(tmp_path, sweep)
+    PLAN_CACHE.clear()
+    run_sweep(path, tmp_path / "cached", quiet=True)
+    assert (PLAN_CACHE.hits, PLAN_CACHE.misses) == (4, 2)
+    with no_caches():
+        fresh = run_sweep(path, tmp_path / "fresh", quiet=True)
+    assert fresh["decision"].nunique() == 2 and fresh["deadline_met_rate"].nunique() > 1
+    cached = (tmp_path / "cached" / "sweep.csv").read_bytes()
+    assert cached == (tmp_path / "fresh" / "sweep.csv").read_bytes()
 
 
 def test_a_resume_makes_only_its_pending_points_and_leaves_sweep_json_alone(tmp_path, monkeypatch):
