@@ -44,8 +44,9 @@ sys.path.insert(0, str(ROOT))  # time this checkout, not whichever socsim is ins
 
 import pandas as pd  # noqa: E402
 
+from simulator.spec.modelcache import MODEL_CACHE  # noqa: E402
 from simulator.sweep import prepare_sweep, run_prepared  # noqa: E402
-from simulator.sweep.execute import no_caches  # noqa: E402
+from simulator.sweep.execute import PLAN_CACHE, no_caches  # noqa: E402
 from simulator.sweep.executors import default_workers  # noqa: E402
 
 SCENARIO = ROOT / "scenarios" / "sweeps" / "neurosurgeon_map.yaml"
@@ -67,6 +68,8 @@ def cpu_s() -> float:
 def timed(prepared, folder: Path, cached: bool = True) -> tuple[pd.DataFrame, float, float]:
     """The table, wall seconds and CPU seconds (all processes) of one run."""
     switch = contextlib.nullcontext() if cached else no_caches()
+    MODEL_CACHE.clear()  # every run starts cold: no plan or model of an earlier run
+    PLAN_CACHE.clear()
     start, start_cpu = time.perf_counter(), cpu_s()
     with switch:
         table = run_prepared(prepared, folder, quiet=True)
