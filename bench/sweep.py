@@ -12,7 +12,8 @@ AlexNet, ``split_point`` between a phone and a cloud GPU, one request per point)
 * the 200 points run into the table with the engine and with the fast path (``--fast``:
   the analytic estimate instead of the engine), each ``serial`` and ``processes``
   (``--workers``, default every core); and ``serial --fast`` once more with the caches
-  off (every point builds AlexNet again), to show what the caches save.
+  off (every point builds AlexNet again), to show what the caches save;
+* making the 200 point scenarios alone (CPU ms per point), with and without the caches.
 
 Each run writes into a fresh folder, so nothing is resumed. The runs are interleaved in
 ``--rounds`` rounds (default 2) and each keeps its best time: on a shared machine the load
@@ -76,6 +77,18 @@ def timed(prepared, folder: Path, cached: bool = True) -> tuple[pd.DataFrame, fl
     return table, time.perf_counter() - start, cpu_s() - start_cpu
 
 
+def making_ms(prepared, cached: bool = True) -> float:
+    """CPU milliseconds per point to make every point's scenario (what a worker does
+    before it runs a point), in this process."""
+    MODEL_CACHE.clear()
+    PLAN_CACHE.clear()
+    with contextlib.nullcontext() if cached else no_caches():
+        start = time.process_time()
+        for point, values in enumerate(prepared.points):
+            prepared.resolver.scenario(values, prepared.seeds[point])
+        return (time.process_time() - start) / len(prepared.points) * 1e3
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workers", type=int, default=default_workers())
@@ -119,6 +132,10 @@ def main() -> None:
         pd.testing.assert_frame_equal(tables[label], tables["serial --fast"])
     for column in ("decision", "latency_mean_s", "throughput_rps"):
         pd.testing.assert_series_equal(tables["serial --fast"][column], tables["serial"][column])
+    making = {  # CPU ms per point scenario (making only, no run), best of the rounds
+        "cached": min(making_ms(prepared) for _ in range(args.rounds)),
+        "no caches": min(making_ms(prepared, cached=False) for _ in range(args.rounds)),
+    }
     load_after = load_average()
 
     ratios = {
@@ -135,6 +152,8 @@ def main() -> None:
     print(f"  {'prepare (expand + validate)':<31} {prepare_s:8.2f} s  {n / prepare_s:8.1f}")
     for label, seconds in best.items():
         print(f"  {label:<31} {seconds:8.2f} s  {n / seconds:8.1f}  {cpu[label]:18.2f} s")
+    for label, ms in making.items():
+        print(f"  making a point's scenario, {label:<10} {ms:6.2f} ms CPU")
     for label, ratio in ratios.items():
         print(f"  speed-up {label:<30} {ratio:6.2f} x")
     print("  tables: processes == serial (and without the caches); fast == engine")
@@ -150,6 +169,7 @@ def main() -> None:
                     "prepare_s": prepare_s,
                     "seconds": best,
                     "cpu_seconds": cpu,
+                    "making_ms": making,
                     "ratios": ratios,
                 }
             )
