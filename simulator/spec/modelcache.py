@@ -4,15 +4,17 @@ A sweep makes one scenario per point, and most points build the same models: Ale
 from the zoo with the same options, or the same ONNX file. Building is pure (the same
 inputs give an equal graph) and a :class:`~simulator.graph.model.ModelGraph` is never
 modified once built, so one graph can serve every scenario whose inputs are *the same*.
-The key is those inputs, exactly: the zoo recipe (name, dtype, every option with its type)
-or the ONNX model's digest (the file as read now, with the external tensors read into it)
-and the import options. A point whose inputs differ in anything gets its own build.
+The key is those inputs, exactly: the zoo recipe (name, dtype, every option with its type),
+an inline model's checked spec with the unit names it may use, or the ONNX model's digest
+(the file as read now, with the external tensors read into it) and the import options.
+A point whose inputs differ in anything gets its own build.
 
 Memory is bounded by count (least recently used first out): :data:`MAX_MODELS` graphs.
 """
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterator, Mapping
 from contextlib import contextmanager
@@ -41,6 +43,7 @@ class BoundedCache(Generic[T]):
         self.enabled = True
         self.hits = self.misses = 0
         self._values: OrderedDict[Hashable, T] = OrderedDict()
+        self._lock = threading.Lock()
 
     def __len__(self) -> int:
         return len(self._values)
@@ -53,22 +56,26 @@ class BoundedCache(Generic[T]):
         disabled, always ``build()``."""
         if not self.enabled:
             return build()
-        if key in self._values:
-            self.hits += 1
-            self._values.move_to_end(key)
-            return self._values[key]
-        self.misses += 1
-        value = build()
+        with self._lock:  # threads of one process (a Dask LocalCluster of threads)
+            if key in self._values:
+                self.hits += 1
+                self._values.move_to_end(key)
+                return self._values[key]
+            self.misses += 1
+        value = build()  # outside the lock: two threads may build the same value once each
         if keep is not None and not keep(value):
             return value
-        self._values[key] = value
-        if len(self._values) > self.size:
-            self._values.popitem(last=False)
+        with self._lock:
+            self._values[key] = value
+            self._values.move_to_end(key)
+            while len(self._values) > self.size:
+                self._values.popitem(last=False)
         return value
 
     def clear(self) -> None:
         """Drop every value and reset the counts."""
-        self._values.clear()
+        with self._lock:
+            self._values.clear()
         self.hits = self.misses = 0
 
     @contextmanager

@@ -19,8 +19,10 @@ from simulator.platform import CostOracle
 from simulator.spec.modelcache import MODEL_CACHE, BoundedCache, exact_key
 from simulator.spec.scenario import Scenario
 
-#: Fast-path plans kept per process (each a label and a latency: a few hundred bytes).
-MAX_PLANS = 256
+#: Fast-path plans kept per process. An entry is a label and a latency, but its key holds
+#: the platform's records and the model graph alive, so this also bounds the graphs kept
+#: beyond the model cache's own bound.
+MAX_PLANS = 64
 #: ``(decision label, latency_s)`` of the fast path by the exact inputs of its plan
 #: (:func:`plan_inputs`): a sweep over a deadline or a seed places its model once.
 PLAN_CACHE: BoundedCache[tuple[str, float]] = BoundedCache(MAX_PLANS)

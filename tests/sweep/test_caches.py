@@ -6,6 +6,8 @@ the serial and processes executors, whatever the seed and the swept values."""
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import onnx
 import pytest
@@ -41,6 +43,27 @@ def test_the_cache_keeps_the_most_recently_used_values_up_to_its_size():
     with cache.disabled():
         cache.get("a", build("a"))
     assert built[-1] == "a" and cache.enabled
+
+
+def test_threads_share_a_cache_without_losing_its_bound():
+    """A Dask LocalCluster of threads runs points of one process at once."""
+    cache: BoundedCache = BoundedCache(3)
+    errors = []
+
+    def work(offset):
+        try:
+            for i in range(2000):
+                key = (i * 7 + offset) % 5
+                assert cache.get(key, lambda k=key: k * 10) == key * 10
+        except Exception as exc:  # collected: an exception in a thread is otherwise lost
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors and len(cache) == 3 and cache.hits + cache.misses == 12_000
 
 
 def test_a_failed_build_is_not_kept():
