@@ -19,6 +19,7 @@ BENCH = Path(__file__).resolve().parents[1] / "bench"
         ("placement.py", ["--sizes", "20", "--repeat", "1"], "ops"),
         ("dvfs_window.py", ["--decisions", "50"], "ops"),
         ("sharing_tables.py", ["--help"], "docs/sharing.md"),
+        ("sweep.py", ["--bandwidths", "1", "--rounds", "1"], "speed-up processes / serial"),
     ],
 )
 def test_bench_script_runs(script, args, expected):

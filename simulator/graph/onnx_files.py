@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import onnx
 from onnx import external_data_helper, helper
@@ -56,7 +57,9 @@ def tensor_elements(dims: Iterable[int], what: str, label: str) -> int:
     return count
 
 
-def read_onnx_file(path: str | Path, allowed: Iterable[Path] | None) -> onnx.ModelProto:
+def read_onnx_file(
+    path: str | Path, allowed: Iterable[Path] | None, digest: Any = None
+) -> onnx.ModelProto:
     """Parse the ONNX file ``path`` with its external data, within the bounds above.
 
     Parameters
@@ -82,6 +85,8 @@ def read_onnx_file(path: str | Path, allowed: Iterable[Path] | None) -> onnx.Mod
     except (OSError, SocsimError) as exc:
         message = str(exc) if isinstance(exc, SocsimError) else exc.strerror or str(exc)
         raise ModelError(f"cannot read the file: {message}", label) from None
+    if digest is not None:
+        digest.update(data)
     try:
         model = onnx.load_model_from_string(data)
     except Exception as exc:  # protobuf's DecodeError and friends
@@ -91,6 +96,9 @@ def read_onnx_file(path: str | Path, allowed: Iterable[Path] | None) -> onnx.Mod
     for tensor in external_data_helper._get_all_tensors(model):
         if external_data_helper.uses_external_data(tensor):
             _load_external(tensor, path.parent, folders, label)
+            if digest is not None and tensor.HasField("raw_data"):
+                digest.update(f"\0{len(tensor.name)}:{tensor.name}{len(tensor.raw_data)}:".encode())
+                digest.update(tensor.raw_data)
     return model
 
 

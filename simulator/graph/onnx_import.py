@@ -87,15 +87,44 @@ def load_onnx(
         unknown, duplicate node names, or a bad option; the message names the file.
     """
     label = _label(source)
+    _check_options(fuse, dtype, label)
+    model = _read(source, label, allowed_dirs)
+    name = name or (Path(source).stem if isinstance(source, str | Path) else "")
+    return import_model(model, label, batch=batch, fuse=fuse, dtype=dtype, name=name)
+
+
+def _check_options(fuse: str, dtype: str | None, label: str) -> None:
     if fuse not in PLANS:
         raise ModelError(f"unknown fuse '{fuse}'; valid: {tuple(PLANS)}", label)
     if dtype is not None and dtype not in DTYPE_BYTES:
         raise ModelError(f"unknown dtype '{dtype}'; valid: {tuple(DTYPE_BYTES)}", label)
-    model = _read(source, label, allowed_dirs)
+
+
+def import_model(
+    model: onnx.ModelProto,
+    label: str,
+    *,
+    batch: int = 1,
+    fuse: str = "ort",
+    dtype: str | None = None,
+    name: str = "",
+) -> ModelGraph:
+    """:func:`load_onnx` of a model already read (by
+    :func:`~simulator.graph.onnx_files.read_onnx_file`, so its bounds are checked), which
+    it modifies; ``label`` names the file in errors, ``name`` defaults to the graph's.
+
+    Raises
+    ------
+    ModelError
+        As :func:`load_onnx`.
+    """
+    _check_options(fuse, dtype, label)
+    if not model.HasField("graph") or not model.graph.node:
+        raise ModelError("not an ONNX model with a graph of nodes", label)
+    _check_wiring(model.graph, label)
     fix_batch(model, batch, label)
     model = infer(model, label)
-    model_name = name or (Path(source).stem if isinstance(source, str | Path) else "")
-    model_name = model_name or model.graph.name or "onnx_model"
+    model_name = name or model.graph.name or "onnx_model"
     nodes = _named_nodes(model, label)
     shapes = resolve(model, nodes, label)
     consts = constants(model)
@@ -123,9 +152,6 @@ def _read(source: Source, label: str, allowed: Sequence[Path] | None) -> onnx.Mo
             model = onnx.load_model_from_string(source)
         except Exception as exc:  # protobuf's DecodeError and friends
             raise ModelError(f"not an ONNX model (protobuf: {exc})", label) from None
-    if not model.HasField("graph") or not model.graph.node:
-        raise ModelError("not an ONNX model with a graph of nodes", label)
-    _check_wiring(model.graph, label)
     return model
 
 

@@ -8,14 +8,24 @@ and the message; only interrupts (``KeyboardInterrupt``) stop a batch.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from simulator.engine import plan_replicas, simulate
 from simulator.placement.estimate import estimate
 from simulator.platform import CostOracle
+from simulator.spec.modelcache import MODEL_CACHE, BoundedCache, exact_key
 from simulator.spec.scenario import Scenario
+
+#: Fast-path plans kept per process. An entry is a label and a latency, but its key holds
+#: the platform's records and the model graph alive, so this also bounds the graphs kept
+#: beyond the model cache's own bound.
+MAX_PLANS = 64
+#: ``(decision label, latency_s)`` of the fast path by the exact inputs of its plan
+#: (:func:`plan_inputs`): a sweep over a deadline or a seed places its model once.
+PLAN_CACHE: BoundedCache[tuple[str, float]] = BoundedCache(MAX_PLANS)
 
 #: Keys of :func:`simulator.results.run_result.summarize` in a sweep row, after the fixed
 #: columns (``seed``, ``replicate`` and ``decision`` are among those). A test keeps this
@@ -109,10 +119,8 @@ def fast_summary(scenario: Scenario, replicate: int) -> dict[str, Any]:
     the window are NaN (the estimate counts no idle power, and the window's end depends on
     radio tails the engine follows).
     """
-    oracle = CostOracle(scenario.platform)
     entry = scenario.workload[0]
-    plan = plan_replicas(scenario, oracle)[entry.app][0]
-    latency_s = estimate(plan, oracle).latency_s
+    label, latency_s = _cached(plan_inputs(scenario), lambda: _fast_plan(scenario))
     summary: dict[str, Any] = dict.fromkeys(SUMMARY_KEYS, math.nan)
     met = math.nan if entry.deadline_s is None else float(latency_s <= entry.deadline_s)
     summary.update(
@@ -129,9 +137,52 @@ def fast_summary(scenario: Scenario, replicate: int) -> dict[str, Any]:
         latency_max_s=latency_s,
         throughput_rps=1.0 / latency_s if latency_s > 0 else math.nan,
         deadline_met_rate=met,
-        decision=plan.label,
+        decision=label,
     )
     return summary
+
+
+def _fast_plan(scenario: Scenario) -> tuple[str, float]:
+    """The lone request's plan label and estimated latency (s)."""
+    oracle = CostOracle(scenario.platform)
+    plan = plan_replicas(scenario, oracle)[scenario.workload[0].app][0]
+    return plan.label, estimate(plan, oracle).latency_s
+
+
+def plan_inputs(scenario: Scenario) -> tuple | None:
+    """Everything the fast path's plan depends on, compared by value: the platform's nodes
+    and links (frozen records: units, DVFS points, predictors and radios included), the
+    model graph itself (held, compared by identity: the model cache hands out one graph
+    per recipe), the source node and the placement policy with its options. None (no
+    caching) when a part cannot be hashed."""
+    entry = scenario.workload[0]
+    spec = scenario.placements_for(entry)[0]
+    platform = scenario.platform
+    key = (
+        tuple(platform.nodes.values()),
+        tuple(platform.network.links.values()),
+        scenario.models[entry.model],
+        entry.source,
+        spec.policy,
+        exact_key(spec.options),
+    )
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+@contextmanager
+def no_caches() -> Iterator[None]:
+    """Inside the block, every point builds its models and plans afresh (forked workers
+    inherit the switch): what the tests and the bench compare the caches with."""
+    with MODEL_CACHE.disabled(), PLAN_CACHE.disabled():
+        yield
+
+
+def _cached(key: tuple | None, build: Callable[[], tuple[str, float]]) -> tuple[str, float]:
+    return build() if key is None else PLAN_CACHE.get(key, build)
 
 
 def run_task(task: Task) -> dict[str, Any]:

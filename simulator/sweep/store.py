@@ -106,6 +106,18 @@ def _read_meta(path: Path, out: Path) -> dict[str, Any]:
     return meta
 
 
+def _same_meta(old: Mapping[str, Any], meta: Mapping[str, Any]) -> bool:
+    """Does ``sweep.json`` (read as ``old``) already say what ``meta`` says, with every
+    point's values? (The fingerprint fixes the points and their seeds.)"""
+    head = {key: value for key, value in old.items() if key != "point_values"}
+    points = old.get("point_values")
+    return (
+        isinstance(points, list)
+        and len(points) == meta["points"]
+        and head == json.loads(json.dumps(plain_row(dict(meta))))
+    )
+
+
 def write_meta(path: Path, meta: Mapping[str, Any], point_values: Iterable[Mapping]) -> None:
     """Write ``sweep.json`` with ``point_values`` streamed one point at a time (a big
     sweep's list is never held whole), to a temporary name renamed when complete."""
@@ -210,6 +222,7 @@ class SweepStore:
         self.fingerprint = meta["fingerprint"]
         meta_path, journal = self._file(META), self._file(JOURNAL)
         notes: list[str] = []
+        old: dict[str, Any] | None = None
         if restart:
             gone = [p.name for p in (journal, self._file(CSV), self._file(PARQUET)) if p.exists()]
             for name in gone:
@@ -252,7 +265,8 @@ class SweepStore:
             elif found.torn_at is not None:
                 os.truncate(journal, found.torn_at)
             done = frozenset(found.done)
-        write_meta(meta_path, meta, point_values)
+        if old is None or not _same_meta(old, meta):  # a resume leaves the points alone
+            write_meta(meta_path, meta, point_values)
         return Begun(done, tuple(notes))
 
     def rows(self) -> list[dict[str, Any]]:
