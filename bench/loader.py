@@ -115,11 +115,11 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5, help="rounds (best of)")
     parser.add_argument("--starts", type=int, default=7, help="interpreter starts (median)")
     parser.add_argument("--against", type=Path, help="another checkout to compare with")
-    parser.add_argument("--smoke", action="store_true", help="3 examples, 1 round, 2 starts")
+    parser.add_argument("--smoke", action="store_true", help="2 rounds, 3 starts (~3 s)")
     parser.add_argument("--json", action="store_true", help="also print one JSON line")
     args = parser.parse_args()
-    files = EXAMPLES[:3] if args.smoke else EXAMPLES
-    repeat, starts = (1, 2) if args.smoke else (args.repeat, args.starts)
+    files = EXAMPLES
+    repeat, starts = (2, 3) if args.smoke else (args.repeat, args.starts)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(
         f"socsim loader benchmark (python {sys.version.split()[0]}, load average {load:.2f})\n"

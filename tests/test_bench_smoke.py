@@ -46,7 +46,7 @@ def test_bench_script_runs(script, args, expected, capsys):
         lines = compare.regressions(Path(script).stem, record, smoke=True)
         with capsys.disabled():  # shown in CI's output whatever pytest's capture setting
             for line in lines:
-                print(f"\n[smoke, small workload] {line}", end="")
+                print(f"\n[smoke run] {line}", end="")
 
 
 def test_compare_prints_only_figures_more_than_10_percent_worse():
