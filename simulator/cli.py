@@ -11,17 +11,18 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from simulator.cli_outcome import run_command
 from simulator.cli_warnings import socsim_warnings_to_stderr
 from simulator.errors import ScenarioError, SocsimError
 from simulator.exitcodes import EXIT_INVALID, EXIT_OK
-from simulator.output import check_output_dir, default_output_dir
 from simulator.score.cli import add_parser as add_score_parser
 from simulator.spec.paths import add_allow_dir_option
 from simulator.sweep.cli import add_parser as add_sweep_parser
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 _SUMMARY_ROWS = (
     ("decision", "decision", ""),
@@ -40,6 +41,8 @@ _SCALE = {"ms": 1e3, "mJ": 1e3, "%": 100.0, "req/s": 1.0, "": 1.0}
 
 
 def _print_table(frame: pd.DataFrame) -> None:
+    import pandas as pd
+
     with pd.option_context(
         "display.max_rows", 500, "display.width", 160, "display.max_columns", 30
     ):
@@ -73,6 +76,7 @@ def format_summary(summary: dict) -> str:
 def cmd_run(args: argparse.Namespace) -> int:
     from simulator.engine import simulate
     from simulator.network.radio_range import warn_run
+    from simulator.output import check_output_dir, default_output_dir
     from simulator.spec import load_scenario
 
     check_replicate(args.replicate)
@@ -207,6 +211,8 @@ def _parse_option(text: str) -> tuple[str, object]:
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
+    import pandas as pd
+
     from simulator.engine import plan_apps, simulate
     from simulator.placement.estimate import estimate
     from simulator.placement.explain import cut_table, op_table, stall_table

@@ -1,64 +1,40 @@
 """The five-indicator scorecard of deployment techniques (docs/techniques.md).
 
 :func:`score_rows` is the sweep-friendly API (combinations x placements -> one flat row
-each); :func:`score_scenario` reads them from a scenario's ``score:`` section.
+each); :func:`score_scenario` reads them from a scenario's ``score:`` section. The names
+are imported on first use (:mod:`simulator.lazy`): ``socsim score --help`` imports this
+package, not pandas.
 """
+
+# ruff: noqa: F401  (the TYPE_CHECKING imports are the re-exports, listed in __all__)
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
-import pandas as pd
+from simulator.lazy import lazy_exports
 
-from simulator.errors import ScenarioError
-from simulator.placement.base import PlacementSpec
-from simulator.schema import INVALID, Context, Loc
-from simulator.score import card
-from simulator.score.card import (  # noqa: F401  (re-exported through __all__)
-    PARETO_INDICATORS,
-    Combination,
-    describe,
-    flexibility,
-    pareto_mask,
-    score_rows,
-)
-from simulator.spec.scenario import Scenario
-from simulator.spec.scoredefs import SCORE
+_EXPORTS = {
+    "PARETO_INDICATORS": "simulator.score.card",
+    "Combination": "simulator.score.card",
+    "describe": "simulator.score.card",
+    "flexibility": "simulator.score.card",
+    "pareto_mask": "simulator.score.card",
+    "score_rows": "simulator.score.card",
+    "score_scenario": "simulator.score.section",
+    "score_section": "simulator.score.section",
+}
+__all__ = sorted(_EXPORTS)
 
+if TYPE_CHECKING:  # the same names, eagerly, for type checkers and IDEs
+    from simulator.score.card import (
+        PARETO_INDICATORS,
+        Combination,
+        describe,
+        flexibility,
+        pareto_mask,
+        score_rows,
+    )
+    from simulator.score.section import score_scenario, score_section
 
-def score_section(scenario: Scenario) -> dict[str, Any]:
-    """The scenario's checked ``score:`` section: app, combinations, placements.
-
-    Raises
-    ------
-    ScenarioError
-        When there is none or it is invalid (problems name ``score.*`` paths).
-    """
-    raw = scenario.document.get("score")
-    ctx = Context(default_file=scenario.source_file)
-    if raw is None:
-        ctx.problem(Loc("score"), "no 'score:' section: give combinations and placements")
-        raise ScenarioError(ctx.problems)
-    checked = SCORE.check(raw, Loc("score", scenario.document, "score"), ctx)
-    if checked is INVALID or ctx.problems:
-        raise ScenarioError(ctx.problems)
-    return {
-        "app": checked["app"],
-        "combinations": {
-            name: Combination(c["model"], tuple(c["techniques"]))
-            for name, c in checked["combinations"].items()
-        },
-        "placements": {
-            name: PlacementSpec(p["policy"], {k: v for k, v in p.items() if k != "policy"})
-            for name, p in checked["placements"].items()
-        },
-    }
-
-
-def score_scenario(scenario: Scenario) -> pd.DataFrame:
-    """The scorecard of the scenario's ``score:`` section (see :func:`score_rows`)."""
-    section = score_section(scenario)
-    return score_rows(scenario, section["combinations"], section["placements"], section["app"])
-
-
-__all__ = [*card.__all__, "score_scenario", "score_section"]
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -9,11 +9,11 @@ import argparse
 from pathlib import Path
 
 from simulator.exitcodes import EXIT_OK
-from simulator.output import check_output_dir, default_output_dir, staged_dir, write_csv
 
 
 def cmd_score(args: argparse.Namespace) -> int:
     from analysis.score_chart import score_chart  # lazy: matplotlib only when scoring
+    from simulator.output import check_output_dir, default_output_dir, staged_dir, write_csv
     from simulator.score import score_scenario
     from simulator.spec import load_scenario
 

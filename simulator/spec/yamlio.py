@@ -3,7 +3,7 @@
 Mappings load as :class:`YamlMap` and sequences as :class:`YamlSeq`; both are ordinary
 ``dict``/``list`` subclasses that also record the file and line of each entry, so that a
 problem found much later (after includes and preset merging) can still name its line.
-Only YAML's safe subset is accepted: the loader derives from ``yaml.SafeLoader``, so a
+Only YAML's safe subset is accepted: the loader builds with ``yaml.SafeConstructor``, so a
 tag such as ``!!python/object`` has no constructor and is reported, never executed.
 Aliases are shared, not copied, when loading, but everything after loading (schema
 checks, preset merging, sweeps) walks the tree as if they were copied: a "billion laughs"
@@ -15,15 +15,40 @@ Python's recursion limit is reached.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
+from yaml.composer import Composer
+from yaml.constructor import SafeConstructor
+from yaml.parser import Parser, ParserError
+from yaml.reader import Reader, ReaderError
+from yaml.resolver import Resolver
+from yaml.scanner import Scanner, ScannerError
+
+try:
+    from yaml._yaml import CParser
+except ImportError:  # PyYAML without libyaml
+    CParser = None
 
 from simulator.errors import Problem, ScenarioError, SocsimError
 from simulator.spec.paths import read_regular_file
+from simulator.spec.yamlnodes import Mark, YamlMap, YamlSeq, mark_of, plain
+
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_EXPANDED_NODES",
+    "MAX_FILE_BYTES",
+    "Mark",
+    "YamlMap",
+    "YamlSeq",
+    "load_yaml_file",
+    "load_yaml_text",
+    "mark_of",
+    "plain",
+]
 
 #: Most values a document may hold once its aliases are expanded (a scenario has
 #: thousands; a 1,000-op inline model some tens of thousands).
@@ -43,56 +68,44 @@ class _RefusedDocument(yaml.YAMLError):
         self.problem_mark = mark
 
 
-@dataclass(frozen=True)
-class Mark:
-    """Where a value stands: file and 1-based line."""
-
-    file: str
-    line: int
+#: What PyYAML's safe constructors raise for an explicitly tagged value they cannot read
+#: (``!!int`` with no digits: IndexError; ``!!bool`` of '': KeyError; ``!!seq x``:
+#: AttributeError; ``!!map [1]``: TypeError) instead of a ConstructorError.
+_CONSTRUCTOR_BUGS = (IndexError, KeyError, AttributeError, TypeError)
 
 
-class YamlMap(dict):
-    """A mapping that knows the :class:`Mark` of itself and of each of its keys.
-
-    ``key_marks[key]`` is where the key is written (the line a reader looks at for a
-    problem with that entry, also when its value is a block on the following lines).
-    """
-
-    __slots__ = ("key_marks", "mark")
-
-    def __init__(self, *args, mark: Mark | None = None, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.mark = mark
-        self.key_marks: dict[Any, Mark] = {}
+def _unreadable(node: yaml.Node, exc: Exception) -> yaml.constructor.ConstructorError:
+    """The ConstructorError PyYAML should have raised for ``node``."""
+    tag = node.tag.replace("tag:yaml.org,2002:", "!!")
+    return yaml.constructor.ConstructorError(
+        None, None, f"this value cannot be read as {tag} ({type(exc).__name__})", node.start_mark
+    )
 
 
-class YamlSeq(list):
-    """A sequence that knows the :class:`Mark` of itself and of each item."""
+class _Locating(Composer, SafeConstructor, Resolver):
+    """A safe loader without its parser: composes nodes (counting them, bounding the
+    depth) and builds YamlMap/YamlSeq, rejecting duplicate keys. The parser is the pure
+    Python one (:class:`_PureLoader`) or libyaml's (:class:`_FastLoader`); both give the
+    same events with the same marks, so everything from here on is one code path."""
 
-    __slots__ = ("item_marks", "mark")
-
-    def __init__(self, *args, mark: Mark | None = None):
-        super().__init__(*args)
-        self.mark = mark
-        self.item_marks: list[Mark | None] = []
-
-
-class _LocatingLoader(yaml.SafeLoader):
-    """SafeLoader that builds YamlMap/YamlSeq and rejects duplicate keys."""
-
-    def __init__(self, stream, filename: str):
-        super().__init__(stream)
+    def __init__(self, filename: str):
+        Composer.__init__(self)
+        SafeConstructor.__init__(self)
+        Resolver.__init__(self)
         self.filename = filename
         self.duplicates: list[Problem] = []
         self._path: list[str] = []  # YAML path of the value being constructed
+        self._depth = 0
+        self._composed = 0
+        self._marks: dict[int, Mark] = {}  # 0-based line -> its Mark (many values share one)
 
     def compose_node(self, parent, index):
         # composing recurses once per nesting level: stop before Python's recursion limit
-        self._depth = getattr(self, "_depth", 0) + 1
+        self._depth += 1
         # every node (or alias) composed is at least one value once expanded: refuse as
         # soon as there are too many, not after composing them all (1e6 inline ops took
         # 241 s and 3.7 GB to compose before the count after composing refused them)
-        self._composed = getattr(self, "_composed", 0) + 1
+        self._composed += 1
         try:
             if self._depth > MAX_DEPTH:
                 raise _RefusedDocument(
@@ -103,16 +116,26 @@ class _LocatingLoader(yaml.SafeLoader):
                     f"more than {MAX_EXPANDED_NODES:,} values (MAX_EXPANDED_NODES)",
                     self.peek_event().start_mark,
                 )
-            return super().compose_node(parent, index)
+            return Composer.compose_node(self, parent, index)
         finally:
             self._depth -= 1
+
+    def construct_object(self, node, deep=False):
+        try:
+            return SafeConstructor.construct_object(self, node, deep)
+        except _CONSTRUCTOR_BUGS as exc:
+            raise _unreadable(node, exc) from None
 
     def _child_path(self, key: str) -> str:
         head = "".join(self._path)
         return f"{head}.{key}" if head else key
 
     def _mark(self, node) -> Mark:
-        return Mark(self.filename, node.start_mark.line + 1)
+        line = node.start_mark.line
+        mark = self._marks.get(line)
+        if mark is None:
+            mark = self._marks[line] = Mark(self.filename, line + 1)
+        return mark
 
     def construct_yaml_map(self, node):
         data = YamlMap(mark=self._mark(node))
@@ -163,26 +186,108 @@ class _LocatingLoader(yaml.SafeLoader):
             data.item_marks.append(self._mark(item))
 
 
-_LocatingLoader.add_constructor("tag:yaml.org,2002:map", _LocatingLoader.construct_yaml_map)
-_LocatingLoader.add_constructor("tag:yaml.org,2002:seq", _LocatingLoader.construct_yaml_seq)
+_Locating.add_constructor("tag:yaml.org,2002:map", _Locating.construct_yaml_map)
+_Locating.add_constructor("tag:yaml.org,2002:seq", _Locating.construct_yaml_seq)
+
+
+class _PureLoader(Reader, Scanner, Parser, _Locating):
+    """The locating loader on PyYAML's pure Python parser (~5x slower than libyaml's); its
+    error messages are the ones users see for a syntax error."""
+
+    def __init__(self, stream: str, filename: str):
+        Reader.__init__(self, stream)  # rejects unprintable characters (NUL...) at once
+        Scanner.__init__(self)
+        Parser.__init__(self)
+        _Locating.__init__(self, filename)
+
+
+if CParser is not None:
+
+    class _FastLoader(_Locating, CParser):
+        """The locating loader on libyaml's parser; :class:`_Locating` comes first, so
+        nodes are composed in Python (counted and depth-bounded), not by libyaml."""
+
+        def __init__(self, stream: str, filename: str):
+            CParser.__init__(self, stream)
+            _Locating.__init__(self, filename)
+            self._flow_depth = 0  # flow collections ([...], {...}) around the node
+
+        def compose_scalar_node(self, anchor):
+            # inside [...] or {...} the pure scanner ends a plain scalar at '?', libyaml
+            # does not: let the pure parser read such a document
+            event = self.peek_event()
+            if self._flow_depth and not event.style and "?" in event.value:  # plain: ""
+                raise _ReadByPure("a plain scalar with '?' in a flow collection")
+            return Composer.compose_scalar_node(self, anchor)
+
+        def compose_sequence_node(self, anchor):
+            return self._flow_counted(Composer.compose_sequence_node, anchor)
+
+        def compose_mapping_node(self, anchor):
+            return self._flow_counted(Composer.compose_mapping_node, anchor)
+
+        def _flow_counted(self, compose, anchor):
+            flow = bool(self.peek_event().flow_style)
+            self._flow_depth += flow
+            try:
+                return compose(self, anchor)
+            finally:
+                self._flow_depth -= flow
+
+else:  # PyYAML built without libyaml: every document is read by the pure parser
+    _FastLoader = None
+
+
+class _ReadByPure(yaml.YAMLError):
+    """A document libyaml would read otherwise than the pure parser (never reported)."""
+
+
+#: Errors of the parser itself (not of composing or building): libyaml words them its own
+#: way, so a document it refuses is read again by the pure parser, which reports it.
+_PARSER_ERRORS = (ReaderError, ScannerError, ParserError, _ReadByPure)
+
+
+_BLOCK_HEADER_COMMENT = re.compile(r"[|>][-+0-9]*#")
+
+
+def _libyaml_reads_as_pure(text: str) -> bool:
+    """False for text libyaml may read otherwise than the pure parser (found by
+    tests/spec/test_yaml_parsers_agree.py): characters YAML does not allow (the pure
+    reader refuses them, libyaml not all), a byte-order mark after the first character
+    (the pure parser reads it as text, libyaml skips it) and tabs (libyaml accepts some
+    the pure scanner refuses, e.g. after a plain scalar) and a comment straight after a
+    block scalar's ``|`` or ``>`` (libyaml takes it, the pure scanner refuses it). One
+    more case is found while composing (:class:`_FastLoader`)."""
+    return (
+        Reader.NON_PRINTABLE.search(text) is None
+        and "\ufeff" not in text[1:]
+        and "\t" not in text
+        and _BLOCK_HEADER_COMMENT.search(text) is None
+    )
 
 
 def load_yaml_text(text: str, filename: str) -> Any:
     """Parse YAML ``text`` safely, with marks; raise ScenarioError on syntax errors.
+
+    libyaml's parser reads the document where PyYAML has it (parsing is ~5x faster); a
+    document it refuses, and one it might read otherwise (:func:`_libyaml_reads_as_pure`),
+    is read by PyYAML's pure parser, so every syntax error is reported with the pure
+    parser's message and line, however PyYAML was built. Nodes are composed (counted,
+    depth-bounded) and built by the same Python code either way.
 
     Raises
     ------
     ScenarioError
         On a syntax error (with its line) or duplicate mapping keys.
     """
-    loader = None
+    fast = _FastLoader is not None and _libyaml_reads_as_pure(text)
     try:
-        # the reader rejects unprintable characters (NUL...) as soon as it is made
-        loader = _LocatingLoader(text, filename)
-        node = loader.get_single_node()
-        if node is not None:
-            _check_expanded_size(node)
-        data = loader.construct_document(node) if node is not None else None
+        try:
+            data, duplicates = _read(_FastLoader if fast else _PureLoader, text, filename)
+        except _PARSER_ERRORS:
+            if not fast:
+                raise
+            data, duplicates = _read(_PureLoader, text, filename)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
@@ -192,12 +297,25 @@ def load_yaml_text(text: str, filename: str) -> Any:
         ) from None
     except ValueError as exc:  # PyYAML's int(): more than 4,300 digits
         raise ScenarioError([Problem("", f"not valid YAML: {exc}", file=filename)]) from None
-    finally:
-        if loader is not None:
-            loader.dispose()
-    if loader.duplicates:
-        raise ScenarioError(loader.duplicates)
+    if duplicates:
+        raise ScenarioError(duplicates)
     return data
+
+
+def _read(loader_class: type[_Locating], text: str, filename: str) -> tuple[Any, list[Problem]]:
+    """The document of ``text`` and its duplicate-key problems, read by ``loader_class``."""
+    loader = loader_class(text, filename)  # the pure reader checks the characters here
+    try:
+        node = loader.get_single_node()
+        if node is not None:
+            _check_expanded_size(node)
+        try:
+            data = loader.construct_document(node) if node is not None else None
+        except _CONSTRUCTOR_BUGS as exc:  # in the top-level collection's own constructor
+            raise _unreadable(node, exc) from None
+    finally:
+        loader.dispose()
+    return data, loader.duplicates
 
 
 def _check_expanded_size(root: yaml.Node) -> None:
@@ -282,23 +400,3 @@ def load_yaml_file(path: Path, allowed: Iterable[Path] | None = None) -> Any:
             [Problem("", "file is not UTF-8 text", file=filename, line=line)]
         ) from None
     return load_yaml_text(text, filename)
-
-
-def mark_of(container: Any, key: Any) -> Mark | None:
-    """The mark of ``container[key]`` if the container recorded one."""
-    if isinstance(container, YamlMap):
-        return container.key_marks.get(key, container.mark)
-    if isinstance(container, YamlSeq) and isinstance(key, int):
-        if 0 <= key < len(container.item_marks):
-            return container.item_marks[key]
-        return container.mark
-    return None
-
-
-def plain(value: Any) -> Any:
-    """Strip marks: nested YamlMap/YamlSeq become dict/list (for writing files)."""
-    if isinstance(value, dict):
-        return {k: plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [plain(v) for v in value]
-    return value

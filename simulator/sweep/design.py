@@ -13,13 +13,14 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from simulator.errors import Problem, ScenarioError
 from simulator.registry import Registry
 from simulator.schema import Record
+
+if TYPE_CHECKING:  # numpy is imported where it runs: `socsim sweep --help` needs no numpy
+    import numpy as np
 
 #: spawn-key prefixes under the scenario seed: per-point seeds and the design's draws
 _POINT_STREAM, _DESIGN_STREAM = 0, 1
@@ -85,6 +86,8 @@ def range_values(
         raise ValueError("a discrete range needs step or num")
     if num == 1:
         return (float(start),)
+    import numpy as np
+
     spaced = np.geomspace(start, stop, num) if log else np.linspace(start, stop, num)
     values = [float(v) for v in spaced]
     values[0], values[-1] = float(start), float(stop)  # exact ends, whatever the rounding
@@ -220,7 +223,7 @@ def sweep_spec(checked: Mapping[str, Any], where: str = "sweep", file: str | Non
 # -- designs ------------------------------------------------------------------------------
 # A design returns a sequence of value tuples that is indexed, not built: a point is made
 # when it is needed, so a 1,000,000-point grid costs its value lists, not a million tuples.
-Design = Callable[[Sequence[Parameter], int | None, np.random.Generator], Sequence[tuple]]
+Design = Callable[[Sequence[Parameter], int | None, "np.random.Generator"], Sequence[tuple]]
 DESIGNS: Registry[Design] = Registry("sweep design")
 _NO_OPTIONS = Record({}, name="design options")
 
@@ -332,6 +335,8 @@ def point_set(spec: SweepSpec, seed: int) -> PointSet:
 
     Pure and deterministic: random designs draw from a stream spawned from ``seed``.
     """
+    import numpy as np
+
     rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(_DESIGN_STREAM,)))
     rows = DESIGNS.get(spec.design).function(spec.parameters, spec.samples, rng)
     return PointSet(spec.paths, rows)
@@ -348,6 +353,8 @@ def point_seed(seed: int, point: int) -> int:
 
     Its replicates differ by replicate index, as in ``socsim run --replicate``.
     """
+    import numpy as np
+
     state = np.random.SeedSequence(seed, spawn_key=(_POINT_STREAM, point)).generate_state(1)
     return int(state[0])
 

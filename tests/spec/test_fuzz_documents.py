@@ -513,9 +513,15 @@ def test_zoo_options_load_or_are_named(small_soc, name, options):
 
 
 def test_the_loader_is_a_safe_loader_and_constructs_no_object(tmp_path):
-    from simulator.spec.yamlio import _LocatingLoader
+    from simulator.spec.yamlio import _FastLoader, _PureLoader
 
-    assert issubclass(_LocatingLoader, yaml.SafeLoader)
+    for loader in (_PureLoader, _FastLoader):  # _FastLoader: None without libyaml
+        if loader is None:
+            continue
+        assert issubclass(loader, yaml.constructor.SafeConstructor)
+        assert not issubclass(loader, yaml.constructor.FullConstructor)
+        assert not any("python" in (tag or "") for tag in loader.yaml_constructors)
+        assert not loader.yaml_multi_constructors
     marker = tmp_path / "constructed"
     path = tmp_path / "evil.yaml"
     path.write_text(f"name: !!python/object/apply:pathlib.Path.touch [{str(marker)!r}]\n")
