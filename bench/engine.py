@@ -221,15 +221,15 @@ def predictor_variant(n_requests: int, repeat: int, workdir: Path) -> dict:
 
 # -- ours ----------------------------------------------------------------------------------------
 def run_ours(scenario, plans, oracle):
-    """One engine run; returns (wall s, op tasks, events, makespan s, engine)."""
+    """One engine run; returns (wall s, op tasks, events, makespan s, run record)."""
     t0 = time.perf_counter()
     engine = Engine(scenario, plans, oracle, 0)
-    engine.run()
+    record = engine.run()
     wall = time.perf_counter() - t0
     events = next(engine.env._eid)
-    n_ops = sum(server.jobs_served for server in engine.units.values())
-    makespan = max(r.finish_s for r in engine.requests.records())
-    return wall, n_ops, events, makespan, engine
+    n_ops = sum(server.jobs_served for server in record.units.values())
+    makespan = max(r.finish_s for r in record.requests.records())
+    return wall, n_ops, events, makespan, record
 
 
 def run_simulate(scenario):

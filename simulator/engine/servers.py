@@ -76,10 +76,6 @@ class Server:
             heapify(self._queue)
         return len(dropped)
 
-    @property
-    def queue_length(self) -> int:
-        return len(self._queue)
-
     def _serve(self):
         env = self.env
         queue = self._queue

@@ -45,6 +45,30 @@ class RadioRates:
             radio.flow(delta if sending else 0.0, 0.0 if sending else delta)
 
 
+class InBuf:
+    """A tensor that arrived on a unit: its consumers there still to read it."""
+
+    __slots__ = ("nbytes", "readers", "uid")
+
+    def __init__(self, readers: int, nbytes: int, uid: str):
+        self.readers = readers  # consumers that have not run yet
+        self.nbytes = nbytes
+        self.uid = uid  # the unit whose memory holds it
+
+
+class AtLevel:
+    """A DVFS op as it started: its energy at the level, the level, the unit's busy power
+    at it (W, whole unit) and its duration at it (s)."""
+
+    __slots__ = ("busy_w", "duration_s", "energy_j", "level")
+
+    def __init__(self, energy_j: float, level: int, busy_w: float, duration_s: float):
+        self.energy_j = energy_j
+        self.level = level
+        self.busy_w = busy_w
+        self.duration_s = duration_s
+
+
 class HopTrack:
     """A tracked hop of a request whose app may time out: where it is, to undo it."""
 
@@ -95,8 +119,8 @@ class Request:
         self.waits = list(plan.waits)
         self.ready_s = [arrival_s] * plan.size
         self.holders = list(plan.holders)
-        self.inbufs: list[list | None] = [None] * plan.size
-        self.op_energy: list | None = None  # (energy, level, power, duration) of DVFS ops
+        self.inbufs: list[list[InBuf] | None] = [None] * plan.size
+        self.op_energy: list[AtLevel | None] | None = None  # of its DVFS ops
         self.outputs_left = plan.n_outputs
         self.first_start_s = None
         self.finish_s = None
