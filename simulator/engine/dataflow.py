@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 import simpy
 
 from simulator.engine.book import RequestBook
+from simulator.engine.clock import after
 from simulator.engine.dram import DramChannel
 from simulator.engine.dram import Stream as DramStream
 from simulator.engine.dvfs import DvfsState
@@ -80,6 +81,9 @@ class Dataflow:
         self.fallback = fallback
         self.monitors = monitors
         self.on_over = on_over
+        # bound once: every op's job carries them
+        self._on_start = self._op_start
+        self._on_done = self._op_done
 
     def start(self, request: Request, now: float) -> None:
         """``request``'s input is at its source now: move it to its first ops."""
@@ -88,119 +92,109 @@ class Dataflow:
 
     # -- ops -------------------------------------------------------------------------------
     def _deliver(self, request: Request, i: int, now: float) -> None:
-        request.waits[i] -= 1
-        if now > request.ready_s[i]:
-            request.ready_s[i] = now
-        if request.waits[i] == 0:
-            plan = request.plan
+        waits = request.waits
+        left = waits[i] - 1
+        waits[i] = left
+        ready_s = request.ready_s
+        if now > ready_s[i]:
+            ready_s[i] = now
+        if left == 0:
+            step = request.steps[i]
             key = self.key(
-                request.rid,
-                i,
-                request.app.entry.priority,
-                request.deadline_at_s,
-                request.ready_s[i],
+                request.rid, i, request.app.entry.priority, request.deadline_at_s, ready_s[i]
             )
-            request.rep.unit_servers[i].submit(
-                key, (plan.duration_s[i], self._op_start, self._op_done, (request, i))
-            )
-        elif request.waits[i] < 0:
+            step.server.submit(key, (step.duration_s, self._on_start, self._on_done, (request, i)))
+        elif left < 0:
             raise SimulationError(f"op {request.plan.ops[i]} delivered too often")
 
     def _op_start(self, payload, now: float) -> float | DramStream | None:
         request, i = payload
         if request.first_start_s is None:
             request.first_start_s = now
-        plan = request.plan
-        uid = plan.units[i]
-        self.ledger.alloc(uid, plan.output_bytes[i], now)
+        step = request.steps[i]
+        self.ledger.alloc(step.uid, step.output_bytes, now)
         if request.phase is not None:
             request.phase[i] = RUNNING
-        parts = plan.dvfs_parts[i]
-        watched = self.watch.units.get(uid)
-        if parts is None:
-            if watched is not None:
-                increment = watched.increment_w * plan.core_share[i]
-                self.watch.started(watched, uid, request, i, now, increment)
-            dram = plan.dram[i]
-            if dram is None:
+        state = step.dvfs
+        if state is None:
+            if step.watched is not None:
+                increment = step.watched.increment_w * step.core_share
+                self.watch.started(step.watched, step.uid, request, i, now, increment)
+            if step.dram is None:
                 return None
-            fixed_s, nbytes = dram
-            return self.dram[uid].begin(now, plan.duration_s[i], fixed_s, nbytes)
-        state = self.dvfs[uid]
-        level = state.decide(now)
-        fixed_s, compute_s, memory_s = parts
-        duration_s = state.table.op_time_at_level_s(compute_s, memory_s, fixed_s, level)
-        state.record(now, now + duration_s)
+            return step.dram.begin(now, step.duration_s, step.dram_fixed_s, step.dram_bytes)
+        level, duration_s, busy_w = state.start(now, step.fixed_s, step.compute_s, step.memory_s)
         if request.op_energy is None:
-            request.op_energy = [None] * plan.size
-        busy_w = state.table.active_power_w(level)
+            request.op_energy = [None] * len(request.steps)
         request.op_energy[i] = AtLevel(
-            busy_w * plan.core_share[i] * duration_s, level, busy_w, duration_s
+            busy_w * step.core_share * duration_s, level, busy_w, duration_s
         )
-        if watched is not None:
-            increment = (busy_w - watched.idle_w) * plan.core_share[i]
-            self.watch.started(watched, uid, request, i, now, increment)
-        dram = plan.dram[i]
-        if dram is None or duration_s <= fixed_s:
+        if step.watched is not None:
+            increment = (busy_w - step.watched.idle_w) * step.core_share
+            self.watch.started(step.watched, step.uid, request, i, now, increment)
+        if step.dram is None or duration_s <= step.fixed_s:
             return duration_s
-        return self.dram[uid].begin(now, duration_s, fixed_s, dram[1])
+        return step.dram.begin(now, duration_s, step.fixed_s, step.dram_bytes)
 
     def _op_done(self, payload, start_s: float, end_s: float) -> None:
         request, i = payload
-        rep = request.rep
-        plan = request.plan
+        step = request.steps[i]
         at_level = request.op_energy[i] if request.op_energy is not None else None
+        stall_s = 0.0
         if at_level is not None:
             energy, level = at_level.energy_j, at_level.level
-            stall_s = 0.0
-            if plan.dram[i] is not None:  # the op lasted its time at the level + the stall
+            if step.dram is not None:  # the op lasted its time at the level + the stall
                 stall_s = max(end_s - (start_s + at_level.duration_s), 0.0)  # exact 0 unstalled
                 if stall_s:
-                    energy = at_level.busy_w * plan.core_share[i] * (end_s - start_s)
+                    energy = at_level.busy_w * step.core_share * (end_s - start_s)
         else:
-            energy, level = plan.energy_j[i], -1
-            stall_s = 0.0
-            if plan.dram[i] is not None:  # a stalled unit stays busy at active power
-                stall_s = max(end_s - (start_s + plan.duration_s[i]), 0.0)
+            energy, level = step.energy_j, -1
+            if step.dram is not None:  # a stalled unit stays busy at active power
+                stall_s = max(end_s - (start_s + step.duration_s), 0.0)
                 if stall_s:
-                    energy *= (end_s - start_s) / plan.duration_s[i]
-        watched = self.watch.units.get(plan.units[i])
-        if watched is not None:
-            self.watch.ended(watched, request, i)
+                    energy *= (end_s - start_s) / step.duration_s
+        if step.watched is not None:
+            self.watch.ended(step.watched, request, i)
         request.energy_j += energy
-        if rep.on_device[i]:
+        if step.on_device:
             request.device_energy_j += energy
-        self.ledger.op(request, i, start_s, end_s, energy, level, stall_s)
+        ledger = self.ledger
+        ledger.op(request, i, start_s, end_s, energy, level, stall_s)
         if request.phase is not None:
             request.phase[i] = DONE
             if request.abandoned:  # the op ran (and drew power) for an attempt given up
-                self.ledger.free(plan.units[i], plan.output_bytes[i], end_s)
+                ledger.free(step.uid, step.output_bytes, end_s)
                 # the fallback attempt, if any (None: released, under trace none)
                 current = self.book.get(request.rid)
                 if current is not None and current is not request:
                     current.energy_j += energy
-                    current.device_energy_j += energy if rep.on_device[i] else 0.0
+                    current.device_energy_j += energy if step.on_device else 0.0
                 return
-        if request.holders[i] == 0:
-            self.ledger.free(plan.units[i], plan.output_bytes[i], end_s)
-        for p in plan.local_inputs[i]:
-            self._release_output(request, p, end_s)
+        holders = request.holders
+        if holders[i] == 0:
+            ledger.free(step.uid, step.output_bytes, end_s)
+        for p in step.local_inputs:
+            holders[p] -= 1
+            if holders[p] == 0:
+                producer = request.steps[p]
+                ledger.free(producer.uid, producer.output_bytes, end_s)
         bufs = request.inbufs[i]
         if bufs is not None:
             request.inbufs[i] = None  # let finished requests' buffers be collected early
             for buf in bufs:
                 buf.readers -= 1
                 if buf.readers == 0:
-                    self.ledger.free(buf.uid, buf.nbytes, end_s)
-        for j in plan.local_next[i]:
+                    ledger.free(buf.uid, buf.nbytes, end_s)
+        for j in step.local_next:
             self._deliver(request, j, end_s)
-        for move in rep.moves_out[i]:
+        for move in step.moves_out:
             self._start_move(request, move, end_s)
 
     def _release_output(self, request: Request, i: int, now: float) -> None:
         request.holders[i] -= 1
         if request.holders[i] == 0:
-            self.ledger.free(request.plan.units[i], request.plan.output_bytes[i], now)
+            step = request.steps[i]
+            self.ledger.free(step.uid, step.output_bytes, now)
 
     # -- tensor moves ----------------------------------------------------------------------
     def _start_move(self, request: Request, fast: FastMove, now: float) -> None:
@@ -212,7 +206,7 @@ class Dataflow:
             self.ledger.move(request, move, now, now + delay_s)
         if delay_s > 0:
             env = self.env
-            env.timeout(delay_s).callbacks.append(lambda _e: self._arrive(request, move, env.now))
+            after(env, delay_s, lambda _e: self._arrive(request, move, env.now))
         else:
             self._arrive(request, move, now)
 

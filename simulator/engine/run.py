@@ -41,7 +41,7 @@ from simulator.engine.offload import AdaptiveApp
 from simulator.engine.power import Battery
 from simulator.engine.radio import RadioState
 from simulator.engine.servers import Server
-from simulator.engine.state import App, Replica, fast_move
+from simulator.engine.state import App, OpStep, Replica, fast_move
 from simulator.engine.thermal import NodeThermal
 from simulator.engine.watch import PowerWatch
 from simulator.errors import SimulationError
@@ -177,15 +177,25 @@ class Engine:
 
     def _replica(self, index: int, plan: ExecutionPlan) -> Replica:
         platform = self.scenario.platform
-        servers = tuple(self.units[uid] for uid in plan.units)
+        steps = tuple(
+            OpStep(
+                plan,
+                i,
+                self.units[uid],
+                platform.node_of(uid).role == "device",
+                self.dvfs.get(uid),
+                self.dram.get(uid),
+                self.watch.units.get(uid),
+            )
+            for i, uid in enumerate(plan.units)
+        )
         return Replica(
             index=index,
             plan=plan,
-            unit_servers=servers,
-            on_device=tuple(platform.node_of(uid).role == "device" for uid in plan.units),
             input_moves=tuple(fast_move(m) for m in plan.input_moves),
-            moves_out=tuple(tuple(fast_move(m) for m in moves) for moves in plan.moves_out),
-            distinct_servers=tuple(dict.fromkeys(servers)),
+            steps=steps,
+            distinct_servers=tuple(dict.fromkeys(step.server for step in steps)),
+            holders=plan.holders,
         )
 
     def run(self) -> RunRecord:
