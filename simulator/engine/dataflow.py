@@ -198,11 +198,11 @@ class Dataflow:
 
     # -- tensor moves ----------------------------------------------------------------------
     def _start_move(self, request: Request, fast: FastMove, now: float) -> None:
-        move, delay_s, books = fast
+        move, delay_s = fast.move, fast.delay_s
         if delay_s is None:
             self._start_hop(request, move, 0, now)
             return
-        if books:
+        if fast.books:
             self.ledger.move(request, move, now, now + delay_s)
         if delay_s > 0:
             env = self.env

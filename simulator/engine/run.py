@@ -41,7 +41,7 @@ from simulator.engine.offload import AdaptiveApp
 from simulator.engine.power import Battery
 from simulator.engine.radio import RadioState
 from simulator.engine.servers import Server
-from simulator.engine.state import App, OpStep, Replica, fast_move
+from simulator.engine.state import App, FastMove, OpStep, Replica
 from simulator.engine.thermal import NodeThermal
 from simulator.engine.watch import PowerWatch
 from simulator.errors import SimulationError
@@ -192,7 +192,7 @@ class Engine:
         return Replica(
             index=index,
             plan=plan,
-            input_moves=tuple(fast_move(m) for m in plan.input_moves),
+            input_moves=tuple(FastMove(m) for m in plan.input_moves),
             steps=steps,
             distinct_servers=tuple(dict.fromkeys(step.server for step in steps)),
             holders=plan.holders,

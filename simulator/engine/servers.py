@@ -126,22 +126,20 @@ class _Worker:
         while queue:
             _, (duration_s, on_start, on_finish, payload) = heappop(queue)
             server.backlog_s -= duration_s
-            self.start_s = env.now
+            self.start_s = start_s = env.now
             stream = None
             if on_start is not None:
-                decided = on_start(payload, self.start_s)
+                decided = on_start(payload, start_s)
                 if decided is not None:
                     if isinstance(decided, float):  # the unit set its speed now (DVFS)
                         duration_s = decided
                     else:  # the op shares the node's DRAM: a Stream (engine/dram.py)
                         stream = decided
                         duration_s = stream.duration_s
-            self.duration_s, self.on_finish, self.payload, self.stream = (
-                duration_s,
-                on_finish,
-                payload,
-                stream,
-            )
+            self.duration_s = duration_s
+            self.on_finish = on_finish
+            self.payload = payload
+            self.stream = stream
             if duration_s > 0:  # an op never runs faster than alone
                 after(env, duration_s, self._done)
                 return
@@ -151,7 +149,10 @@ class _Worker:
 
     def done(self, _event) -> None:
         """The job's (uncontended) time has passed."""
-        if self.ended():
+        if self.stream is None:  # the common case, without the calls of ``ended``
+            self.finish()
+            self.serve()
+        elif self.ended():
             self.serve()
 
     def ended(self) -> bool:

@@ -23,17 +23,21 @@ from simulator.workload import WorkloadEntry
 if TYPE_CHECKING:  # watch.py reads requests: a run-time import would be circular
     from simulator.engine.watch import UnitPower
 
-#: A move with what the hot path needs precomputed: (move, fixed delay or None for a
-#: network move, whether it books a transfer row).
-FastMove = tuple[Move, float | None, bool]
+
+class FastMove:
+    """A move with what the hot path needs precomputed."""
+
+    __slots__ = ("books", "delay_s", "move")
+
+    def __init__(self, move: Move):
+        self.move = move
+        #: the fixed delay (s) of an on-chip or explicit move; None for a network move
+        self.delay_s = None if move.hops else move.fixed_delay_s
+        self.books = move.transfer.kind != "local"  # whether it books a transfer row
 
 
 #: phases of an op in a tracked request (one whose app may time out)
 WAITING, RUNNING, DONE = 0, 1, 2
-
-
-def fast_move(move: Move) -> FastMove:
-    return (move, None if move.hops else move.fixed_delay_s, move.transfer.kind != "local")
 
 
 class RadioRates:
@@ -98,7 +102,7 @@ class OpStep:
         self.core_share = plan.core_share[i]
         self.local_next = plan.local_next[i]
         self.local_inputs = plan.local_inputs[i]
-        self.moves_out = tuple(fast_move(m) for m in plan.moves_out[i])
+        self.moves_out = tuple(FastMove(m) for m in plan.moves_out[i])
         parts = plan.dvfs_parts[i]
         #: the unit's DvfsState when the op's time depends on its level, else None
         self.dvfs = dvfs if parts is not None else None
