@@ -148,7 +148,9 @@ def op_time_s(op: Op, unit: ComputeUnit, unit_id: str = "") -> float:
     ValueError
         When the unit cannot run the op (see :func:`unsupported_reason`).
     """
-    _check_supported(op, unit, unit_id)
+    reason = unsupported_reason(op, unit, unit_id)
+    if reason is not None:
+        raise ValueError(f"op '{op.name}' cannot run on '{unit_id or unit.name}': {reason}")
     tabled = explicit_time_s(op, unit, unit_id)
     if tabled is not None:
         return tabled
@@ -162,12 +164,6 @@ def op_time_s(op: Op, unit: ComputeUnit, unit_id: str = "") -> float:
     )
 
 
-def _check_supported(op: Op, unit: ComputeUnit, unit_id: str) -> None:
-    reason = unsupported_reason(op, unit, unit_id)
-    if reason is not None:
-        raise ValueError(f"op '{op.name}' cannot run on '{unit_id or unit.name}': {reason}")
-
-
 def op_time_parts_s(op: Op, unit: ComputeUnit, unit_id: str = "") -> tuple[float, float, float]:
     """(fixed, compute, memory) seconds of the roofline at the unit's top frequency.
 
@@ -175,10 +171,9 @@ def op_time_parts_s(op: Op, unit: ComputeUnit, unit_id: str = "") -> tuple[float
     by ``f_max / f``. An explicitly tabled time counts as compute-bound; a predicted one
     is split like the roofline's (:func:`~simulator.hardware.predictor.predicted_parts_s`).
     """
-    _check_supported(op, unit, unit_id)
-    tabled = explicit_time_s(op, unit, unit_id)
-    if tabled is not None:  # :func:`op_time_s` is the tabled time
-        return 0.0, tabled, 0.0
+    total = op_time_s(op, unit, unit_id)
+    if explicit_time_s(op, unit, unit_id) is not None:
+        return 0.0, total, 0.0
     if predicted_time_s(op, unit) is not None:
         compute, memory = compute_time_s(op, unit), memory_time_s(op, unit)
         return predicted_parts_s(op, unit.predictor, unit.op_cores, compute, memory)
