@@ -35,6 +35,11 @@ What runs (one process, one invocation):
   engine's order (key = (request id, op index)); it is printed for the makespan check
   and as a second reference rate.
 
+* **heapq**: the limit of a Python event loop (``bench/heapq_limit.py``): the same plans,
+  arrivals, unit order and on-chip transfer delays, over one ``heapq`` of plain tuples,
+  with no books, no energy and no DVFS (top-level durations, so its makespan differs).
+  ``distance to the limit`` is the median over rounds of ours / heapq wall time.
+
 * **Rates** are op tasks / wall seconds of one run (construction of the environment,
   processes and servers included, for both), best of ``--repeat`` rounds; one round
   runs bare, ours, bare-prio, simulate() back to back, with ``gc.collect()`` before each
@@ -86,6 +91,8 @@ import simpy
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from heapq_limit import run_heapq  # noqa: E402
 
 from simulator import parse_scenario, simulate  # noqa: E402
 from simulator.engine import Engine, plan_apps  # noqa: E402
@@ -221,15 +228,15 @@ def predictor_variant(n_requests: int, repeat: int, workdir: Path) -> dict:
 
 # -- ours ----------------------------------------------------------------------------------------
 def run_ours(scenario, plans, oracle):
-    """One engine run; returns (wall s, op tasks, events, makespan s, engine)."""
+    """One engine run; returns (wall s, op tasks, events, makespan s, run record)."""
     t0 = time.perf_counter()
     engine = Engine(scenario, plans, oracle, 0)
-    engine.run()
+    record = engine.run()
     wall = time.perf_counter() - t0
     events = next(engine.env._eid)
-    n_ops = sum(server.jobs_served for server in engine.units.values())
-    makespan = max(r.finish_s for r in engine.requests.records())
-    return wall, n_ops, events, makespan, engine
+    n_ops = sum(server.jobs_served for server in record.units.values())
+    makespan = max(r.finish_s for r in record.requests.records())
+    return wall, n_ops, events, makespan, record
 
 
 def run_simulate(scenario):
@@ -383,17 +390,21 @@ def run_bare(
 
 
 def count_engine_steps(scenario, plans, oracle) -> int:
-    engine = Engine(scenario, plans, oracle, 0)
-    env = engine.env
+    """Events the engine's loop popped off SimPy's queue (its ``heappop``, counted)."""
+    import simulator.engine.loop as loop
+
     steps = [0]
-    step = env.step
+    original = loop.heappop
 
-    def counting_step():
-        step()
+    def counting_heappop(queue):
         steps[0] += 1
+        return original(queue)
 
-    env.step = counting_step
-    engine.run()
+    loop.heappop = counting_heappop
+    try:
+        Engine(scenario, plans, oracle, 0).run()
+    finally:
+        loop.heappop = original
     return steps[0]
 
 
@@ -487,7 +498,10 @@ def main(argv=None) -> int:
     rss_setup = peak_rss_mib()
 
     # timed runs, interleaved
-    walls = {"bare": [], "bare-prio": [], "ours": [], "simulate": []}
+    walls = {"bare": [], "bare-prio": [], "ours": [], "simulate": [], "heapq": []}
+    heapq_n, heapq_events, heapq_makespan = run_heapq(plans, arrivals, unit_ids)[1:]
+    if heapq_n != n_ops:
+        raise AssertionError(f"op counts differ: ours {n_ops}, heapq {heapq_n}")
     for _ in range(args.repeat):
         gc.collect()
         walls["bare"].append(run_bare(bare_plans, arrivals, unit_ids)[0])
@@ -497,6 +511,8 @@ def main(argv=None) -> int:
         walls["bare-prio"].append(run_bare(bare_plans, arrivals, unit_ids, priority=True)[0])
         gc.collect()
         walls["simulate"].append(run_simulate(scenario)[0])
+        gc.collect()
+        walls["heapq"].append(run_heapq(plans, arrivals, unit_ids)[0])
     rss_end = peak_rss_mib()
     with tempfile.TemporaryDirectory() as workdir:
         variant = predictor_variant(args.requests, args.repeat, Path(workdir))
@@ -514,8 +530,19 @@ def main(argv=None) -> int:
     ratio_med = rate_med["ours"] / rate_med["bare"]
     # ours and bare of one round ran back to back, under the same machine load
     paired = statistics.median(b / o for b, o in zip(walls["bare"], walls["ours"], strict=True))
-    events = {"bare": bare_events, "bare-prio": prio_events, "ours": ours_events}
-    makespan = {"bare": bare_makespan, "bare-prio": prio_makespan, "ours": ours_makespan}
+    events = {
+        "bare": bare_events,
+        "bare-prio": prio_events,
+        "ours": ours_events,
+        "heapq": heapq_events,
+    }
+    makespan = {
+        "bare": bare_makespan,
+        "bare-prio": prio_makespan,
+        "ours": ours_makespan,
+        "heapq": heapq_makespan,
+    }
+    limit = statistics.median(o / h for o, h in zip(walls["ours"], walls["heapq"], strict=True))
 
     print(
         f"socsim engine benchmark  (python {platform.python_version()}, simpy "
@@ -535,7 +562,7 @@ def main(argv=None) -> int:
         f"{'':<11}{'ops/s best':>12}{'ops/s med':>12}{'ms best':>10}{'events/op':>11}"
         f"{'makespan s':>13}"
     )
-    for key in ("bare", "bare-prio", "ours"):
+    for key in ("bare", "bare-prio", "ours", "heapq"):
         print(
             f"{key:<11}{rate[key]:>12,.0f}{rate_med[key]:>12,.0f}{best[key] * 1e3:>10.1f}"
             f"{events[key] / n_ops:>11.2f}{makespan[key]:>13.6f}"
@@ -554,6 +581,16 @@ def main(argv=None) -> int:
         f"simulate()/bare: {rate['simulate'] / rate['bare']:.2f}  (best/best)"
     )
     print(f"requirement ours >= 0.5 x bare: {'PASS' if ratio >= 0.5 else 'FAIL'}")
+    sim_ratio = rate["simulate"] / rate["bare"]
+    print(
+        f"targets (issue 17): ours >= 2.5 x bare: {'met' if ratio >= 2.5 else 'NOT met'}; "
+        f"simulate() >= 1.5 x bare: {'met' if sim_ratio >= 1.5 else 'NOT met'}"
+    )
+    print(
+        f"distance to the limit: ours takes {limit:.2f}x the wall time of the heapq loop "
+        "(median of per-round pairs; bench/heapq_limit.py: same DAG, queue and transfer "
+        "semantics, no books, no DVFS)"
+    )
     events_ok = ours_steps == ours_events and bare_steps == bare_events
     print(
         f"events checked by step count: {'yes' if events_ok else 'NO'} "
@@ -620,6 +657,7 @@ def main(argv=None) -> int:
                     "ratio_ours_over_bare_median": round(ratio_med, 4),
                     "ratio_ours_over_bare_paired_median": round(paired, 4),
                     "ratio_simulate_over_bare": round(rate["simulate"] / rate["bare"], 4),
+                    "ratio_ours_wall_over_heapq_limit": round(limit, 4),
                     "events_per_op": {k: round(v / n_ops, 4) for k, v in events.items()},
                     "makespan_s": makespan,
                     "start_time_mismatches": {"bare": same_fifo[0], "bare-prio": same_prio[0]},

@@ -6,7 +6,7 @@ import pandas as pd
 
 from simulator.engine.ledger import TRACE_LEVELS
 from simulator.engine.loop import Progress
-from simulator.engine.run import Engine
+from simulator.engine.run import Engine, RunRecord
 from simulator.engine.series import (
     POWER_COLUMNS,
     dvfs_level_table,
@@ -102,7 +102,7 @@ def simulate(
         raise SocsimError(f"unknown trace level '{trace}'; levels: {', '.join(TRACE_LEVELS)}")
     oracle = CostOracle(scenario.platform)
     plans = plan_replicas(scenario, oracle)
-    engine = Engine(
+    record = Engine(
         scenario,
         plans,
         oracle,
@@ -110,38 +110,37 @@ def simulate(
         keep_rows=trace == "full",
         keep_records=trace != "none",
         progress=progress,
-    )
-    engine.run()
-    ledger = engine.ledger
-    figures = engine.requests.figures()
+    ).run()
+    ledger = record.ledger
+    figures = record.requests.figures()
     start_s = figures.first_arrival_s if figures.issued else 0.0
     end_s = figures.last_finish_s if len(figures.latency_s) else start_s
-    if engine.stopped_at_s is not None:  # a battery ran out: everything ends then
-        end_s = engine.stopped_at_s
+    if record.stopped_at_s is not None:  # a battery ran out: everything ends then
+        end_s = record.stopped_at_s
     # the window runs until the last completion or until every radio is idle again
     # (a cellular tail drains the battery after the last byte)
     span_s = end_s - start_s
-    if engine.stopped_at_s is None:
+    if record.stopped_at_s is None:
         # ... and until the last op ends: an op of a request given up (transfer timeout)
         # or of an abandoned attempt runs to its end, possibly after the last completion
         # (found by tests/engine/test_random_invariants.py: its energy lay outside the
         # window, so the units' energy exceeded the integral of their power)
-        end_s = max([end_s, ledger.last_op_end_s, *(r.last_change_s for r in engine.radios)])
-    for radio in engine.radios:
+        end_s = max([end_s, ledger.last_op_end_s, *(r.last_change_s for r in record.radios)])
+    for radio in record.radios:
         radio.close(end_s)
     window_s = end_s - start_s
     ops = ledger.op_table()
     units = ledger.unit_table(window_s, span_s)
-    radios = ledger.radio_table(engine.radios, (start_s, end_s))
+    radios = ledger.radio_table(record.radios, (start_s, end_s))
     energy = energy_table(units, radios, scenario, start_s, end_s)
-    radio_states = ledger.radio_state_table(engine.radios, (start_s, end_s))
+    radio_states = ledger.radio_state_table(record.radios, (start_s, end_s))
     apps = app_table(scenario, plans, oracle)
     summary = summarize(
         figures, energy, apps, (start_s, end_s), scenario.name, scenario.seed, replicate
     )
-    requests = request_table(engine, scenario.seed, replicate)  # empty under trace none
+    requests = request_table(record, scenario.seed, replicate)  # empty under trace none
     power = (
-        power_table(ops, ledger.partial_rows, engine.radios, scenario.platform, (start_s, end_s))
+        power_table(ops, ledger.partial_rows, record.radios, scenario.platform, (start_s, end_s))
         if trace == "full"
         else pd.DataFrame(columns=list(POWER_COLUMNS))
     )
@@ -156,14 +155,14 @@ def simulate(
         radio_states=radio_states,
         power=power,
         energy_breakdown=energy_breakdown(energy, radio_states),
-        dvfs_levels=dvfs_level_table(engine.dvfs, scenario.platform),
-        temperature=temperature_table(engine.thermal, end_s),
+        dvfs_levels=dvfs_level_table(record.dvfs, scenario.platform),
+        temperature=temperature_table(record.thermal, end_s),
         batteries=pd.DataFrame(
-            [battery.row(end_s) for battery in engine.batteries.values()],
+            [battery.row(end_s) for battery in record.batteries.values()],
             columns=BATTERY_COLUMNS,
         ),
         thermal=pd.DataFrame(
-            [heat.finish(end_s) for heat in engine.thermal.values()],
+            [heat.finish(end_s) for heat in record.thermal.values()],
             columns=THERMAL_COLUMNS,
         ),
         summary=summary,
@@ -173,4 +172,4 @@ def simulate(
     )
 
 
-__all__ = ["Engine", "plan_apps", "plan_replicas", "simulate"]
+__all__ = ["Engine", "RunRecord", "plan_apps", "plan_replicas", "simulate"]

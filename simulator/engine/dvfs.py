@@ -154,11 +154,19 @@ class BusyWindow:
 
 
 class DvfsState:
-    """Level and recent busy intervals of one DVFS unit."""
+    """Level and recent busy intervals of one DVFS unit.
+
+    The per-level figures an op start needs (time scale, busy power) are computed once
+    here, the same expressions as :class:`~simulator.hardware.dvfs.DvfsTable`'s, so an
+    op's time and energy are the same floats; an op's time parts are checked once when
+    the engine is built (:meth:`check_parts`), not at every start.
+    """
 
     __slots__ = (
         "_busy",
+        "_busy_w",
         "_ran",
+        "_scale",
         "cap",
         "changes",
         "function",
@@ -183,6 +191,13 @@ class DvfsState:
         # (time, level) at t = 0 and at every op start that moved the level: levels only
         # change there, so this is the unit's level over time (the ``dvfs_levels`` table)
         self.changes: list[tuple[float, int]] = [(0.0, self.level)]
+        levels = range(self.table.top + 1)
+        self._scale = tuple(self.table.time_scale(level) for level in levels)
+        self._busy_w = tuple(self.table.active_power_w(level) for level in levels)
+
+    def check_parts(self, fixed_s: float, compute_s: float, memory_s: float) -> None:
+        """Raise :class:`SocsimError` unless an op's time parts (s) are finite and >= 0."""
+        self.table.op_time_at_level_s(compute_s, memory_s, fixed_s, self.table.top)
 
     def utilisation(self, now: float) -> float:
         """The busy fraction (0..1) the governor sees for an op starting at ``now`` (s)."""
@@ -190,12 +205,22 @@ class DvfsState:
             return 1.0 if self._ran else 0.0
         return min(self._busy.busy_s(now) / (self.window_s * self.slots), 1.0)
 
+    def start(
+        self, now: float, fixed_s: float, compute_s: float, memory_s: float
+    ) -> tuple[int, float, float]:
+        """An op starts now: (its level, its time at the level in s, the unit's busy power
+        at the level in W). Its parts were checked by :meth:`check_parts`."""
+        level = self.decide(now)
+        duration_s = fixed_s + max(compute_s * self._scale[level], memory_s)
+        self.record(now, now + duration_s)
+        return level, duration_s, self._busy_w[level]
+
     def decide(self, now: float) -> int:
         """The level for an op starting now."""
-        level = self.function(
-            self.table, GovernorInput(self.utilisation(now), self.level, self.cap), self.options
-        )
+        state = GovernorInput.trusted(self.utilisation(now), self.level, self.cap)
+        level = self.function(self.table, state, self.options)
         if level != self.level:
+            level = self.table.check_level(level)  # a level of the table (checked on change)
             changes = self.changes
             if changes[-1][0] == now:  # two ops started at this instant: the last one holds
                 changes.pop()

@@ -1,49 +1,74 @@
-"""Adaptive offloading in the engine: per-request predictions, hop timeouts, and giving
-an attempt up (restarting it on the fallback replica, or dropping it).
+"""Giving a request's attempt up when a hop times out (``transfer_timeout_ms``).
 
-A mixin of :class:`~simulator.engine.run.Engine`; the pure observer and predictor are in
+One job: undo what the attempt holds (flows on links and their radios, queued ops,
+buffers in memory) and either drop the request or make its attempt on the fallback
+replica (``dispatch: adaptive``). Starting that attempt is the caller's
+(:class:`~simulator.engine.dataflow.Dataflow`); the pure observer and predictor are in
 :mod:`simulator.engine.offload`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
+from simulator.engine.book import RequestBook
+from simulator.engine.ledger import Ledger
+from simulator.engine.offload import LinkMonitor
 from simulator.engine.state import DONE, App, HopTrack, Request
 
 
 class Fallback:
-    """Predictions for ``dispatch: adaptive`` and ``transfer_timeout_ms`` (engine mixin)."""
+    """Timeouts of tracked hops, and what giving an attempt up undoes.
 
-    def _predict(self, app: App, now: float) -> list[float]:
-        """Every candidate's objective for a request arriving now, as the app observes it."""
-        backlog = {uid: server.backlog_s for uid, server in self.units.items()}
-        tails = {(r.link, r.node): r.released_ago_s(now) for r in self.radios}
-        awake = {key: ago for key, ago in tails.items() if ago is not None}
-        live = {key: c.throughput_bps for key, c in self.links.items() if c.flows}
-        return app.adaptive.predict(now, backlog, awake, live)
+    Parameters
+    ----------
+    ledger : Ledger
+        Buffers the attempt held are freed in it.
+    book : RequestBook
+        A dropped request is booked there; a fallback attempt replaces the old one.
+    monitors : sequence of LinkMonitor
+        Told what a timed-out hop delivered (adaptive apps' link estimates).
+    on_over : callable(App)
+        A request of the app is over (here: dropped); a closed loop may issue again.
+    """
 
-    def _timeout(self, request: Request, track: HopTrack) -> None:
+    def __init__(
+        self,
+        ledger: Ledger,
+        book: RequestBook,
+        monitors: Sequence[LinkMonitor],
+        on_over: Callable[[App], None],
+    ):
+        self.ledger = ledger
+        self.book = book
+        self.monitors = monitors
+        self.on_over = on_over
+
+    def timeout(self, request: Request, track: HopTrack, now: float) -> Request | None:
+        """The timeout of ``track`` expired at ``now``: give the attempt up if the hop is
+        still unfinished. Returns the fallback attempt to start, if there is one."""
         if request.abandoned or track not in request.hops:
-            return  # the hop made it (or the attempt was already given up)
-        now = self.env.now
+            return None  # the hop made it (or the attempt was already given up)
         flow = track.flow
         link, src = track.direction
         reason = (
             f"a hop on link '{link}' from '{src}' was unfinished after "
             f"{request.app.entry.transfer_timeout_s * 1e3:g} ms"
         )
-        self._abandon(request, now, reason)  # cancels the flow: its bits sent are final
+        again = self.abandon(request, now, reason)  # cancels the flow: its bits are final
         sent = flow.bits_total - max(flow.bits_left, 0.0) if flow is not None else 0.0
         # what the link delivered to this hop since it was submitted (~0 while it is down)
         for monitor in self.monitors:
             monitor.sample(track.direction, sent / (now - track.submitted_s), now)
+        return again
 
-    def _abandon(self, request: Request, now: float, reason: str) -> None:
-        """Give up the request's attempt: restart it on the fallback, or drop it.
+    def abandon(self, request: Request, now: float, reason: str) -> Request | None:
+        """Give up the request's attempt: returns its attempt on the fallback replica
+        (registered in the book, not started), or None when the request is dropped.
 
         Undoes what the attempt holds: flows on links (and their radio reservations),
         queued ops, buffers in memory. Ops already running finish (no preemption) and
-        their energy stays booked to the request. An adaptive app restarts the request
-        from its input on its fallback replica; any other app drops it with ``reason``.
+        their energy stays booked to the request.
         """
         request.abandoned = True
         for track in request.hops:
@@ -51,7 +76,7 @@ class Fallback:
                 track.channel.cancel(track.flow)
                 for radio, _ in track.radios:
                     radio.release()
-            # else: the radios are still waking; ``connected`` releases them
+            # else: the radios are still waking; ``Network.send`` releases them
         request.hops.clear()
         for server in request.rep.distinct_servers:
             server.cancel(lambda payload: payload[0] is request)
@@ -62,16 +87,16 @@ class Fallback:
         seen = set()
         for bufs in request.inbufs:
             for buf in bufs or ():
-                if id(buf) not in seen and buf[0] > 0:
-                    self.ledger.free(buf[2], buf[1], now)
+                if id(buf) not in seen and buf.readers > 0:
+                    self.ledger.free(buf.uid, buf.nbytes, now)
                 seen.add(id(buf))
-                buf[0] = 0
+                buf.readers = 0
         request.rep.in_flight -= 1
         app = request.app
         if app.adaptive is None:
-            self.requests.drop(request, reason)
-            self._free_slot(app)
-            return
+            self.book.drop(request, reason)
+            self.on_over(app)
+            return None
         again = Request(request.rid, app, app.replicas[app.adaptive.fallback], request.arrival_s)
         again.hops = again.phase = None  # the fallback runs to the end, whatever it takes
         again.fell_back = True
@@ -79,6 +104,5 @@ class Fallback:
         again.energy_j = request.energy_j
         again.device_energy_j = request.device_energy_j
         again.rep.in_flight += 1
-        self.requests[request.rid] = again
-        for move in again.rep.input_moves:
-            self._start_move(again, move, now)
+        self.book[request.rid] = again
+        return again

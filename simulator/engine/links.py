@@ -93,15 +93,11 @@ class FluidLink:
         self._last_s = 0.0
         self._alarm = Alarm(env)
         self._total_bps = 0.0
-        self.bits_sent = 0.0
 
     @property
     def throughput_bps(self) -> float:
         """Bit/s the direction carries now, all flows together (0 while it is down)."""
         return self._total_bps
-
-    def capacity_at(self, t: float) -> float:
-        return self.capacity.at(t)
 
     def submit(self, bits: float, on_start, on_finish, payload: Any) -> _Flow:
         """Start a flow of ``bits``; ``on_start(payload, t)`` when it first gets bandwidth,
@@ -134,14 +130,11 @@ class FluidLink:
         for flow in self.flows:
             if flow.rate_bps:
                 if dt > 0:
-                    sent = flow.rate_bps * dt
-                    flow.bits_left -= sent
-                    self.bits_sent += sent
+                    flow.bits_left -= flow.rate_bps * dt
                 if now + flow.bits_left / flow.rate_bps == now:
                     # what is left takes less than the clock's resolution at `now`: the
                     # wake-up could not move time on (a 10 Gbit/s link at t = 2 s left
                     # 2e-6 bits, 1e-16 s, forever), so the flow is done now
-                    self.bits_sent += max(flow.bits_left, 0.0)
                     flow.bits_left = 0.0
         self._last_s = now
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from heapq import heappop
 
 import simpy
 
@@ -47,20 +48,18 @@ def step_until(
     SimulationError
         When the simulated time passes the horizon bound.
     """
-    step = env.step
     if until is not None:
         until.callbacks.append(simpy.core.StopSimulation.callback)
     next_report = time.monotonic() + PROGRESS_AFTER_S
     try:
-        while True:
-            for _ in range(PROGRESS_STEPS):
-                step()
+        while _process(env, PROGRESS_STEPS):
             _check_horizon(env.now)  # e.g. an op of 1e300 FLOPs: stop, not hang
             if report is not None and time.monotonic() >= next_report:
                 report(env.now)
                 next_report = time.monotonic() + PROGRESS_EVERY_S
-    except (simpy.core.StopSimulation, simpy.core.EmptySchedule):
-        _check_horizon(env.now)  # ``until`` happened, or every event was processed
+        _check_horizon(env.now)  # every event was processed
+    except simpy.core.StopSimulation:
+        _check_horizon(env.now)  # ``until`` happened
     except SocsimError as exc:  # keeps its type (callers catch PlacementError...)
         exc.add_note(f"in scenario '{scenario}' at simulated t = {env.now:.9g} s")
         raise
@@ -68,6 +67,28 @@ def step_until(
         raise  # not the scenario's failure: the command line reports these itself
     except Exception as exc:
         raise RunFailedError(scenario, env.now, exc) from exc
+
+
+def _process(env: simpy.Environment, count: int) -> bool:
+    """Process up to ``count`` events; returns False once none is left.
+
+    ``env.step`` inlined (a call per event is a tenth of a run): pop the next event, set
+    the clock, call its callbacks, and raise what a failed event that nobody defused
+    carries, as a fresh copy chained to the original, exactly as SimPy does.
+    """
+    queue = env._queue
+    for _ in range(count):
+        if not queue:
+            return False
+        env._now, _, _, event = heappop(queue)
+        callbacks, event.callbacks = event.callbacks, None
+        for callback in callbacks:
+            callback(event)
+        if not event._ok and not hasattr(event, "_defused"):
+            exc = type(event._value)(*event._value.args)
+            exc.__cause__ = event._value
+            raise exc
+    return True
 
 
 def _check_horizon(now_s: float) -> None:

@@ -17,6 +17,7 @@ from collections.abc import Callable
 
 import simpy
 
+from simulator.engine.clock import after
 from simulator.engine.servers import Alarm
 from simulator.network.radio import Radio
 
@@ -128,7 +129,7 @@ class RadioState:
         if delay_s > 0:
             self._waiting.append(then)
             self._enter(PROMOTION, promotion_w=power_w)
-            self.env.timeout(delay_s).callbacks.append(self._promoted)
+            after(self.env, delay_s, self._promoted)
             return
         self._enter(CONNECTED)
         then()

@@ -1,8 +1,8 @@
 """Servers: compute units and link directions that serve one job at a time.
 
-A server is one SimPy process that sleeps on an event while its queue is empty and
-otherwise serves the job with the smallest key. Jobs are plain tuples, not processes,
-so an op costs one timeout event instead of a process with request/release events
+A server's workers wait on an event while its queue is empty and otherwise serve the
+job with the smallest key. Jobs are plain tuples, not processes, and workers are chains
+of callbacks, not processes, so an op costs one timeout event and no generator resume
 (see ``docs/design.md``: this replaces a ``simpy.Resource`` per unit).
 """
 
@@ -13,6 +13,8 @@ from heapq import heapify, heappop, heappush
 from typing import Any
 
 import simpy
+
+from simulator.engine.clock import after
 
 #: A job: (duration_s, on_start(payload, t), on_finish(payload, start_s, end_s), payload).
 #: ``on_start`` may return a duration that replaces ``duration_s`` (decided at start), or
@@ -35,9 +37,10 @@ class Server:
     Notes
     -----
     Keys must be unique and totally ordered so the schedule is deterministic. Each
-    worker is one SimPy process; idle workers sleep on an event and are woken in the
-    order they went idle. ``busy_s`` accumulates service time exactly (sum of the
-    durations served, over all workers); ``backlog_s`` is the work queued, not started.
+    worker is a chain of callbacks (no SimPy process: a process costs a generator resume
+    per event); an idle worker waits on an event and idle workers are woken in the order
+    they went idle. ``busy_s`` accumulates service time exactly (sum of the durations
+    served, over all workers); ``backlog_s`` is the work queued, not started.
     """
 
     __slots__ = ("_idle", "_queue", "backlog_s", "busy_s", "env", "jobs_served", "name", "workers")
@@ -47,19 +50,21 @@ class Server:
         self.name = name
         self.workers = workers
         self._queue: list[tuple[Any, Job]] = []
-        self._idle: list[simpy.Event] = []
+        self._idle: list[Callable[[Any], None]] = []  # idle workers' wake-up callbacks
         self.busy_s = 0.0
         self.backlog_s = 0.0
         self.jobs_served = 0
         for _ in range(workers):
-            env.process(self._serve())
+            _Worker(self).wait()
 
     def submit(self, key: Any, job: Job) -> None:
         """Queue ``job``; wakes an idle worker if there is one."""
         heappush(self._queue, (key, job))
-        self.backlog_s += job[0]
-        if self._idle:
-            self._idle.pop(0).succeed()
+        duration_s, _, _, _ = job
+        self.backlog_s += duration_s
+        if self._idle:  # the worker idle longest starts it, at its turn in the schedule
+            # a delay of int 0, as ``succeed`` schedules: at t = 0 the clock stays an int
+            after(self.env, 0, self._idle.pop(0))
 
     def cancel(self, predicate: Callable[[Any], bool]) -> int:
         """Drop the queued (not started) jobs whose payload satisfies ``predicate``.
@@ -67,32 +72,61 @@ class Server:
         Returns how many were dropped. Jobs in service are not preempted.
         """
         kept, dropped = [], []
-        for item in self._queue:
-            (dropped if predicate(item[1][3]) else kept).append(item)
+        for key, job in self._queue:
+            _, _, _, payload = job
+            (dropped if predicate(payload) else kept).append((key, job))
         if dropped:
-            for _, job in dropped:
-                self.backlog_s -= job[0]
+            for _, (duration_s, _, _, _) in dropped:
+                self.backlog_s -= duration_s
             self._queue[:] = kept  # in place: the workers hold this list
             heapify(self._queue)
         return len(dropped)
 
-    @property
-    def queue_length(self) -> int:
-        return len(self._queue)
 
-    def _serve(self):
-        env = self.env
-        queue = self._queue
-        while True:
-            if not queue:
-                wake = env.event()
-                self._idle.append(wake)
-                yield wake
-                if not queue:  # another worker took the job first
-                    continue
+class _Worker:
+    """One worker of a server: serves a job, then the next, or waits for one."""
+
+    __slots__ = (
+        "_done",
+        "_stalled",
+        "_woken",
+        "duration_s",
+        "on_finish",
+        "payload",
+        "queue",
+        "server",
+        "start_s",
+        "stream",
+    )
+
+    def __init__(self, server: Server):
+        self.server = server
+        self.queue = server._queue
+        # bound once: a callback per event without a new bound-method object each time
+        self._woken = self.woken
+        self._done = self.done
+        self._stalled = self.stalled
+        self.on_finish = self.payload = self.stream = None
+        self.duration_s = self.start_s = 0.0
+
+    def wait(self) -> None:
+        """Wait for a job: the server wakes idle workers in the order they went idle."""
+        self.server._idle.append(self._woken)
+
+    def woken(self, _event) -> None:
+        if not self.queue:  # another worker took the job first
+            self.wait()
+            return
+        self.serve()
+
+    def serve(self) -> None:
+        """Serve queued jobs until one takes time or the queue is empty."""
+        server, queue = self.server, self.queue
+        env = server.env
+        while queue:
             _, (duration_s, on_start, on_finish, payload) = heappop(queue)
-            self.backlog_s -= duration_s
-            start_s = env.now
+            server.backlog_s -= duration_s
+            self.start_s = start_s = env.now
             stream = None
             if on_start is not None:
                 decided = on_start(payload, start_s)
@@ -102,16 +136,50 @@ class Server:
                     else:  # the op shares the node's DRAM: a Stream (engine/dram.py)
                         stream = decided
                         duration_s = stream.duration_s
-            if duration_s > 0:
-                yield env.timeout(duration_s)  # an op never runs faster than alone
-            if stream is not None:
-                stalled = stream.channel.end(stream, env.now)
-                if stalled is not None:  # slowed by other ops pulling DRAM: not done yet
-                    yield stalled
-                    duration_s = env.now - start_s
-            self.busy_s += duration_s
-            self.jobs_served += 1
-            on_finish(payload, start_s, env.now)
+            self.duration_s = duration_s
+            self.on_finish = on_finish
+            self.payload = payload
+            self.stream = stream
+            if duration_s > 0:  # an op never runs faster than alone
+                after(env, duration_s, self._done)
+                return
+            if not self.ended():
+                return
+        self.wait()
+
+    def done(self, _event) -> None:
+        """The job's (uncontended) time has passed."""
+        if self.stream is None:  # the common case, without the calls of ``ended``
+            self.finish()
+            self.serve()
+        elif self.ended():
+            self.serve()
+
+    def ended(self) -> bool:
+        """Finish the job in service unless its DRAM traffic still runs (then wait for it).
+        Returns whether the worker is free."""
+        stream = self.stream
+        if stream is not None:
+            stalled = stream.channel.end(stream, self.server.env.now)
+            if stalled is not None:  # slowed by other ops pulling DRAM: not done yet
+                stalled.callbacks.append(self._stalled)
+                return False
+        self.finish()
+        return True
+
+    def stalled(self, _event) -> None:
+        """The stalled job's DRAM traffic is done."""
+        self.duration_s = self.server.env.now - self.start_s
+        self.finish()
+        self.serve()
+
+    def finish(self) -> None:
+        server = self.server
+        server.busy_s += self.duration_s
+        server.jobs_served += 1
+        on_finish, payload = self.on_finish, self.payload
+        self.on_finish = self.payload = self.stream = None
+        on_finish(payload, self.start_s, server.env.now)
 
 
 def call_later(env: simpy.Environment, delay_s: float, callback: Callable[[], None]) -> None:
@@ -119,7 +187,7 @@ def call_later(env: simpy.Environment, delay_s: float, callback: Callable[[], No
     if delay_s <= 0:
         callback()
         return
-    env.timeout(delay_s).callbacks.append(lambda _event: callback())
+    after(env, delay_s, lambda _event: callback())
 
 
 class Alarm:
@@ -140,8 +208,10 @@ class Alarm:
         """Call ``callback`` after ``delay_s`` unless the alarm is set or cleared again."""
         self._version += 1
         version = self._version
-        self.env.timeout(max(delay_s, 0.0)).callbacks.append(
-            lambda _event: callback() if version == self._version else None
+        after(
+            self.env,
+            max(delay_s, 0.0),
+            lambda _event: callback() if version == self._version else None,
         )
 
     def clear(self) -> None:

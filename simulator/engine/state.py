@@ -7,9 +7,12 @@ Plain mutable records the hot path reads and writes (no logic beyond setting up)
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import simpy
 
+from simulator.engine.dram import DramChannel
+from simulator.engine.dvfs import DvfsState
 from simulator.engine.links import FluidLink
 from simulator.engine.offload import AdaptiveApp
 from simulator.engine.servers import Server
@@ -17,17 +20,24 @@ from simulator.placement.plan import ExecutionPlan, Move
 from simulator.scheduling import NO_DEADLINE, Dispatcher
 from simulator.workload import WorkloadEntry
 
-#: A move with what the hot path needs precomputed: (move, fixed delay or None for a
-#: network move, whether it books a transfer row).
-FastMove = tuple[Move, float | None, bool]
+if TYPE_CHECKING:  # watch.py reads requests: a run-time import would be circular
+    from simulator.engine.watch import UnitPower
+
+
+class FastMove:
+    """A move with what the hot path needs precomputed."""
+
+    __slots__ = ("books", "delay_s", "move")
+
+    def __init__(self, move: Move):
+        self.move = move
+        #: the fixed delay (s) of an on-chip or explicit move; None for a network move
+        self.delay_s = None if move.hops else move.fixed_delay_s
+        self.books = move.transfer.kind != "local"  # whether it books a transfer row
 
 
 #: phases of an op in a tracked request (one whose app may time out)
 WAITING, RUNNING, DONE = 0, 1, 2
-
-
-def fast_move(move: Move) -> FastMove:
-    return (move, None if move.hops else move.fixed_delay_s, move.transfer.kind != "local")
 
 
 class RadioRates:
@@ -43,6 +53,90 @@ class RadioRates:
         delta, self._bps = total_bps - self._bps, total_bps
         for radio, sending in self._radios:
             radio.flow(delta if sending else 0.0, 0.0 if sending else delta)
+
+
+class OpStep:
+    """One op of a replica with everything its start and end need, looked up once.
+
+    Built when the engine is (:meth:`Engine._replica`): the plan's per-op costs and the
+    run's objects of the op's unit (server, DVFS state, DRAM channel, power watch).
+    """
+
+    __slots__ = (
+        "compute_s",
+        "core_share",
+        "dram",
+        "dram_bytes",
+        "dram_fixed_s",
+        "duration_s",
+        "dvfs",
+        "energy_j",
+        "fixed_s",
+        "local_inputs",
+        "local_next",
+        "memory_s",
+        "moves_out",
+        "on_device",
+        "output_bytes",
+        "server",
+        "uid",
+        "watched",
+    )
+
+    def __init__(
+        self,
+        plan: ExecutionPlan,
+        i: int,
+        server: Server,
+        on_device: bool,
+        dvfs: DvfsState | None,
+        dram: DramChannel | None,
+        watched: UnitPower | None,
+    ):
+        self.uid = plan.units[i]
+        self.server = server
+        self.on_device = on_device
+        self.duration_s = plan.duration_s[i]
+        self.energy_j = plan.energy_j[i]
+        self.output_bytes = plan.output_bytes[i]
+        self.core_share = plan.core_share[i]
+        self.local_next = plan.local_next[i]
+        self.local_inputs = plan.local_inputs[i]
+        self.moves_out = tuple(FastMove(m) for m in plan.moves_out[i])
+        parts = plan.dvfs_parts[i]
+        #: the unit's DvfsState when the op's time depends on its level, else None
+        self.dvfs = dvfs if parts is not None else None
+        self.fixed_s, self.compute_s, self.memory_s = parts or (0.0, 0.0, 0.0)
+        if self.dvfs is not None:  # checked once here, not at every start
+            self.dvfs.check_parts(self.fixed_s, self.compute_s, self.memory_s)
+        #: the node's DramChannel when the op pulls from it, else None
+        self.dram = dram if plan.dram[i] is not None else None
+        self.dram_fixed_s, self.dram_bytes = plan.dram[i] or (0.0, 0.0)
+        self.watched = watched  # the unit's UnitPower when its node is watched
+
+
+class InBuf:
+    """A tensor that arrived on a unit: its consumers there still to read it."""
+
+    __slots__ = ("nbytes", "readers", "uid")
+
+    def __init__(self, readers: int, nbytes: int, uid: str):
+        self.readers = readers  # consumers that have not run yet
+        self.nbytes = nbytes
+        self.uid = uid  # the unit whose memory holds it
+
+
+class AtLevel:
+    """A DVFS op as it started: its energy at the level, the level, the unit's busy power
+    at it (W, whole unit) and its duration at it (s)."""
+
+    __slots__ = ("busy_w", "duration_s", "energy_j", "level")
+
+    def __init__(self, energy_j: float, level: int, busy_w: float, duration_s: float):
+        self.energy_j = energy_j
+        self.level = level
+        self.busy_w = busy_w
+        self.duration_s = duration_s
 
 
 class HopTrack:
@@ -80,6 +174,7 @@ class Request:
         "ready_s",
         "rep",
         "rid",
+        "steps",
         "waits",
     )
 
@@ -89,14 +184,15 @@ class Request:
         self.app = app
         self.rep = rep
         self.plan = plan
+        self.steps = rep.steps
         self.arrival_s = arrival_s
         deadline = app.entry.deadline_s
         self.deadline_at_s = arrival_s + deadline if deadline is not None else NO_DEADLINE
         self.waits = list(plan.waits)
         self.ready_s = [arrival_s] * plan.size
-        self.holders = list(plan.holders)
-        self.inbufs: list[list | None] = [None] * plan.size
-        self.op_energy: list | None = None  # (energy, level, power, duration) of DVFS ops
+        self.holders = list(rep.holders)
+        self.inbufs: list[list[InBuf] | None] = [None] * plan.size
+        self.op_energy: list[AtLevel | None] | None = None  # of its DVFS ops
         self.outputs_left = plan.n_outputs
         self.first_start_s = None
         self.finish_s = None
@@ -117,11 +213,11 @@ class Replica:
 
     index: int
     plan: ExecutionPlan
-    unit_servers: tuple[Server, ...]
-    on_device: tuple[bool, ...]
     input_moves: tuple[FastMove, ...]
-    moves_out: tuple[tuple[FastMove, ...], ...]
+    steps: tuple[OpStep, ...]
     distinct_servers: tuple[Server, ...]
+    #: the plan's holders (:attr:`ExecutionPlan.holders`, computed once, not per request)
+    holders: tuple[int, ...]
     in_flight: int = 0
 
 

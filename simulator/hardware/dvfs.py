@@ -34,6 +34,7 @@ import math
 import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 from simulator.errors import SocsimError
 
@@ -172,12 +173,12 @@ class DvfsTable:
         return cls(points, capacitance, static_w, idle_w)
 
     # -- levels ------------------------------------------------------------------------
-    @property
+    @cached_property  # read at every governor decision: computed once per table
     def top(self) -> int:
         """The fastest level."""
         return len(self.points) - 1
 
-    @property
+    @cached_property
     def f_max_hz(self) -> float:
         return self.points[-1].frequency_hz
 
@@ -202,8 +203,10 @@ class DvfsTable:
         A relative tolerance of 1e-9 absorbs rounding in computed targets.
         """
         ceiling = self.top if ceiling is None else self.check_level(ceiling)
+        target_hz = frequency_hz * (1 - 1e-9)
+        points = self.points
         for level in range(ceiling + 1):
-            if self.points[level].frequency_hz >= frequency_hz * (1 - 1e-9):
+            if points[level].frequency_hz >= target_hz:
                 return level
         return ceiling
 

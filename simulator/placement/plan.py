@@ -23,6 +23,7 @@ Semantics, per request:
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from simulator.graph.model import ModelGraph
@@ -100,8 +101,13 @@ class ExecutionPlan:
         return tuple(counts)
 
 
-def _dram_demand(op, uid: str, oracle: CostOracle) -> tuple[float, float] | None:
+def _dram_demand(
+    op, uid: str, oracle: CostOracle, parts: Callable[[], tuple[float, float, float]]
+) -> tuple[float, float] | None:
     """(fixed s, DRAM bytes) of an op that pulls from a node's finite shared DRAM, else None.
+
+    ``parts()`` is ``op_time_parts_s(op, unit, uid)`` (computed at most once per op by the
+    caller).
 
     An op with a tabled time or no memory term has no known DRAM rate: it shares nothing;
     neither does an op on a node that can run only one op at a time within its bandwidth.
@@ -113,7 +119,7 @@ def _dram_demand(op, uid: str, oracle: CostOracle) -> tuple[float, float] | None
     alone = len(node.units) == 1 and unit.slots == 1
     if alone and unit.memory_bandwidth_bytes_per_s <= node.dram_bps:
         return None  # one op at a time, never short of bandwidth: nothing to share
-    fixed_s, _, memory_s = op_time_parts_s(op, unit, uid)
+    fixed_s, _, memory_s = parts()
     nbytes = dram_traffic_bytes(op, unit)
     if memory_s <= 0 or nbytes <= 0:
         return None
@@ -197,6 +203,15 @@ def compile_plan(
             Move(None, None, dst_unit, graph.request_input_bytes, transfer, tuple(consumers))
         )
 
+    # each op's roofline parts on its unit, at most once: the DVFS model and the DRAM
+    # demand both need them, and they cost every memory level's traffic
+    memo: dict[int, tuple[float, float, float]] = {}
+
+    def parts(i: int) -> tuple[float, float, float]:
+        if i not in memo:
+            memo[i] = op_time_parts_s(ops[i], oracle.platform.unit(units[i]), units[i])
+        return memo[i]
+
     return ExecutionPlan(
         model=graph.name,
         source=source,
@@ -213,15 +228,16 @@ def compile_plan(
         local_next=tuple(tuple(x) for x in local_next),
         local_inputs=tuple(tuple(x) for x in local_inputs),
         dvfs_parts=tuple(
-            op_time_parts_s(op, oracle.platform.unit(uid), uid)
-            if oracle.platform.unit(uid).dvfs is not None
-            else None
-            for op, uid in zip(ops, units, strict=True)
+            parts(i) if oracle.platform.unit(uid).dvfs is not None else None
+            for i, uid in enumerate(units)
         ),
         core_share=tuple(
             oracle.platform.unit(uid).op_cores / oracle.platform.unit(uid).cores for uid in units
         ),
-        dram=tuple(_dram_demand(op, uid, oracle) for op, uid in zip(ops, units, strict=True)),
+        dram=tuple(
+            _dram_demand(op, uid, oracle, lambda i=i: parts(i))
+            for i, (op, uid) in enumerate(zip(ops, units, strict=True))
+        ),
         moves_out=tuple(tuple(x) for x in moves_out),
         input_moves=tuple(input_moves),
         n_outputs=n_outputs,

@@ -159,12 +159,11 @@ def test_timeouts_release_memory_and_radios():
     doc["links"]["up"]["radio"] = {"model": "constant", "tx_w": 1.0, "rx_w": 0.5}
     scenario = parse_scenario(doc)
     oracle = CostOracle(scenario.platform)
-    engine = Engine(scenario, plan_replicas(scenario, oracle), oracle)
-    engine.run()
-    assert all(r.finish_s is not None for r in engine.requests.records())
-    assert engine.ledger.memory_now == engine.ledger.weights  # every buffer freed
-    assert all(radio.reserved == 0 for radio in engine.radios)
-    assert all(not channel.flows for channel in engine.links.values())
+    record = Engine(scenario, plan_replicas(scenario, oracle), oracle).run()
+    assert all(r.finish_s is not None for r in record.requests.records())
+    assert record.ledger.memory_now == record.ledger.weights  # every buffer freed
+    assert all(radio.reserved == 0 for radio in record.radios)
+    assert all(not channel.flows for channel in record.links.values())
 
 
 @settings(max_examples=40, deadline=None)

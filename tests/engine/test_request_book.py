@@ -13,7 +13,7 @@ import pytest
 from engine.test_adaptive import adaptive_doc
 from engine.test_battery import battery_doc
 
-from simulator.engine import Engine, plan_replicas, simulate
+from simulator.engine import Engine, RunRecord, plan_replicas, simulate
 from simulator.engine.book import RequestBook
 from simulator.platform import CostOracle
 from simulator.results.run_result import RequestFigures
@@ -99,12 +99,11 @@ def test_inconsistent_figures_are_rejected():
         RequestFigures(1, np.array([0.1, 0.2]), 0.0, 0.2, with_deadline=0, deadline_met=0)
 
 
-def _run(doc: dict, keep_records: bool) -> Engine:
+def _run(doc: dict, keep_records: bool) -> RunRecord:
     scenario = parse_scenario(doc)
     oracle = CostOracle(scenario.platform)
     engine = Engine(scenario, plan_replicas(scenario, oracle), oracle, keep_records=keep_records)
-    engine.run()
-    return engine
+    return engine.run()
 
 
 def test_timeouts_and_fallbacks_release_every_record():

@@ -10,7 +10,7 @@ import pickle
 import pytest
 
 from simulator.engine import simulate
-from simulator.engine.run import Engine
+from simulator.engine.dataflow import Dataflow
 from simulator.errors import SimulationError
 from simulator.spec import parse_scenario
 from tests.conftest import small_soc_document
@@ -29,14 +29,14 @@ def test_a_callback_error_names_the_scenario_and_the_time(monkeypatch, battery):
     ``except RuntimeError: pass`` and the run ended as if it were complete."""
     doc = small_soc_document()
     scenario = parse_scenario(_with_battery(doc) if battery else doc)
-    original = Engine._op_done
+    original = Dataflow._op_done
 
     def broken(self, payload, start_s, end_s):
         if payload[0].plan.ops[payload[1]] == "b":
             raise RuntimeError("boom")
         original(self, payload, start_s, end_s)
 
-    monkeypatch.setattr(Engine, "_op_done", broken)
+    monkeypatch.setattr(Dataflow, "_op_done", broken)
     with pytest.raises(SimulationError) as info:
         simulate(scenario)
     error = info.value

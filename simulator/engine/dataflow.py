@@ -1,0 +1,290 @@
+"""The engine's dataflow: a request's plan executed over units and links.
+
+One job: move a request through its :class:`~simulator.placement.plan.ExecutionPlan`.
+An op is queued on its unit's :class:`~simulator.engine.servers.Server` once every input
+has arrived; when it ends, its successors on the unit are told and its tensors moved
+(a plain delay on chip, hop by hop over the :class:`~simulator.engine.network.Network`
+between nodes); the request completes when every output is back at its source. Buffers
+are booked in the ledger from allocation to their last reader.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+import simpy
+
+from simulator.engine.book import RequestBook
+from simulator.engine.clock import after
+from simulator.engine.dram import DramChannel
+from simulator.engine.dram import Stream as DramStream
+from simulator.engine.dvfs import DvfsState
+from simulator.engine.fallback import Fallback
+from simulator.engine.ledger import Ledger
+from simulator.engine.network import Network
+from simulator.engine.offload import LinkMonitor
+from simulator.engine.servers import call_later
+from simulator.engine.state import DONE, RUNNING, App, AtLevel, FastMove, HopTrack, InBuf, Request
+from simulator.engine.watch import PowerWatch
+from simulator.errors import SimulationError
+from simulator.network.topology import BITS_PER_BYTE
+from simulator.placement.plan import Move
+from simulator.scheduling import UnitScheduler
+
+
+class Dataflow:
+    """Executes requests' plans.
+
+    Parameters
+    ----------
+    env : simpy.Environment
+    key : UnitScheduler
+        The run-time scheduler: the order a unit serves its queued ops in.
+    dvfs : mapping of unit id -> DvfsState
+        The DVFS units (the level is decided when an op starts).
+    dram : mapping of unit id -> DramChannel
+        The shared DRAM of the units on nodes whose bandwidth is finite.
+    network : Network
+    watch : PowerWatch
+    ledger : Ledger
+    book : RequestBook
+    fallback : Fallback
+        Gives an attempt up when one of its hops times out.
+    monitors : sequence of LinkMonitor
+        Told the throughput of every finished hop (adaptive apps).
+    on_over : callable(App)
+        A request of the app completed.
+    """
+
+    def __init__(
+        self,
+        env: simpy.Environment,
+        key: UnitScheduler,
+        dvfs: Mapping[str, DvfsState],
+        dram: Mapping[str, DramChannel],
+        network: Network,
+        watch: PowerWatch,
+        ledger: Ledger,
+        book: RequestBook,
+        fallback: Fallback,
+        monitors: Sequence[LinkMonitor],
+        on_over: Callable[[App], None],
+    ):
+        self.env = env
+        self.key = key
+        self.dvfs = dvfs
+        self.dram = dram
+        self.network = network
+        self.watch = watch
+        self.ledger = ledger
+        self.book = book
+        self.fallback = fallback
+        self.monitors = monitors
+        self.on_over = on_over
+        # bound once: every op's job carries them
+        self._on_start = self._op_start
+        self._on_done = self._op_done
+
+    def start(self, request: Request, now: float) -> None:
+        """``request``'s input is at its source now: move it to its first ops."""
+        for move in request.rep.input_moves:
+            self._start_move(request, move, now)
+
+    # -- ops -------------------------------------------------------------------------------
+    def _deliver(self, request: Request, i: int, now: float) -> None:
+        waits = request.waits
+        left = waits[i] - 1
+        waits[i] = left
+        ready_s = request.ready_s
+        if now > ready_s[i]:
+            ready_s[i] = now
+        if left == 0:
+            step = request.steps[i]
+            key = self.key(
+                request.rid, i, request.app.entry.priority, request.deadline_at_s, ready_s[i]
+            )
+            step.server.submit(key, (step.duration_s, self._on_start, self._on_done, (request, i)))
+        elif left < 0:
+            raise SimulationError(f"op {request.plan.ops[i]} delivered too often")
+
+    def _op_start(self, payload, now: float) -> float | DramStream | None:
+        request, i = payload
+        if request.first_start_s is None:
+            request.first_start_s = now
+        step = request.steps[i]
+        self.ledger.alloc(step.uid, step.output_bytes, now)
+        if request.phase is not None:
+            request.phase[i] = RUNNING
+        state = step.dvfs
+        if state is None:
+            if step.watched is not None:
+                increment = step.watched.increment_w * step.core_share
+                self.watch.started(step.watched, step.uid, request, i, now, increment)
+            if step.dram is None:
+                return None
+            return step.dram.begin(now, step.duration_s, step.dram_fixed_s, step.dram_bytes)
+        level, duration_s, busy_w = state.start(now, step.fixed_s, step.compute_s, step.memory_s)
+        if request.op_energy is None:
+            request.op_energy = [None] * len(request.steps)
+        request.op_energy[i] = AtLevel(
+            busy_w * step.core_share * duration_s, level, busy_w, duration_s
+        )
+        if step.watched is not None:
+            increment = (busy_w - step.watched.idle_w) * step.core_share
+            self.watch.started(step.watched, step.uid, request, i, now, increment)
+        if step.dram is None or duration_s <= step.fixed_s:
+            return duration_s
+        return step.dram.begin(now, duration_s, step.fixed_s, step.dram_bytes)
+
+    def _op_done(self, payload, start_s: float, end_s: float) -> None:
+        request, i = payload
+        step = request.steps[i]
+        at_level = request.op_energy[i] if request.op_energy is not None else None
+        stall_s = 0.0
+        if at_level is not None:
+            energy, level = at_level.energy_j, at_level.level
+            if step.dram is not None:  # the op lasted its time at the level + the stall
+                stall_s = max(end_s - (start_s + at_level.duration_s), 0.0)  # exact 0 unstalled
+                if stall_s:
+                    energy = at_level.busy_w * step.core_share * (end_s - start_s)
+        else:
+            energy, level = step.energy_j, -1
+            if step.dram is not None:  # a stalled unit stays busy at active power
+                stall_s = max(end_s - (start_s + step.duration_s), 0.0)
+                if stall_s:
+                    energy *= (end_s - start_s) / step.duration_s
+        if step.watched is not None:
+            self.watch.ended(step.watched, request, i)
+        request.energy_j += energy
+        if step.on_device:
+            request.device_energy_j += energy
+        ledger = self.ledger
+        ledger.op(request, i, start_s, end_s, energy, level, stall_s)
+        if request.phase is not None:
+            request.phase[i] = DONE
+            if request.abandoned:  # the op ran (and drew power) for an attempt given up
+                ledger.free(step.uid, step.output_bytes, end_s)
+                # the fallback attempt, if any (None: released, under trace none)
+                current = self.book.get(request.rid)
+                if current is not None and current is not request:
+                    current.energy_j += energy
+                    current.device_energy_j += energy if step.on_device else 0.0
+                return
+        holders = request.holders
+        if holders[i] == 0:
+            ledger.free(step.uid, step.output_bytes, end_s)
+        for p in step.local_inputs:
+            holders[p] -= 1
+            if holders[p] == 0:
+                producer = request.steps[p]
+                ledger.free(producer.uid, producer.output_bytes, end_s)
+        bufs = request.inbufs[i]
+        if bufs is not None:
+            request.inbufs[i] = None  # let finished requests' buffers be collected early
+            for buf in bufs:
+                buf.readers -= 1
+                if buf.readers == 0:
+                    ledger.free(buf.uid, buf.nbytes, end_s)
+        for j in step.local_next:
+            self._deliver(request, j, end_s)
+        for move in step.moves_out:
+            self._start_move(request, move, end_s)
+
+    def _release_output(self, request: Request, i: int, now: float) -> None:
+        request.holders[i] -= 1
+        if request.holders[i] == 0:
+            step = request.steps[i]
+            self.ledger.free(step.uid, step.output_bytes, now)
+
+    # -- tensor moves ----------------------------------------------------------------------
+    def _start_move(self, request: Request, fast: FastMove, now: float) -> None:
+        move, delay_s = fast.move, fast.delay_s
+        if delay_s is None:
+            self._start_hop(request, move, 0, now)
+            return
+        if fast.books:
+            self.ledger.move(request, move, now, now + delay_s)
+        if delay_s > 0:
+            env = self.env
+            after(env, delay_s, lambda _e: self._arrive(request, move, env.now))
+        else:
+            self._arrive(request, move, now)
+
+    def _start_hop(self, request: Request, move: Move, k: int, now: float) -> None:
+        hop = move.hops[k]
+        direction = (hop.link, hop.src)
+        track = None
+        if request.hops is not None:
+            track = HopTrack(
+                direction, self.network.links[direction], self.network.hop_radios[direction], now
+            )
+            request.hops.add(track)
+            call_later(
+                self.env,
+                request.app.entry.transfer_timeout_s,
+                lambda: self._timed_out(request, track),
+            )
+        payload = (request, move, k, now, track)
+        self.network.send(
+            direction, move.nbytes, self._hop_done, payload, track, lambda: request.abandoned
+        )
+
+    def _timed_out(self, request: Request, track: HopTrack) -> None:
+        now = self.env.now
+        again = self.fallback.timeout(request, track, now)
+        if again is not None:
+            self.start(again, now)
+
+    def _hop_done(self, payload, start_s: float, end_s: float, delay_s: float) -> None:
+        request, move, k, queued_s, track = payload
+        hop = move.hops[k]
+        self.network.release((hop.link, hop.src))
+        if track is not None:
+            request.hops.discard(track)
+        if self.monitors and end_s > start_s:
+            bps = move.nbytes * BITS_PER_BYTE / (end_s - start_s)
+            for monitor in self.monitors:
+                monitor.sample((hop.link, hop.src), bps, end_s)
+        energy, device_energy = self.ledger.hop(request, move, k, queued_s, start_s, end_s, delay_s)
+        request.energy_j += energy
+        request.device_energy_j += device_energy
+        last = k + 1 == len(move.hops)
+
+        def propagated() -> None:
+            if request.abandoned:
+                return
+            if last:
+                self._arrive(request, move, self.env.now)
+            else:
+                self._start_hop(request, move, k + 1, self.env.now)
+
+        call_later(self.env, delay_s, propagated)  # latency (+ jitter, retransmissions)
+
+    def _arrive(self, request: Request, move: Move, now: float) -> None:
+        if request.abandoned:
+            return
+        if move.src_op is not None:  # the copy has left: the producer's buffer may go
+            self._release_output(request, move.src_op, now)
+        if move.dst_unit is None:
+            request.outputs_left -= 1
+            if request.outputs_left == 0:
+                self._complete(request, now)
+            return
+        if move.consumers:
+            buf = InBuf(len(move.consumers), move.nbytes, move.dst_unit)
+            self.ledger.alloc(move.dst_unit, move.nbytes, now)
+            for j in move.consumers:
+                if request.inbufs[j] is None:
+                    request.inbufs[j] = []
+                request.inbufs[j].append(buf)
+            for j in move.consumers:
+                self._deliver(request, j, now)
+
+    def _complete(self, request: Request, now: float) -> None:
+        self.book.complete(request, now)  # sets finish_s; releases it under trace none
+        request.rep.in_flight -= 1
+        # nothing reads a finished request's counters again; dropping them keeps the
+        # garbage collector's passes short on long runs
+        request.waits = request.ready_s = request.holders = request.inbufs = None
+        request.op_energy = None  # each DVFS op's energy and level: booked already
+        self.on_over(request.app)
