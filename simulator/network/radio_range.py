@@ -21,12 +21,14 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from simulator.errors import SocsimWarning
 from simulator.network.radio import Radio
 from simulator.network.topology import BITS_PER_BYTE, Link
+
+if TYPE_CHECKING:  # annotations only: `socsim validate` must not import pandas
+    import pandas as pd
 
 MEGA = 1e6
 UPLINK, DOWNLINK = "uplink", "downlink"
