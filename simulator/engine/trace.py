@@ -76,14 +76,17 @@ class _Columns:
     n_key : int
         How many leading fields of a row (after the request id) make the row's key, the
         identity of what it refers to; they become one ``int32`` code.
+    same_as : dict of {name: stored name}, optional
+        Table columns always equal to a stored one (stored once).
     """
 
-    def __init__(self, stored: dict[str, str], n_key: int):
+    def __init__(self, stored: dict[str, str], n_key: int, same_as: dict[str, str] | None = None):
         self.buffer: list[tuple] = []
         self.request_id = array("q")
         self.code = array("i")
         self.stored = {name: array(typecode) for name, typecode in stored.items()}
         self._n_key = n_key
+        self._same_as = same_as or {}
         self._codes: dict[tuple, int] = {}  # key of object ids -> code
         self.entries: list[tuple] = []  # by code: the key's objects (kept alive: ids stay unique)
 
@@ -102,13 +105,12 @@ class _Columns:
         keys = list(zip(*(map(id, f) for f in key_fields[:-1]), key_fields[-1], strict=True))
         codes = self._codes
         found = [codes.get(key) for key in keys]
-        if None in found:
+        if None in found:  # new keys (rarely: one per app x op or move x hop in a run)
             for row, key in enumerate(keys):
-                if found[row] is None:
-                    found[row] = codes.get(key)
-                    if found[row] is None:
-                        found[row] = codes[key] = len(self.entries)
-                        self.entries.append(tuple(f[row] for f in key_fields))
+                if key not in codes:
+                    codes[key] = len(self.entries)
+                    self.entries.append(tuple(f[row] for f in key_fields))
+            found = [codes[key] for key in keys]
         self.request_id.extend(fields[0])
         self.code.extend(found)
         for column, values in zip(self.stored.values(), fields[1 + self._n_key :], strict=True):
@@ -117,16 +119,26 @@ class _Columns:
     def numbers(self, name: str) -> np.ndarray:
         """A stored column as a numpy array of its own (int64 for integers)."""
         column = self.stored[name]
-        values = np.frombuffer(column, dtype=_NUMPY[column.typecode]) if column else None
-        if values is None:
-            return np.empty(0, dtype=_NUMPY[column.typecode])
+        values = np.frombuffer(column, dtype=_NUMPY[column.typecode])  # a view: copy it
         return values.astype(np.int64) if values.dtype.kind == "i" else values.copy()
 
-    def codes(self) -> np.ndarray:
-        return np.frombuffer(self.code, dtype=np.int32) if self.code else np.empty(0, np.int32)
+    def table(self, names: tuple[str, ...], describe) -> pd.DataFrame:
+        """The table of columns ``names``; ``describe(entries)`` gives the described ones."""
+        self.flush()
+        if not len(self):
+            return pd.DataFrame([], columns=list(names))
+        columns = self.columns(describe(self.entries))
+        columns.update({name: columns[same].copy() for name, same in self._same_as.items()})
+        return pd.DataFrame(columns, columns=list(names))
 
-    def request_ids(self) -> np.ndarray:
-        return np.frombuffer(self.request_id, dtype=np.int64).copy()
+    def columns(self, described: dict[str, list]) -> dict[str, np.ndarray]:
+        """Every column of the flushed rows, in order: request ids, the described ones
+        (``{name: one value per code}``) taken at the rows' codes, the stored ones."""
+        codes = np.frombuffer(self.code, dtype=np.int32)
+        columns = {"request_id": np.frombuffer(self.request_id, dtype=np.int64).copy()}
+        columns.update({name: _take(values, codes) for name, values in described.items()})
+        columns.update({name: self.numbers(name) for name in self.stored})
+        return columns
 
 
 def _take(values: list, codes: np.ndarray) -> np.ndarray:
@@ -153,24 +165,17 @@ class OpTrace:
         self.buffer = self.rows.buffer
 
     def table(self) -> pd.DataFrame:
-        rows = self.rows
-        rows.flush()
-        if not len(rows):
-            return pd.DataFrame([], columns=list(OP_COLUMNS))
-        codes = rows.codes()
-        entries = rows.entries
+        return self.rows.table(OP_COLUMNS, self._describe)
+
+    def _describe(self, entries: list[tuple]) -> dict[str, list]:
         units = [plan.units[i] for _, plan, i in entries]
-        described = {
+        return {
             "app": [app for app, _, _ in entries],
             "op": [plan.ops[i] for _, plan, i in entries],
             "kind": [plan.kinds[i] for _, plan, i in entries],
             "unit": units,
             "node": [self._node[uid] for uid in units],
         }
-        columns = {"request_id": rows.request_ids()}
-        columns.update({name: _take(values, codes) for name, values in described.items()})
-        columns.update({name: rows.numbers(name) for name in rows.stored})
-        return pd.DataFrame(columns, columns=list(OP_COLUMNS))
 
 
 class TransferTrace:
@@ -185,17 +190,17 @@ class TransferTrace:
         self.rows = _Columns(
             {"queued_s": "d", "start_s": "d", "end_s": "d", "arrive_s": "d", "energy_j": "d"},
             n_key=4,  # app name, plan, move, hop index
+            same_as={"device_energy_j": "energy_j"},
         )
         self.buffer = self.rows.buffer
 
     def table(self) -> pd.DataFrame:
-        rows = self.rows
-        rows.flush()
-        if not len(rows):
-            return pd.DataFrame([], columns=list(TRANSFER_COLUMNS))
-        codes = rows.codes()
-        described = {name: [] for name in TRANSFER_COLUMNS[1:12]}
-        for app, plan, move, k in rows.entries:
+        return self.rows.table(TRANSFER_COLUMNS, self._describe)
+
+    @staticmethod
+    def _describe(entries: list[tuple]) -> dict[str, list]:
+        described: dict[str, list] = {name: [] for name in TRANSFER_COLUMNS[1:12]}
+        for app, plan, move, k in entries:
             hop = move.hops[k] if k >= 0 else None
             source = f"{plan.source}:<source>"
             values = (
@@ -213,8 +218,4 @@ class TransferTrace:
             )
             for column, value in zip(described.values(), values, strict=True):
                 column.append(value)
-        columns = {"request_id": rows.request_ids()}
-        columns.update({name: _take(values, codes) for name, values in described.items()})
-        columns.update({name: rows.numbers(name) for name in rows.stored})
-        columns["device_energy_j"] = columns["energy_j"].copy()
-        return pd.DataFrame(columns, columns=list(TRANSFER_COLUMNS))
+        return described
