@@ -1,7 +1,8 @@
 """A full trace costs at most 64 bytes per op or transfer row (issue 17, item 3).
 
 The memory a run holds when its tables start being built (``Ledger.op_table``, right
-after the run) is measured with ``tracemalloc`` for N and 2N MobileNetV2 requests: the
+after the run) is measured with ``tracemalloc`` for N and 2N MobileNetV2 requests
+(``bench/scale.py``'s ``held_at_tables``, which also prints the figure): the
 difference divided by the difference in trace rows is what one more row costs, including
 anything else that grows with the requests (their records). The rows are columns of 8-byte
 floats (5 per row) plus an id, a code and a level: ~54 bytes; before the columns each row
@@ -10,49 +11,23 @@ was a tuple of boxed floats, ~193 bytes. A deterministic measurement, not a timi
 
 from __future__ import annotations
 
-import gc
-import tracemalloc
-
 import pandas as pd
 from bench_loader import load_bench
 
 from simulator.engine import ledger as ledger_module
 from simulator.engine import simulate
-from simulator.engine.ledger import Ledger
 
-build_scale_scenario = load_bench("scale").build_scale_scenario
+scale = load_bench("scale")
+build_scale_scenario = scale.build_scale_scenario
+held_at_tables = scale.held_at_tables
 
 N_REQUESTS = 20
 
 
-def _held_at_tables(monkeypatch, n_requests: int) -> tuple[int, int]:
-    """(bytes traced when the run ends, trace rows) of one full-trace run."""
-    seen = []
-    op_table = Ledger.op_table
-
-    def measured(ledger):
-        ledger.flush()
-        gc.collect()
-        seen.append((tracemalloc.get_traced_memory()[0], ledger.trace_rows()))
-        return op_table(ledger)
-
-    monkeypatch.setattr(Ledger, "op_table", measured)
-    scenario = build_scale_scenario(n_requests)
-    gc.collect()
-    tracemalloc.start()
-    try:
-        result = simulate(scenario, trace="full")
-    finally:
-        tracemalloc.stop()
-    (held, rows) = seen[0]
-    assert rows == len(result.ops) + len(result.transfers)
-    return held, rows
-
-
-def test_a_full_trace_row_costs_at_most_64_bytes(monkeypatch):
-    _held_at_tables(monkeypatch, 5)  # first-run caches (presets, zoo model) out of the way
-    held_n, rows_n = _held_at_tables(monkeypatch, N_REQUESTS)
-    held_2n, rows_2n = _held_at_tables(monkeypatch, 2 * N_REQUESTS)
+def test_a_full_trace_row_costs_at_most_64_bytes():
+    held_at_tables(5)  # first-run caches (presets, zoo model) out of the way
+    held_n, rows_n = held_at_tables(N_REQUESTS)
+    held_2n, rows_2n = held_at_tables(2 * N_REQUESTS)
     # 151 ops and 59 on-chip moves per request
     assert rows_2n - rows_n == N_REQUESTS * (151 + 59)
     per_row = (held_2n - held_n) / (rows_2n - rows_n)
