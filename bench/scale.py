@@ -14,7 +14,8 @@ residual adds on the big CPU cluster, everything else on the NPU (the placement 
 
 By default: ``none`` at 10,000 requests; ``full`` and ``summary`` at 2,000 requests (the
 full trace of 10,000 requests would need several GiB; its growth per request is what
-the table shows).
+the table shows). Last, the bytes one more full-trace row costs (``--row-requests N``:
+``tracemalloc`` after N and 2N requests, see :func:`held_at_tables`).
 """
 
 from __future__ import annotations
