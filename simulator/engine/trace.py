@@ -111,10 +111,11 @@ class _Columns:
                     codes[key] = len(self.entries)
                     self.entries.append(tuple(f[row] for f in key_fields))
             found = [codes[key] for key in keys]
-        self.request_id.extend(fields[0])
-        self.code.extend(found)
+        # extending by an array built from the tuple is ~2x faster than by the tuple
+        self.request_id.extend(array("q", fields[0]))
+        self.code.extend(array("i", found))
         for column, values in zip(self.stored.values(), fields[1 + self._n_key :], strict=True):
-            column.extend(values)
+            column.extend(array(column.typecode, values))
 
     def numbers(self, name: str) -> np.ndarray:
         """A stored column as a numpy array of its own (int64 for integers)."""
