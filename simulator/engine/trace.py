@@ -142,9 +142,13 @@ class _Columns:
         return columns
 
 
-def _take(values: list, codes: np.ndarray) -> np.ndarray:
-    """A descriptive column: one value per code (dtype as pandas infers it), at the codes."""
-    return pd.Series(values).to_numpy()[codes]
+def _take(values: list, codes: np.ndarray):
+    """A descriptive column: one value per code (dtype as pandas infers it), at the codes.
+
+    Taken from the inferred array itself, so a string column goes straight into pandas'
+    string storage without an object array per row in between.
+    """
+    return pd.Series(values).array.take(codes)
 
 
 class OpTrace:
