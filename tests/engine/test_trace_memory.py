@@ -5,7 +5,7 @@ after the run) is measured with ``tracemalloc`` for N and 2N MobileNetV2 request
 (``bench/scale.py``'s ``held_at_tables``, which also prints the figure): the
 difference divided by the difference in trace rows is what one more row costs, including
 anything else that grows with the requests (their records). The rows are columns of 8-byte
-floats (5 per row) plus an id, a code and a level: ~54 bytes; before the columns each row
+floats (5 per row) plus an id, a code and a level: ~55 bytes; before the columns each row
 was a tuple of boxed floats, ~193 bytes. A deterministic measurement, not a timing.
 """
 
