@@ -14,7 +14,8 @@ residual adds on the big CPU cluster, everything else on the NPU (the placement 
 
 By default: ``none`` at 10,000 requests; ``full`` and ``summary`` at 2,000 requests (the
 full trace of 10,000 requests would need several GiB; its growth per request is what
-the table shows).
+the table shows). Last, the bytes one more full-trace row costs (``--row-requests N``:
+``tracemalloc`` after N and 2N requests, see :func:`held_at_tables`).
 """
 
 from __future__ import annotations
@@ -62,6 +63,53 @@ def build_scale_scenario(n_requests: int, seed: int = 1):
         ],
     }
     return parse_scenario(document, base_dir=ROOT / "scenarios", source="<bench/scale.py>")
+
+
+def held_at_tables(n_requests: int) -> tuple[int, int]:
+    """(bytes traced when the run ends, trace rows) of one full-trace run of ``n_requests``.
+
+    Measured by ``tracemalloc`` when ``simulate()`` starts building its tables (the first
+    ``Ledger.op_table`` call, right after the run), with the buffered rows flushed into
+    the columns: everything the run holds then, the trace and the request records.
+    """
+    import gc
+    import tracemalloc
+
+    from simulator import simulate
+    from simulator.engine.ledger import Ledger
+
+    seen = []
+    op_table = Ledger.op_table
+
+    def measured(ledger):
+        ledger.flush()
+        gc.collect()
+        seen.append((tracemalloc.get_traced_memory()[0], ledger.trace_rows()))
+        return op_table(ledger)
+
+    scenario = build_scale_scenario(n_requests)
+    gc.collect()
+    Ledger.op_table = measured
+    tracemalloc.start()
+    try:
+        result = simulate(scenario, trace="full")
+    finally:
+        tracemalloc.stop()
+        Ledger.op_table = op_table
+    held, rows = seen[0]
+    if rows != len(result.ops) + len(result.transfers):
+        raise RuntimeError(
+            f"{rows} trace rows held, {len(result.ops)} + {len(result.transfers)} in the tables"
+        )
+    return held, rows
+
+
+def trace_bytes_per_row(n_requests: int) -> float:
+    """What one more full-trace row costs: held memory of 2N vs N requests per added row."""
+    held_at_tables(5)  # first-run caches (presets, the zoo model) out of the way
+    held_n, rows_n = held_at_tables(n_requests)
+    held_2n, rows_2n = held_at_tables(2 * n_requests)
+    return (held_2n - held_n) / (rows_2n - rows_n)
 
 
 def _rss_mib() -> float:
@@ -120,6 +168,12 @@ def main(argv=None) -> int:
         default=2_000,
         help="size of the full/summary runs (and of a second none run, for growth)",
     )
+    parser.add_argument(
+        "--row-requests",
+        type=int,
+        default=100,
+        help="N of the bytes-per-trace-row measurement (N vs 2N requests)",
+    )
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--child", nargs=2, metavar=("LEVEL", "N"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -150,8 +204,13 @@ def main(argv=None) -> int:
         f"memory per 1,000 requests: none {growth:.2f} MiB (between the two none runs), "
         f"full {full_growth:.1f} MiB"
     )
+    per_row = trace_bytes_per_row(args.row_requests)
+    print(
+        f"full trace: {per_row:.1f} bytes per op/transfer row held after the run "
+        f"(tracemalloc, {args.row_requests:,} vs {2 * args.row_requests:,} requests)"
+    )
     if args.json:
-        print(json.dumps({"bench": "scale", "runs": runs}))
+        print(json.dumps({"bench": "scale", "runs": runs, "trace_bytes_per_row": per_row}))
     return 0
 
 

@@ -13,6 +13,13 @@ from __future__ import annotations
 import pandas as pd
 
 from simulator.engine.servers import Server
+from simulator.engine.trace import (
+    CHUNK_ROWS,
+    OP_COLUMNS,  # noqa: F401 (re-exported: the columns of the tables the ledger builds)
+    TRANSFER_COLUMNS,  # noqa: F401
+    OpTrace,
+    TransferTrace,
+)
 from simulator.placement.plan import ExecutionPlan, Move
 from simulator.platform import Platform
 
@@ -39,42 +46,6 @@ LINK_COLUMNS = (
     "busy_s",
     "queue_wait_mean_s",
 )
-OP_COLUMNS = (
-    "request_id",
-    "app",
-    "op",
-    "kind",
-    "unit",
-    "node",
-    "ready_s",
-    "start_s",
-    "end_s",
-    "energy_j",
-    "level",
-    "memory_stall_s",
-)
-TRANSFER_COLUMNS = (
-    "request_id",
-    "app",
-    "src_op",
-    "src_unit",
-    "dst_unit",
-    "kind",
-    "mechanism",
-    "link",
-    "hop",
-    "src_node",
-    "dst_node",
-    "bytes",
-    "queued_s",
-    "start_s",
-    "end_s",
-    "arrive_s",
-    "energy_j",
-    "device_energy_j",
-)
-
-
 #: How much of the per-op trace a run keeps (``simulate(trace=...)``, ``--trace``):
 #: full: op and transfer rows; summary: request rows and per-unit/link aggregates only;
 #: none: aggregates only (memory does not grow with the number of ops).
@@ -97,8 +68,6 @@ class Ledger:
         # per (link, src node): [hops, bytes, serialisation s, queueing s]
         self.link_totals: dict[tuple[str, str], list] = {}
         self.last_op_end_s = 0.0  # the end of the last op that ran
-        self.op_rows: list[tuple] = []
-        self.transfer_rows: list[tuple] = []
         self.memory_now = dict.fromkeys(units, 0)
         self.memory_peak = dict.fromkeys(units, 0)
         self.weights = dict.fromkeys(units, 0)
@@ -108,6 +77,10 @@ class Ledger:
         self.partial_rows: list[tuple[str, float, float, float, float]] = []
         self._deployed: set = set()
         self._node = {uid: platform.node_of(uid).name for uid in units}
+        self.ops = OpTrace(self._node)
+        self.transfers = TransferTrace()
+        self._op_rows = self.ops.buffer  # the hot path appends here; flushed every chunk
+        self._transfer_rows = self.transfers.buffer
         self._roles = {name: node.role for name, node in platform.nodes.items()}
         # radio busy seconds per (link, node, "tx"|"rx"), device ends only
         self.radio_busy: dict[tuple[str, str, str], float] = {}
@@ -165,14 +138,13 @@ class Ledger:
             waits[2] = wait_s
         if not self.keep_rows:
             return
-        self.op_rows.append(
+        rows = self._op_rows
+        rows.append(
             (
                 request.rid,
                 request.app.entry.app,
-                plan.ops[i],
-                plan.kinds[i],
-                uid,
-                self._node[uid],
+                plan,
+                i,
                 request.ready_s[i],
                 start_s,
                 end_s,
@@ -181,6 +153,8 @@ class Ledger:
                 stall_s,
             )
         )
+        if len(rows) >= CHUNK_ROWS:
+            self.ops.rows.flush()
 
     def partial_op(
         self, uid: str, start_s: float, end_s: float, core_share: float, busy_w: float
@@ -199,23 +173,7 @@ class Ledger:
         """An on-chip or explicit-cost move (a delay; no link, no radio)."""
         if not self.keep_rows:
             return
-        self.transfer_rows.append(
-            self._move_row(
-                request,
-                move,
-                move.transfer.kind,
-                "",
-                -1,
-                "",
-                "",
-                start_s,
-                start_s,
-                end_s,
-                end_s,
-                0.0,
-                0.0,
-            )
-        )
+        self._transfer(request, move, -1, start_s, start_s, end_s, end_s, 0.0)
 
     def hop(
         self,
@@ -250,69 +208,45 @@ class Ledger:
         totals[3] += start_s - queued_s
         if not self.keep_rows:
             return energy, energy
-        self.transfer_rows.append(
-            self._move_row(
-                request,
+        self._transfer(request, move, k, queued_s, start_s, end_s, end_s + delay_s, energy)
+        return energy, energy
+
+    def _transfer(self, request, move, k, queued_s, start_s, end_s, arrive_s, energy_j) -> None:
+        rows = self._transfer_rows
+        rows.append(
+            (
+                request.rid,
+                request.app.entry.app,
+                request.plan,
                 move,
-                "network",
-                hop.link,
                 k,
-                hop.src,
-                hop.dst,
                 queued_s,
                 start_s,
                 end_s,
-                end_s + delay_s,
-                energy,
-                energy,
+                arrive_s,
+                energy_j,
             )
         )
-        return energy, energy
-
-    @staticmethod
-    def _move_row(
-        request,
-        move,
-        kind,
-        link,
-        k,
-        src_node,
-        dst_node,
-        queued,
-        start,
-        end,
-        arrive,
-        energy,
-        device_energy,
-    ):
-        plan = request.plan
-        return (
-            request.rid,
-            request.app.entry.app,
-            plan.ops[move.src_op] if move.src_op is not None else "<input>",
-            move.src_unit or f"{plan.source}:<source>",
-            move.dst_unit or f"{plan.source}:<source>",
-            kind,
-            move.transfer.mechanism,
-            link,
-            k,
-            src_node,
-            dst_node,
-            move.nbytes,
-            queued,
-            start,
-            end,
-            arrive,
-            energy,
-            device_energy,
-        )
+        if len(rows) >= CHUNK_ROWS:
+            self.transfers.rows.flush()
 
     # -- tables ------------------------------------------------------------------------------
     def op_table(self) -> pd.DataFrame:
-        return pd.DataFrame(self.op_rows, columns=list(OP_COLUMNS))
+        """The ``ops`` table (columns :data:`OP_COLUMNS`), built from the trace's columns."""
+        return self.ops.table()
 
     def transfer_table(self) -> pd.DataFrame:
-        return pd.DataFrame(self.transfer_rows, columns=list(TRANSFER_COLUMNS))
+        """The ``transfers`` table (columns :data:`TRANSFER_COLUMNS`)."""
+        return self.transfers.table()
+
+    def trace_rows(self) -> int:
+        """How many op and transfer rows the trace holds."""
+        return len(self.ops.rows) + len(self.transfers.rows)
+
+    def flush(self) -> None:
+        """Move every buffered trace row into the columns (before measuring their size)."""
+        self.ops.rows.flush()
+        self.transfers.rows.flush()
 
     def link_table(self) -> pd.DataFrame:
         """One row per link direction that carried a hop: totals streamed during the run."""

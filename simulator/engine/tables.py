@@ -13,59 +13,69 @@ from simulator.placement.plan import ExecutionPlan
 from simulator.platform import CostOracle
 from simulator.spec.scenario import Scenario
 
+REQUEST_COLUMNS = (
+    "request_id",
+    "app",
+    "model",
+    "source",
+    "arrival_s",
+    "start_s",
+    "finish_s",
+    "latency_s",
+    "deadline_s",
+    "deadline_met",
+    "status",
+    "drop_reason",
+    "energy_j",
+    "device_energy_j",
+    "replica",
+    "decision",
+    "fell_back",
+    "seed",
+    "replicate",
+)
+
 
 def request_table(engine: Engine, seed: int, replicate: int) -> pd.DataFrame:
-    rows = []
-    for r in engine.requests.records():
-        entry = r.app.entry
-        done = r.finish_s is not None
-        latency = r.finish_s - r.arrival_s if done else math.nan
-        deadline = entry.deadline_s
-        rows.append(
-            {
-                "request_id": r.rid,
-                "app": entry.app,
-                "model": entry.model,
-                "source": entry.source,
-                "arrival_s": r.arrival_s,
-                "start_s": r.first_start_s,
-                "finish_s": r.finish_s,
-                "latency_s": latency,
-                "deadline_s": deadline,
-                "deadline_met": (latency <= deadline) if deadline is not None and done else None,
-                "status": "completed" if done else "dropped",
-                "drop_reason": "" if done else (r.drop_reason or engine.stop_reason),
-                "energy_j": r.energy_j,
-                "device_energy_j": r.device_energy_j,
-                "replica": r.rep.index,
-                "decision": r.plan.label,
-                "fell_back": r.fell_back,
-                "seed": seed,
-                "replicate": replicate,
-            }
-        )
-    columns = [
-        "request_id",
-        "app",
-        "model",
-        "source",
-        "arrival_s",
-        "start_s",
-        "finish_s",
-        "latency_s",
-        "deadline_s",
-        "deadline_met",
-        "status",
-        "drop_reason",
-        "energy_j",
-        "device_energy_j",
-        "replica",
-        "decision",
-        "fell_back",
-        "seed",
-        "replicate",
+    """One row per request, built column by column from the request records."""
+    records = engine.requests.records()
+    if not records:
+        return pd.DataFrame([], columns=list(REQUEST_COLUMNS))
+    entries = [r.app.entry for r in records]
+    finish_s = [r.finish_s for r in records]
+    done = [f is not None for f in finish_s]
+    latency_s = [
+        f - r.arrival_s if d else math.nan for f, r, d in zip(finish_s, records, done, strict=True)
     ]
-    return pd.DataFrame(rows, columns=columns)
+    deadline_s = [entry.deadline_s for entry in entries]
+    columns = {
+        "request_id": [r.rid for r in records],
+        "app": [entry.app for entry in entries],
+        "model": [entry.model for entry in entries],
+        "source": [entry.source for entry in entries],
+        "arrival_s": [r.arrival_s for r in records],
+        "start_s": [r.first_start_s for r in records],
+        "finish_s": finish_s,
+        "latency_s": latency_s,
+        "deadline_s": deadline_s,
+        "deadline_met": [
+            (latency <= deadline) if deadline is not None and d else None
+            for latency, deadline, d in zip(latency_s, deadline_s, done, strict=True)
+        ],
+        "status": ["completed" if d else "dropped" for d in done],
+        "drop_reason": [
+            "" if d else (r.drop_reason or engine.stop_reason)
+            for r, d in zip(records, done, strict=True)
+        ],
+        "energy_j": [r.energy_j for r in records],
+        "device_energy_j": [r.device_energy_j for r in records],
+        "replica": [r.rep.index for r in records],
+        "decision": [r.plan.label for r in records],
+        "fell_back": [r.fell_back for r in records],
+        "seed": [seed] * len(records),
+        "replicate": [replicate] * len(records),
+    }
+    return pd.DataFrame(columns, columns=list(REQUEST_COLUMNS))
 
 
 def energy_table(units, radios, scenario: Scenario, start_s: float, end_s: float) -> pd.DataFrame:

@@ -1,0 +1,226 @@
+"""The full trace in columns: op and transfer rows at about 54 bytes each.
+
+A row is recorded as a tuple of references to objects that already exist (the request's
+id, its app's name, its plan, the times the engine computed) and appended to a short
+buffer: the hot path allocates nothing else. Every :data:`CHUNK_ROWS` rows the buffer
+is moved into typed columns (``array.array``: 8 bytes per float, 8 per request id, 2 per
+level or hop index) and what a row refers to (its app, op, units, nodes, link, bytes) is
+replaced by a small integer code into a per-run table of distinct references (one entry
+per app × op, or per app × move × hop, however many requests ran it). The float objects
+the rows referred to are then freed.
+
+The ``ops`` and ``transfers`` tables are built from the columns with numpy: the numeric
+columns are copied from the arrays, and the descriptive ones are the code table's
+columns taken at the codes, so no Python object is built per row. The dtypes are those
+pandas infers from the rows (``int64`` ids, levels, hops and bytes, ``float64`` times and
+energies, ``str`` names), and an empty trace is a table of the columns with no rows.
+"""
+
+from __future__ import annotations
+
+from array import array
+
+import numpy as np
+import pandas as pd
+
+OP_COLUMNS = (
+    "request_id",
+    "app",
+    "op",
+    "kind",
+    "unit",
+    "node",
+    "ready_s",
+    "start_s",
+    "end_s",
+    "energy_j",
+    "level",
+    "memory_stall_s",
+)
+TRANSFER_COLUMNS = (
+    "request_id",
+    "app",
+    "src_op",
+    "src_unit",
+    "dst_unit",
+    "kind",
+    "mechanism",
+    "link",
+    "hop",
+    "src_node",
+    "dst_node",
+    "bytes",
+    "queued_s",
+    "start_s",
+    "end_s",
+    "arrive_s",
+    "energy_j",
+    "device_energy_j",
+)
+
+#: Rows buffered as tuples before they move into the columns: large enough that the
+#: per-chunk work is amortised, small enough that the buffer (~0.2 MiB) does not matter.
+CHUNK_ROWS = 1024
+
+#: numpy dtype of each ``array.array`` typecode used for the stored columns
+_NUMPY = {"q": np.int64, "i": np.int32, "h": np.int16, "d": np.float64}
+
+
+class _Columns:
+    """Buffered rows of references, moved into typed columns one chunk at a time.
+
+    Parameters
+    ----------
+    stored : dict of {name: typecode}
+        The numeric columns kept as ``array.array``, in row order after the key fields.
+    n_key : int
+        How many leading fields of a row (after the request id) make the row's key, the
+        identity of what it refers to; they become one ``int32`` code.
+    same_as : dict of {name: stored name}, optional
+        Table columns always equal to a stored one (stored once).
+    """
+
+    def __init__(self, stored: dict[str, str], n_key: int, same_as: dict[str, str] | None = None):
+        self.buffer: list[tuple] = []
+        self.request_id = array("q")
+        self.code = array("i")
+        self.stored = {name: array(typecode) for name, typecode in stored.items()}
+        self._n_key = n_key
+        self._same_as = same_as or {}
+        self._codes: dict[tuple, int] = {}  # key of object ids -> code
+        self.entries: list[tuple] = []  # by code: the key's objects (kept alive: ids stay unique)
+
+    def __len__(self) -> int:
+        return len(self.request_id) + len(self.buffer)
+
+    def flush(self) -> None:
+        """Move the buffered rows into the columns."""
+        if not self.buffer:
+            return
+        fields = list(zip(*self.buffer, strict=True))
+        self.buffer.clear()
+        key_fields = fields[1 : 1 + self._n_key]
+        # objects by identity (their ids stay unique: entries keep them alive); the last
+        # key field is an index (op or hop)
+        keys = list(zip(*(map(id, f) for f in key_fields[:-1]), key_fields[-1], strict=True))
+        codes = self._codes
+        found = [codes.get(key) for key in keys]
+        if None in found:  # new keys (rarely: one per app x op or move x hop in a run)
+            for row, key in enumerate(keys):
+                if key not in codes:
+                    codes[key] = len(self.entries)
+                    self.entries.append(tuple(f[row] for f in key_fields))
+            found = [codes[key] for key in keys]
+        # extending by an array built from the tuple is ~2x faster than by the tuple
+        self.request_id.extend(array("q", fields[0]))
+        self.code.extend(array("i", found))
+        for column, values in zip(self.stored.values(), fields[1 + self._n_key :], strict=True):
+            column.extend(array(column.typecode, values))
+
+    def numbers(self, name: str) -> np.ndarray:
+        """A stored column as a numpy array of its own (int64 for integers)."""
+        column = self.stored[name]
+        values = np.frombuffer(column, dtype=_NUMPY[column.typecode])  # a view: copy it
+        return values.astype(np.int64) if values.dtype.kind == "i" else values.copy()
+
+    def table(self, names: tuple[str, ...], describe) -> pd.DataFrame:
+        """The table of columns ``names``; ``describe(entries)`` gives the described ones."""
+        self.flush()
+        if not len(self):
+            return pd.DataFrame([], columns=list(names))
+        columns = self.columns(describe(self.entries))
+        columns.update({name: columns[same].copy() for name, same in self._same_as.items()})
+        return pd.DataFrame(columns, columns=list(names))
+
+    def columns(self, described: dict[str, list]) -> dict[str, np.ndarray]:
+        """Every column of the flushed rows, in order: request ids, the described ones
+        (``{name: one value per code}``) taken at the rows' codes, the stored ones."""
+        codes = np.frombuffer(self.code, dtype=np.int32)
+        columns = {"request_id": np.frombuffer(self.request_id, dtype=np.int64).copy()}
+        columns.update({name: _take(values, codes) for name, values in described.items()})
+        columns.update({name: self.numbers(name) for name in self.stored})
+        return columns
+
+
+def _take(values: list, codes: np.ndarray):
+    """A descriptive column: one value per code (dtype as pandas infers it), at the codes.
+
+    Taken from the inferred array itself, so a string column goes straight into pandas'
+    string storage without an object array per row in between.
+    """
+    return pd.Series(values).array.take(codes)
+
+
+class OpTrace:
+    """The ``ops`` rows: one per op run (request id, app, plan, op index, times, level)."""
+
+    def __init__(self, node_of_unit: dict[str, str]):
+        self._node = node_of_unit
+        self.rows = _Columns(
+            {
+                "ready_s": "d",
+                "start_s": "d",
+                "end_s": "d",
+                "energy_j": "d",
+                "level": "h",
+                "memory_stall_s": "d",
+            },
+            n_key=3,  # app name, plan, op index
+        )
+        self.buffer = self.rows.buffer
+
+    def table(self) -> pd.DataFrame:
+        return self.rows.table(OP_COLUMNS, self._describe)
+
+    def _describe(self, entries: list[tuple]) -> dict[str, list]:
+        units = [plan.units[i] for _, plan, i in entries]
+        return {
+            "app": [app for app, _, _ in entries],
+            "op": [plan.ops[i] for _, plan, i in entries],
+            "kind": [plan.kinds[i] for _, plan, i in entries],
+            "unit": units,
+            "node": [self._node[uid] for uid in units],
+        }
+
+
+class TransferTrace:
+    """The ``transfers`` rows: one per move or network hop of a request.
+
+    A move (on-chip, explicit cost) has hop ``-1``, no link and no energy; it is queued
+    when it starts and arrives when it ends. A hop's request energy is also its device
+    energy (only device-end radios are booked), so one column holds both.
+    """
+
+    def __init__(self):
+        self.rows = _Columns(
+            {"queued_s": "d", "start_s": "d", "end_s": "d", "arrive_s": "d", "energy_j": "d"},
+            n_key=4,  # app name, plan, move, hop index
+            same_as={"device_energy_j": "energy_j"},
+        )
+        self.buffer = self.rows.buffer
+
+    def table(self) -> pd.DataFrame:
+        return self.rows.table(TRANSFER_COLUMNS, self._describe)
+
+    @staticmethod
+    def _describe(entries: list[tuple]) -> dict[str, list]:
+        described: dict[str, list] = {name: [] for name in TRANSFER_COLUMNS[1:12]}
+        for app, plan, move, k in entries:
+            hop = move.hops[k] if k >= 0 else None
+            source = f"{plan.source}:<source>"
+            values = (
+                app,
+                plan.ops[move.src_op] if move.src_op is not None else "<input>",
+                move.src_unit or source,
+                move.dst_unit or source,
+                "network" if hop is not None else move.transfer.kind,
+                move.transfer.mechanism,
+                hop.link if hop is not None else "",
+                k,
+                hop.src if hop is not None else "",
+                hop.dst if hop is not None else "",
+                move.nbytes,
+            )
+            for column, value in zip(described.values(), values, strict=True):
+                column.append(value)
+        return described
