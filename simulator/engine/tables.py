@@ -7,7 +7,7 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from simulator.engine.run import Engine
+from simulator.engine.run import RunRecord
 from simulator.placement.estimate import estimate
 from simulator.placement.plan import ExecutionPlan
 from simulator.platform import CostOracle
@@ -36,9 +36,9 @@ REQUEST_COLUMNS = (
 )
 
 
-def request_table(engine: Engine, seed: int, replicate: int) -> pd.DataFrame:
+def request_table(record: RunRecord, seed: int, replicate: int) -> pd.DataFrame:
     """One row per request, built column by column from the request records."""
-    records = engine.requests.records()
+    records = record.requests.records()
     if not records:
         return pd.DataFrame([], columns=list(REQUEST_COLUMNS))
     entries = [r.app.entry for r in records]
@@ -64,7 +64,7 @@ def request_table(engine: Engine, seed: int, replicate: int) -> pd.DataFrame:
         ],
         "status": ["completed" if d else "dropped" for d in done],
         "drop_reason": [
-            "" if d else (r.drop_reason or engine.stop_reason)
+            "" if d else (r.drop_reason or record.stop_reason)
             for r, d in zip(records, done, strict=True)
         ],
         "energy_j": [r.energy_j for r in records],
