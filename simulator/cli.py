@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from simulator.cli_outcome import run_command
+from simulator.cli_outcome import interrupted_before_start, run_command
 from simulator.cli_warnings import socsim_warnings_to_stderr
 from simulator.errors import ScenarioError, SocsimError
 from simulator.exitcodes import EXIT_INVALID, EXIT_OK
@@ -330,7 +330,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``socsim`` console script; returns the exit status
     (:mod:`simulator.exitcodes`; argparse usage errors exit with 2 itself)."""
-    args = build_parser().parse_args(argv)
+    try:
+        args = build_parser().parse_args(argv)
+    except KeyboardInterrupt:  # Ctrl-C while the command line is read (start-up is lazy)
+        return interrupted_before_start()
     handler: Callable[[argparse.Namespace], int] = args.handler
     with socsim_warnings_to_stderr():
         return run_command(handler, args)
