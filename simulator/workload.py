@@ -34,7 +34,7 @@ class AfterCompletion:
     think_s: float = 0.0
 
 
-ARRIVALS: Registry[ArrivalProcess] = Registry("arrival process")
+ARRIVALS: Registry[ArrivalProcess] = Registry("arrival process", "socsim.arrivals")
 
 #: Bounds in the units written (simulator.limits): times within the horizon, periods of
 #: at least 1 ns (so each arrival advances float64 time), rates of at most 1 GHz.

@@ -7,6 +7,7 @@ each naming its file, YAML path and line.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,8 @@ from simulator.graph.model import ModelGraph
 from simulator.limits import MAX_REQUESTS
 from simulator.placement.base import PlacementSpec
 from simulator.platform import Platform
+from simulator.plugins import MODULE_PATTERN, import_plugins
+from simulator.registry import PluginError
 from simulator.rules import (
     app_bounded,
     app_has_placement,
@@ -83,6 +86,7 @@ def parse_scenario(
         raise ScenarioError([Problem("", "a scenario must be a mapping of keys", file=source)])
     presets = collect_presets(document, Path(base_dir), source, ctx, (Path(source).resolve(),))
     expanded, failed = expand_presets(document, presets, ctx)
+    _import_plugins(expanded, ctx)  # first: the names they register are valid below
     checked = SCENARIO.check(expanded, Loc(""), ctx)
     # An entry whose preset is unknown lacks the preset's keys: say so once, not per key.
     ctx.problems[:] = [
@@ -137,6 +141,20 @@ def validate_library(path: str | Path, allow_dirs: Sequence[str | Path] = ()) ->
     if ctx.problems:
         raise ScenarioError(ctx.problems)
     return count
+
+
+def _import_plugins(document: Mapping, ctx: Context) -> None:
+    """Import the modules listed under ``plugins:`` (their shape is the schema's to check)."""
+    modules = document.get("plugins")
+    if not isinstance(modules, list):
+        return
+    loc = Loc("plugins", document, "plugins")
+    for i, name in enumerate(modules):
+        if isinstance(name, str) and re.fullmatch(MODULE_PATTERN, name):
+            try:
+                import_plugins([name])
+            except PluginError as exc:
+                ctx.problem(loc.child(modules, i), str(exc))
 
 
 # -- names that refer to other parts of the document -------------------------------------
@@ -269,6 +287,7 @@ def _build(checked: dict, raw: Mapping, ctx: Context, source: str) -> Scenario |
         placement=default_placement,
         duration_s=checked["duration_s"],
         scheduler=checked["scheduler"],
+        plugins=tuple(checked["plugins"]),
         source_file=source,
         document=document,
     )

@@ -35,6 +35,9 @@ class Scenario:
         No arrival after this time (s); in-flight requests still finish.
     scheduler : str
         How a free unit picks its next ready op (:data:`simulator.scheduling.SCHEDULERS`).
+    plugins : tuple of str
+        Modules that register names the scenario uses (:mod:`simulator.plugins`); a
+        process given this scenario ready-made imports them before running it.
     source_file : str or None
         Where it was loaded from.
     accuracy_top1 : Mapping[str, float or None]
@@ -53,6 +56,7 @@ class Scenario:
     placement: PlacementSpec | None = None
     duration_s: float | None = None
     scheduler: str = "fcfs"
+    plugins: tuple[str, ...] = ()
     source_file: str | None = None
     document: Mapping[str, Any] = field(default_factory=FrozenMap)
     accuracy_top1: Mapping[str, float | None] = field(default_factory=FrozenMap)
@@ -61,6 +65,7 @@ class Scenario:
         object.__setattr__(self, "models", FrozenMap(self.models))
         object.__setattr__(self, "accuracy_top1", FrozenMap(self.accuracy_top1))
         object.__setattr__(self, "workload", tuple(self.workload))
+        object.__setattr__(self, "plugins", tuple(self.plugins))
         nodes = self.platform.nodes
         raise_first(scenario_apps(self.workload, self.models, nodes, self.placement))
         SCHEDULERS.get(self.scheduler)  # raises with the nearest name
