@@ -100,6 +100,27 @@ def placement_xor_replicas(app: str, placement: Any, replicas: Sequence[Any]):
         yield RuleError("give either 'placement' or 'replicas', not both", subject=f"app '{app}'")
 
 
+def adaptive_dispatch(app: str, dispatch: str, has_adaptive: bool, n_replicas: int):
+    """Adaptive options go with ``dispatch: adaptive``, which needs two candidates or more."""
+    from simulator.scheduling import PREDICTIVE_DISPATCHERS
+
+    subject = f"app '{app}'"
+    if dispatch not in PREDICTIVE_DISPATCHERS:
+        if has_adaptive:
+            yield RuleError(
+                f"'adaptive' options need 'dispatch: adaptive' (this app has '{dispatch}')",
+                ("adaptive",),
+                subject=subject,
+            )
+    elif n_replicas < 2:
+        yield RuleError(
+            f"dispatch '{dispatch}' chooses among candidate placements: list at least two "
+            "under 'replicas'",
+            ("dispatch",),
+            subject=subject,
+        )
+
+
 def app_names_known(
     app: str, model: Any, source: Any, models: Collection[str], nodes: Collection[str]
 ) -> Iterator[RuleError]:

@@ -20,7 +20,7 @@ from simulator.errors import SocsimError
 from simulator.frozen import FrozenMap
 from simulator.limits import MAX_CONCURRENCY, MAX_HORIZON_S, MAX_REQUESTS, MIN_PERIOD_S
 from simulator.registry import Registry
-from simulator.rules import app_bounded, placement_xor_replicas, raise_first
+from simulator.rules import adaptive_dispatch, app_bounded, placement_xor_replicas, raise_first
 from simulator.scheduling import DISPATCHERS, PREDICTIVE_DISPATCHERS, AdaptiveOptions
 from simulator.schema import Field, ListOf, Number, Record
 
@@ -224,15 +224,10 @@ class WorkloadEntry:
         object.__setattr__(self, "replicas", tuple(self.replicas))
         raise_first(placement_xor_replicas(self.app, self.placement, self.replicas))
         DISPATCHERS.get(self.dispatch)  # raises with the nearest name
-        if self.dispatch in PREDICTIVE_DISPATCHERS:
-            if len(self.replicas) < 2:
-                raise SocsimError(
-                    f"app '{self.app}': dispatch '{self.dispatch}' needs at least two replicas"
-                )
-            if self.adaptive is None:
-                object.__setattr__(self, "adaptive", AdaptiveOptions())
-        elif self.adaptive is not None:
-            raise SocsimError(f"app '{self.app}': adaptive options need dispatch 'adaptive'")
+        has_adaptive = self.adaptive is not None
+        raise_first(adaptive_dispatch(self.app, self.dispatch, has_adaptive, len(self.replicas)))
+        if self.dispatch in PREDICTIVE_DISPATCHERS and self.adaptive is None:
+            object.__setattr__(self, "adaptive", AdaptiveOptions())
         if self.transfer_timeout_s is not None and not self.transfer_timeout_s > 0:
             raise SocsimError(f"app '{self.app}': transfer_timeout_s must be > 0")
 

@@ -20,6 +20,7 @@ from simulator.platform import Platform
 from simulator.plugins import MODULE_PATTERN, import_plugins
 from simulator.registry import PluginError
 from simulator.rules import (
+    adaptive_dispatch,
     app_bounded,
     app_has_placement,
     app_names_known,
@@ -335,21 +336,13 @@ def _check_requests(ctx: Context, workload: list[WorkloadEntry]) -> None:
 def _adaptive(ctx: Context, loc: Loc, item: dict, entry: dict, n_replicas: int):
     """The AdaptiveOptions of a workload entry (None unless dispatch is 'adaptive')."""
     spec, dispatch = entry["adaptive"], entry["dispatch"]
-    if dispatch not in PREDICTIVE_DISPATCHERS:
-        if spec is not None:
-            ctx.problem(
-                loc.child(item, "adaptive"),
-                f"'adaptive' options need 'dispatch: adaptive' (this app has '{dispatch}')",
-            )
-            return INVALID
-        return None
-    if n_replicas < 2:
-        ctx.problem(
-            loc.child(item, "dispatch"),
-            "dispatch 'adaptive' chooses among candidate placements: list at least two "
-            "under 'replicas'",
-        )
+    errors = list(adaptive_dispatch(entry["app"], dispatch, spec is not None, n_replicas))
+    for error in errors:
+        report(ctx, error, loc, item)
+    if errors:
         return INVALID
+    if dispatch not in PREDICTIVE_DISPATCHERS:
+        return None
     options = AdaptiveOptions(**spec) if spec is not None else AdaptiveOptions()
     if options.fallback is not None and options.fallback >= n_replicas:
         ctx.problem(

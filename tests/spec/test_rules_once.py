@@ -10,6 +10,7 @@ import pytest
 
 from simulator.placement.base import PlacementSpec
 from simulator.rules import RuleError
+from simulator.scheduling import AdaptiveOptions
 from simulator.workload import WorkloadEntry
 
 SINGLE = PlacementSpec("single", {"unit": "cpu"})
@@ -46,6 +47,21 @@ def _yaml_and_python(spec, rule: str):
     if rule == "bounded":
         text = spec.edit(spec.BASE, "    count: 3\n", "")
         return spec.problem(text), lambda: replace(entry, count=None)
+    entry_args = ("camera", "net", "phone", "periodic", {"period_s": 0.1, "offset_s": 0.0})
+    if rule == "adaptive_options":
+        text = spec.edit(spec.BASE, "    deadline_ms: 400\n", "    adaptive: {ewma_alpha: 0.5}\n")
+        return spec.problem(text), lambda: WorkloadEntry(
+            *entry_args, count=3, adaptive=AdaptiveOptions(ewma_alpha=0.5)
+        )
+    if rule == "adaptive_replicas":
+        text = spec.edit(
+            spec.BASE,
+            "    deadline_ms: 400\n",
+            "    dispatch: adaptive\n    replicas: [{policy: single, unit: cpu}]\n",
+        )
+        return spec.problem(text), lambda: WorkloadEntry(
+            *entry_args, count=3, dispatch="adaptive", replicas=(SINGLE,)
+        )
     assert rule == "xor"
     text = spec.edit(
         spec.BASE,
@@ -68,6 +84,8 @@ def _yaml_and_python(spec, rule: str):
         ("placement", "workload[0]", "no placement: give 'placement:' here", None),
         ("bounded", "workload[0]", "open-ended arrivals: give count or duration_s", None),
         ("xor", "workload[0]", "give either 'placement' or 'replicas', not both", None),
+        ("adaptive_options", "workload[0].adaptive", "'adaptive' options need 'dispatch: ad", None),
+        ("adaptive_replicas", "workload[0].dispatch", "dispatch 'adaptive' chooses among", None),
     ],
 )  # fmt: skip
 def test_rule_fires_from_yaml_and_from_python(spec, rule, path, message, suggestion):
