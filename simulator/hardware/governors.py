@@ -107,7 +107,7 @@ class GovernorInput:
 #: governor(table, state, options) -> level
 Governor = Callable[[DvfsTable, GovernorInput, Mapping[str, Any]], int]
 
-GOVERNORS: Registry[Governor] = Registry("governor")
+GOVERNORS: Registry[Governor] = Registry("governor", "socsim.governors")
 
 _NO_OPTIONS = Record({}, name="governor options")
 

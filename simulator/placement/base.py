@@ -23,7 +23,7 @@ from simulator.registry import Registry
 
 PolicyFunction = Callable[[ModelGraph, CostOracle, str, Mapping[str, Any]], "Placement"]
 
-POLICIES: Registry[PolicyFunction] = Registry("placement policy")
+POLICIES: Registry[PolicyFunction] = Registry("placement policy", "socsim.placement")
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from simulator.limits import (
 from simulator.output.names import NAME_RULE, name_problem, suggest_slug
 from simulator.placement.base import POLICIES
 from simulator.placement.objectives import OBJECTIVES, WEIGHT_KEYS
+from simulator.plugins import MODULE_PATTERN
 from simulator.scheduling import DISPATCHERS, SCHEDULERS, AdaptiveOptions
 from simulator.schema import (
     INVALID,
@@ -281,7 +282,7 @@ WORKLOAD = Record(
             ListOf(PLACEMENT, min_len=1), default=[], doc="placements to balance requests over"
         ),
         "dispatch": Field(
-            Text(choices=tuple(DISPATCHERS)),
+            Text(choices=DISPATCHERS.names, what="dispatcher"),
             default="round_robin",
             doc="which replica gets a request",
         ),
@@ -329,8 +330,16 @@ SCENARIO = Record(
         "models": Field(MapOf(ModelChoice(), min_len=1)),
         "workload": Field(ListOf(WORKLOAD, min_len=1)),
         "placement": Field(PLACEMENT, default=None),
+        "plugins": Field(
+            ListOf(Text(pattern=MODULE_PATTERN)),
+            default=[],
+            doc="Python modules imported first, in every process (they register policies, "
+            "schedulers...: docs/plugins.md)",
+        ),
         "scheduler": Field(
-            Text(choices=tuple(SCHEDULERS)), default="fcfs", doc="which ready op a free unit runs"
+            Text(choices=SCHEDULERS.names, what="unit scheduler"),
+            default="fcfs",
+            doc="which ready op a free unit runs",
         ),
         "sweep": Field(SWEEP, default=None, doc="for `socsim sweep`; `socsim run` ignores it"),
         "score": Field(SCORE, default=None, doc="for `socsim score`; `socsim run` ignores it"),

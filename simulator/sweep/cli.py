@@ -17,8 +17,6 @@ from simulator.exitcodes import EXIT_OK
 from simulator.output import check_output_dir, default_output_dir
 from simulator.spec.paths import add_allow_dir_option
 from simulator.spec.yamlio import load_yaml_text, plain
-from simulator.sweep.design import DESIGNS
-from simulator.sweep.executors import EXECUTORS
 
 _FUNCTION = re.compile(r"^(lin|log)\((.*)\)$")
 
@@ -136,10 +134,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="sweep a scenario path: a,b,c | START:STOP:STEP | lin(A,B,N) | log(A,B,N) | "
         "START:STOP (random, lhs) (repeatable)",
     )
-    sweep.add_argument("--design", choices=tuple(DESIGNS), help="default: the section's, or grid")
+    # no argparse choices: the names are checked with the sweep section, against the
+    # registries (plug-ins included, loaded then rather than for every --help)
+    sweep.add_argument(
+        "--design", help="grid, zip, random, lhs or a plug-in's (default: the section's, or grid)"
+    )
     sweep.add_argument("--samples", type=int, help="points drawn by the random and lhs designs")
     sweep.add_argument("--replicates", type=int, help="runs per point (default 1)")
-    sweep.add_argument("--executor", choices=tuple(EXECUTORS), help="default: processes")
+    sweep.add_argument(
+        "--executor", help="serial, processes, dask or a plug-in's (default: processes)"
+    )
     sweep.add_argument("--workers", type=int, help="worker processes (default: every core)")
     sweep.add_argument("--scheduler", help="dask scheduler address, e.g. tcp://host:8786")
     sweep.add_argument("-o", "--output", help="sweep folder (default: runs/<name>_sweep)")

@@ -224,7 +224,7 @@ def sweep_spec(checked: Mapping[str, Any], where: str = "sweep", file: str | Non
 # A design returns a sequence of value tuples that is indexed, not built: a point is made
 # when it is needed, so a 1,000,000-point grid costs its value lists, not a million tuples.
 Design = Callable[[Sequence[Parameter], int | None, "np.random.Generator"], Sequence[tuple]]
-DESIGNS: Registry[Design] = Registry("sweep design")
+DESIGNS: Registry[Design] = Registry("sweep design", "socsim.designs")
 _NO_OPTIONS = Record({}, name="design options")
 
 
