@@ -98,7 +98,14 @@ def cmd_run(args: argparse.Namespace) -> int:
         samples = mc.run_samples(
             scenario, args.samples, args.replicate, args.executor, args.workers, args.allow_dirs
         )
-        extra = {"samples": samples, "intervals": mc.intervals(samples, mc.result_rows(result, -1))}
+        # the per-app figures need the requests table, which trace "none" leaves empty
+        nominal = result
+        if args.trace == "none":
+            nominal = simulate(scenario, replicate=args.replicate, trace="summary")
+        extra = {
+            "samples": samples,
+            "intervals": mc.intervals(samples, mc.result_rows(nominal, -1)),
+        }
     # before printing: a closed stdout loses nothing
     written = result.write(out_dir, extra=extra)
     args.kept = f"the results are complete in {out_dir}/"

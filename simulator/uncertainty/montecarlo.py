@@ -255,22 +255,31 @@ def intervals(table: pd.DataFrame, nominal: Sequence[Mapping[str, Any]]) -> pd.D
     out = []
     for app, rows in table.groupby("app", sort=False):
         for metric in METRICS:
-            values = rows[metric].dropna().to_numpy(dtype=float)
-            if not len(values):
-                continue
-            quantiles = np.percentile(values, QUANTILES)
-            out.append(
-                {
-                    "app": app,
-                    "metric": metric,
-                    "nominal": nominal_of.get((app, metric), math.nan),
-                    "mean": float(values.mean()),
-                    "sd": float(values.std(ddof=1)) if len(values) > 1 else math.nan,
-                    **{f"p{q}": float(v) for q, v in zip(QUANTILES, quantiles, strict=True)},
-                    "samples": len(values),
-                }
-            )
+            base = {
+                "app": app,
+                "metric": metric,
+                "nominal": nominal_of.get((app, metric), math.nan),
+            }
+            out.extend(_interval(base, rows[metric]))
     return pd.DataFrame(out)
+
+
+def _interval(base: dict[str, Any], column: pd.Series) -> list[dict[str, Any]]:
+    """``[{**base, mean, sd, p5, p50, p95, samples}]`` over the column's values, or
+    ``[]`` when it has none (percentiles: numpy's linear interpolation)."""
+    values = column.dropna().to_numpy(dtype=float)
+    if not len(values):
+        return []
+    quantiles = np.percentile(values, QUANTILES)
+    return [
+        {
+            **base,
+            "mean": float(values.mean()),
+            "sd": float(values.std(ddof=1)) if len(values) > 1 else math.nan,
+            **{f"p{q}": float(v) for q, v in zip(QUANTILES, quantiles, strict=True)},
+            "samples": len(values),
+        }
+    ]
 
 
 #: Figures of a sweep row that get an interval per sweep point.
@@ -297,20 +306,7 @@ def sweep_intervals(table: pd.DataFrame, paths: Sequence[str], samples: int) -> 
         base = {"sweep_point": int(sweep_point), **{path: first[path] for path in paths}}
         base.update(decision=decision, decision_share=float(decisions[decision] / len(part)))
         for metric in SWEEP_METRICS:
-            values = part[metric].dropna().to_numpy(dtype=float)
-            if not len(values):
-                continue
-            quantiles = np.percentile(values, QUANTILES)
-            out.append(
-                {
-                    **base,
-                    "metric": metric,
-                    "mean": float(values.mean()),
-                    "sd": float(values.std(ddof=1)) if len(values) > 1 else math.nan,
-                    **{f"p{q}": float(v) for q, v in zip(QUANTILES, quantiles, strict=True)},
-                    "samples": len(values),
-                }
-            )
+            out.extend(_interval({**base, "metric": metric}, part[metric]))
     return pd.DataFrame(out)
 
 
