@@ -169,3 +169,23 @@ def test_a_sweep_with_samples_and_no_distribution_is_refused(tmp_path):
     path.write_text(plain + "sweep:\n  mc_samples: 3\n  parameters:\n    seed: [1]\n")
     with pytest.raises(ScenarioError):
         run_sweep(path, tmp_path / "sweep", quiet=True, executor="serial")
+
+
+def test_a_sampled_sweep_is_the_same_whatever_the_executor(tmp_path):
+    path = tmp_path / "hand.yaml"
+    path.write_text(
+        HAND + "sweep:\n  mc_samples: 3\n  parameters:\n    workload[0].count: [1, 2]\n"
+    )
+    serial = run_sweep(path, tmp_path / "serial", quiet=True, executor="serial")
+    processes = run_sweep(path, tmp_path / "processes", quiet=True, executor="processes", workers=2)
+    pd.testing.assert_frame_equal(serial, processes)
+
+
+def test_resuming_with_other_samples_names_the_flag(tmp_path):
+    from simulator.sweep import SweepFolderError
+
+    path = tmp_path / "hand.yaml"
+    path.write_text(HAND + "sweep:\n  mc_samples: 2\n  parameters:\n    workload[0].count: [1]\n")
+    run_sweep(path, tmp_path / "out", quiet=True, executor="serial")
+    with pytest.raises(SweepFolderError, match="--mc-samples: 2 before, 3 now"):
+        run_sweep(path, tmp_path / "out", quiet=True, executor="serial", mc_samples=3)
