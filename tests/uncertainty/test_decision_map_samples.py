@@ -50,3 +50,16 @@ def test_one_sample_draws_the_plain_map():
     figure = decision_map(table[table["mc_sample"] == 0], "x_mbps", "y_ms")
     assert len(figure.axes[0].images) == 1
     assert [t.get_text() for t in figure.axes[0].texts] == ["10 ms\n1 mJ", "20 ms\n1 mJ"]
+
+
+def test_a_sampled_table_file_plots_over_its_swept_parameters(tmp_path):
+    """Without sweep.json the parameters are the columns between point and replicate,
+    but the sample index is not one of them."""
+    from analysis.kinds import make_plot
+    from analysis.sources import load_source, load_sweep
+
+    path = tmp_path / "sweep.csv"
+    _table().to_csv(path, index=False)
+    assert load_sweep(path).parameters == ("x_mbps", "y_ms")
+    figure = make_plot("decision_map", load_source(path))
+    assert figure.axes[0].texts[0].get_text().endswith("P 0.75")
