@@ -95,17 +95,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     warn_run(scenario, result, args.scenario)  # radios beyond their measured range
     extra = None
     if args.samples is not None:
-        samples = mc.run_samples(
-            scenario, args.samples, args.replicate, args.executor, args.workers, args.allow_dirs
+        extra = mc.sample_tables(
+            scenario, result, args.samples, args.executor, args.workers, args.allow_dirs
         )
-        # the per-app figures need the requests table, which trace "none" leaves empty
-        nominal = result
-        if args.trace == "none":
-            nominal = simulate(scenario, replicate=args.replicate, trace="summary")
-        extra = {
-            "samples": samples,
-            "intervals": mc.intervals(samples, mc.result_rows(nominal, -1)),
-        }
     # before printing: a closed stdout loses nothing
     written = result.write(out_dir, extra=extra)
     args.kept = f"the results are complete in {out_dir}/"
@@ -126,7 +118,9 @@ def cmd_run(args: argparse.Namespace) -> int:
             f"\nMonte Carlo: {args.samples} samples of {fields} uncertain figure(s), seeds "
             f"spawned from {scenario.seed} (samples.csv, intervals.csv):"
         )
-        _print_table(mc.shown_intervals(extra["intervals"]))
+        from simulator.uncertainty.intervals import shown_intervals
+
+        _print_table(shown_intervals(extra["intervals"]))
     print(f"\nwrote {len(written)} files to {out_dir}/")
     return EXIT_OK
 

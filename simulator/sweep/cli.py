@@ -121,7 +121,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     failed = table[table["status"] != "ok"]
     if spec.mc_samples:
         from simulator.output import write_csv
-        from simulator.uncertainty.montecarlo import sweep_intervals
+        from simulator.uncertainty.intervals import sweep_intervals
 
         intervals = sweep_intervals(table, spec.paths, spec.mc_samples)
         write_csv(intervals, out / "intervals.csv")

@@ -20,7 +20,8 @@ column per uncertain field (its YAML path) with the value drawn.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+import sys
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,22 +32,10 @@ import pandas as pd
 from simulator.errors import SocsimError
 from simulator.spec.scenario import Scenario
 from simulator.spec.uncertain import SampleKey, find_uncertain, path_text
+from simulator.uncertainty.intervals import ALL_APPS
 
 #: Most samples one ``socsim run --samples`` may ask for (each is a whole run).
 MAX_SAMPLES = 100_000
-#: Figures of a ``samples`` row that get an interval.
-METRICS = (
-    "latency_mean_s",
-    "latency_p50_s",
-    "latency_p95_s",
-    "request_energy_j",
-    "request_device_energy_j",
-    "energy_per_inference_j",
-    "device_energy_per_inference_j",
-)
-#: Quantiles of an interval (percent): a 90 % central interval and the median.
-QUANTILES = (5, 50, 95)
-ALL_APPS = "*"
 
 
 def check_samples(samples: int) -> int:
@@ -209,6 +198,7 @@ def run_samples(
     executor: str = "processes",
     workers: int | None = None,
     allow_dirs: Sequence[str | Path] = (),
+    progress: Callable[[int, int], None] | None = None,
 ) -> pd.DataFrame:
     """The ``samples`` table of ``samples`` Monte Carlo samples of ``scenario``.
 
@@ -224,6 +214,8 @@ def run_samples(
         A sweep executor (:data:`simulator.sweep.executors.EXECUTORS`).
     workers : int, optional
         Its worker processes (default: every core).
+    progress : callable, optional
+        Called with (samples done, samples) as batches arrive.
 
     Raises
     ------
@@ -238,7 +230,11 @@ def run_samples(
     size = 1 if executor == "serial" else max(1, math.ceil(len(tasks) / (4 * count)))
     batches = [tasks[i : i + size] for i in range(0, len(tasks), size)]
     options = {"workers": workers} if workers and executor != "serial" else {}
-    rows = [row for batch in entry.function(run_sample_batch, batches, **options) for row in batch]
+    rows: list[dict[str, Any]] = []
+    for batch in entry.function(run_sample_batch, batches, **options):
+        rows.extend(batch)
+        if progress is not None:
+            progress(len({row["sample"] for row in rows}), len(tasks))
     table = pd.DataFrame(rows)
     order = {app: i for i, app in enumerate(dict.fromkeys(table["app"]))}
     table = table.sort_values(
@@ -247,109 +243,60 @@ def run_samples(
     return table.reset_index(drop=True)
 
 
-def intervals(table: pd.DataFrame, nominal: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
-    """Per app and metric: the nominal run's value, then mean, sd and the
-    :data:`QUANTILES` over the samples (numpy's linear interpolation), and how many
-    samples had a value."""
-    nominal_of = {(row["app"], m): row[m] for row in nominal for m in METRICS}
-    out = []
-    for app, rows in table.groupby("app", sort=False):
-        for metric in METRICS:
-            base = {
-                "app": app,
-                "metric": metric,
-                "nominal": nominal_of.get((app, metric), math.nan),
-            }
-            out.extend(_interval(base, rows[metric]))
-    return pd.DataFrame(out)
+def stderr_progress() -> Callable[[int, int], None]:
+    """A ``run_samples(progress=...)`` hook: a stderr line each time another tenth of the
+    samples is done."""
+    shown = [-1]
+
+    def report(done: int, total: int) -> None:
+        tenth = done * 10 // total
+        if tenth > shown[0]:
+            shown[0] = tenth
+            print(f"socsim run: {done} of {total} samples done", file=sys.stderr, flush=True)
+
+    return report
 
 
-def _interval(base: dict[str, Any], column: pd.Series) -> list[dict[str, Any]]:
-    """``[{**base, mean, sd, p5, p50, p95, samples}]`` over the column's values, or
-    ``[]`` when it has none (percentiles: numpy's linear interpolation)."""
-    values = column.dropna().to_numpy(dtype=float)
-    if not len(values):
-        return []
-    quantiles = np.percentile(values, QUANTILES)
-    return [
-        {
-            **base,
-            "mean": float(values.mean()),
-            "sd": float(values.std(ddof=1)) if len(values) > 1 else math.nan,
-            **{f"p{q}": float(v) for q, v in zip(QUANTILES, quantiles, strict=True)},
-            "samples": len(values),
-        }
-    ]
+def sample_tables(
+    scenario: Scenario,
+    nominal: Any,
+    samples: int,
+    executor: str = "processes",
+    workers: int | None = None,
+    allow_dirs: Sequence[str | Path] = (),
+) -> dict[str, pd.DataFrame]:
+    """``{"samples": ..., "intervals": ...}`` of ``socsim run --samples``: the samples of
+    ``scenario`` at the nominal run's replicate, their intervals around ``nominal`` (the
+    nominal :class:`~simulator.results.RunResult`), progress on stderr."""
+    from simulator.engine import simulate
 
-
-#: Figures of a sweep row that get an interval per sweep point.
-SWEEP_METRICS = (
-    "latency_mean_s",
-    "latency_p95_s",
-    "energy_per_inference_j",
-    "device_energy_per_inference_j",
-)
-
-
-def sweep_intervals(table: pd.DataFrame, paths: Sequence[str], samples: int) -> pd.DataFrame:
-    """Per sweep point (``point // samples``) and metric of :data:`SWEEP_METRICS`: mean,
-    sd and :data:`QUANTILES` over the point's ok rows (its samples x replicates), with
-    the point's swept values, its most frequent ``decision`` and the share of its
-    samples that took it."""
-    ok = table[table["status"] == "ok"]
-    out = []
-    for sweep_point, part in ok.groupby(ok["point"] // samples, sort=True):
-        decisions = part["decision"].astype(str).value_counts()
-        # most frequent; ties broken alphabetically so the table is deterministic
-        decision = sorted(decisions[decisions == decisions.max()].index)[0]
-        first = part.iloc[0]
-        base = {"sweep_point": int(sweep_point), **{path: first[path] for path in paths}}
-        base.update(decision=decision, decision_share=float(decisions[decision] / len(part)))
-        for metric in SWEEP_METRICS:
-            out.extend(_interval({**base, "metric": metric}, part[metric]))
-    return pd.DataFrame(out)
-
-
-#: Rows of the printed interval table (the CSV has every metric).
-SHOWN = (
-    "latency_mean_s",
-    "latency_p95_s",
-    "request_device_energy_j",
-    "device_energy_per_inference_j",
-)
-
-
-def shown_intervals(table: pd.DataFrame) -> pd.DataFrame:
-    """The printed view of :func:`intervals`: a few metrics, in ms and mJ."""
-    rows = table[table["metric"].isin(SHOWN)].copy()
-    if table["app"].nunique() == 2:  # one app: its "*" rows repeat it but for the window
-        window = rows["metric"].str.endswith("_per_inference_j")
-        rows = rows[(rows["app"] != ALL_APPS) | window]
-    columns = ["nominal", "mean", *(f"p{q}" for q in QUANTILES)]
-    for column in columns:
-        rows[column] = (rows[column] * 1e3).map(lambda v: f"{v:.4g}")
-    rows["metric"] = rows["metric"].map(
-        lambda m: (
-            m.removesuffix("_s") + " (ms)" if m.endswith("_s") else m.removesuffix("_j") + " (mJ)"
-        )
+    table = run_samples(
+        scenario,
+        samples,
+        nominal.summary["replicate"],
+        executor,
+        workers,
+        allow_dirs,
+        progress=stderr_progress(),
     )
-    return rows[["app", "metric", *columns, "samples"]]
+    if nominal.trace == "none":  # the per-app figures need its requests table
+        nominal = simulate(scenario, replicate=nominal.summary["replicate"], trace="summary")
+    from simulator.uncertainty.intervals import intervals
+
+    return {"samples": table, "intervals": intervals(table, result_rows(nominal, -1))}
 
 
 __all__ = [
     "ALL_APPS",
     "MAX_SAMPLES",
-    "METRICS",
-    "QUANTILES",
     "SampleTask",
     "check_samples",
-    "intervals",
     "result_rows",
     "run_sample",
     "run_sample_batch",
     "run_samples",
+    "sample_tables",
     "sample_tasks",
-    "shown_intervals",
-    "sweep_intervals",
+    "stderr_progress",
     "uncertain_fields",
 ]

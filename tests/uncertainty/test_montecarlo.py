@@ -13,14 +13,8 @@ from simulator.engine import simulate
 from simulator.errors import ScenarioError, SocsimError
 from simulator.spec import load_scenario
 from simulator.sweep import run_sweep
-from simulator.uncertainty.montecarlo import (
-    MAX_SAMPLES,
-    check_samples,
-    intervals,
-    result_rows,
-    run_samples,
-    sweep_intervals,
-)
+from simulator.uncertainty.intervals import intervals, sweep_intervals
+from simulator.uncertainty.montecarlo import MAX_SAMPLES, check_samples, result_rows, run_samples
 
 ROOT = Path(__file__).resolve().parents[2]
 EFFICIENCY = "nodes.phone.units.cpu.efficiency.conv"
