@@ -183,3 +183,19 @@ def test_resuming_with_other_samples_names_the_flag(tmp_path):
     run_sweep(path, tmp_path / "out", quiet=True, executor="serial")
     with pytest.raises(SweepFolderError, match="--mc-samples: 2 before, 3 now"):
         run_sweep(path, tmp_path / "out", quiet=True, executor="serial", mc_samples=3)
+
+
+def test_a_sweep_may_set_a_distribution_key(tmp_path):
+    """Sweeping `high` of {low: 0.4, high: ...}: at 0.4 the distribution is a point, so
+    every sample runs at 1 ms / 0.4 = 2.5 ms; a high below low is refused before any run."""
+    path = tmp_path / "hand.yaml"
+    path.write_text(HAND)
+    high = "nodes.phone.units.cpu.efficiency.conv.high"
+    table = run_sweep(
+        path, tmp_path / "s", {high: [0.4, 0.8]}, quiet=True, executor="serial", mc_samples=3
+    )
+    at_low = table[table[high] == 0.4]["latency_mean_s"].to_numpy()
+    assert at_low == pytest.approx([2.5e-3] * 3, rel=1e-12)
+    assert table[table[high] == 0.8]["latency_mean_s"].nunique() == 3
+    with pytest.raises(ScenarioError, match="high 0.3 is below low 0.4"):
+        run_sweep(path, tmp_path / "t", {high: [0.3]}, quiet=True, executor="serial", mc_samples=3)
