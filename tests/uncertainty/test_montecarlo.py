@@ -197,5 +197,5 @@ def test_a_sweep_may_set_a_distribution_key(tmp_path):
     at_low = table[table[high] == 0.4]["latency_mean_s"].to_numpy()
     assert at_low == pytest.approx([2.5e-3] * 3, rel=1e-12)
     assert table[table[high] == 0.8]["latency_mean_s"].nunique() == 3
-    with pytest.raises(ScenarioError, match="high 0.3 is below low 0.4"):
+    with pytest.raises(ScenarioError, match=r"high 0\.3 is below low 0\.4"):
         run_sweep(path, tmp_path / "t", {high: [0.3]}, quiet=True, executor="serial", mc_samples=3)
