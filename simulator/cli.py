@@ -84,11 +84,22 @@ def cmd_run(args: argparse.Namespace) -> int:
     out_dir = check_output_dir(
         Path(args.output) if args.output else default_output_dir(scenario.name)
     )
+    if args.samples is not None:  # refused before anything runs
+        from simulator.uncertainty import montecarlo as mc
+
+        mc.check_samples(args.samples)
+        mc.uncertain_fields(scenario)
     result = simulate(
         scenario, replicate=args.replicate, trace=args.trace, progress=stderr_progress(scenario)
     )
     warn_run(scenario, result, args.scenario)  # radios beyond their measured range
-    written = result.write(out_dir)  # before printing: a closed stdout loses nothing
+    extra = None
+    if args.samples is not None:
+        extra = mc.sample_tables(
+            scenario, result, args.samples, args.executor, args.workers, args.allow_dirs
+        )
+    # before printing: a closed stdout loses nothing
+    written = result.write(out_dir, extra=extra)
     args.kept = f"the results are complete in {out_dir}/"
     print(format_summary(result.summary))
     print("\napps:")
@@ -101,6 +112,15 @@ def cmd_run(args: argparse.Namespace) -> int:
             ["unit", "kind", "ops_run", "busy_s", "utilisation", "energy_j", "peak_memory_bytes"]
         ]
     )
+    if extra is not None:
+        fields = len(mc.uncertain_fields(scenario))
+        print(
+            f"\nMonte Carlo: {args.samples} samples of {fields} uncertain figure(s), seeds "
+            f"spawned from {scenario.seed} (samples.csv, intervals.csv):"
+        )
+        from simulator.uncertainty.intervals import shown_intervals
+
+        _print_table(shown_intervals(extra["intervals"]))
     print(f"\nwrote {len(written)} files to {out_dir}/")
     return EXIT_OK
 
@@ -284,6 +304,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="full: every op and transfer row; summary: no op/transfer rows; none: "
         "aggregates only, bounded memory (default full)",
     )
+    run.add_argument(
+        "--samples",
+        type=int,
+        help="also run N Monte Carlo samples of the distributions of the scenario and its "
+        "presets; writes samples.csv and intervals.csv (docs/uncertainty.md)",
+    )
+    run.add_argument(
+        "--executor",
+        choices=("serial", "processes", "dask"),
+        default="processes",
+        help="who runs the samples (default processes; results do not depend on it)",
+    )
+    run.add_argument("--workers", type=int, help="worker processes of --samples (default: cores)")
     add_allow_dir_option(run)
     run.set_defaults(handler=cmd_run)
 

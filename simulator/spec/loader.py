@@ -37,11 +37,14 @@ from simulator.spec.paths import allowed_dirs
 from simulator.spec.platformbuild import build_links, build_nodes
 from simulator.spec.presets import collect_presets, expand_presets, with_key
 from simulator.spec.scenario import Scenario
+from simulator.spec.uncertain import SampleKey, draw_document
 from simulator.spec.yamlio import YamlMap, load_yaml_file, plain
 from simulator.workload import WorkloadEntry, expected_requests
 
 
-def load_scenario(path: str | Path, allow_dirs: Sequence[str | Path] = ()) -> Scenario:
+def load_scenario(
+    path: str | Path, allow_dirs: Sequence[str | Path] = (), sample: SampleKey | None = None
+) -> Scenario:
     """Load, validate and build the scenario in ``path``.
 
     Parameters
@@ -52,6 +55,10 @@ def load_scenario(path: str | Path, allow_dirs: Sequence[str | Path] = ()) -> Sc
         Directories that files named in the scenario (includes, traces) may lie in,
         besides the scenario's own directory and the shipped library (see
         :mod:`simulator.spec.paths`).
+    sample : SampleKey, optional
+        Draw this Monte Carlo sample of the document's distributions
+        (:func:`~simulator.spec.uncertain.draw_document`); without it every distribution
+        gives its nominal value (mean or midpoint).
 
     Returns
     -------
@@ -65,7 +72,9 @@ def load_scenario(path: str | Path, allow_dirs: Sequence[str | Path] = ()) -> Sc
     """
     path = Path(path)
     document = load_yaml_file(path)
-    return parse_scenario(document, base_dir=path.parent, source=str(path), allow_dirs=allow_dirs)
+    return parse_scenario(
+        document, base_dir=path.parent, source=str(path), allow_dirs=allow_dirs, sample=sample
+    )
 
 
 def parse_scenario(
@@ -73,12 +82,15 @@ def parse_scenario(
     base_dir: str | Path = ".",
     source: str = "<scenario>",
     allow_dirs: Sequence[str | Path] = (),
+    sample: SampleKey | None = None,
 ) -> Scenario:
     """Validate and build a scenario from an already parsed document.
 
     ``document`` may be a plain dict (e.g. a sweep point); lines are then unknown.
     Files it names are resolved from ``base_dir`` and may lie there, in the shipped
-    library or in ``allow_dirs``.
+    library or in ``allow_dirs``. With ``sample``, the distributions of the
+    preset-expanded document are replaced by that sample's draws before it is checked
+    (the scenario's ``document`` then holds the drawn numbers).
     """
     ctx = Context(
         default_file=source, base_dir=str(base_dir), allowed_dirs=allowed_dirs(base_dir, allow_dirs)
@@ -88,6 +100,8 @@ def parse_scenario(
     presets = collect_presets(document, Path(base_dir), source, ctx, (Path(source).resolve(),))
     expanded, failed = expand_presets(document, presets, ctx)
     _import_plugins(expanded, ctx)  # first: the names they register are valid below
+    if sample is not None:
+        expanded = draw_document(expanded, sample)[0]
     checked = SCENARIO.check(expanded, Loc(""), ctx)
     # An entry whose preset is unknown lacks the preset's keys: say so once, not per key.
     ctx.problems[:] = [

@@ -109,6 +109,12 @@ SWEEP = Record(
         "replicates": Field(
             Number(integer=True, ge=1), default=1, doc="runs per point, seeds spawned per point"
         ),
+        "mc_samples": Field(
+            Number(integer=True, ge=1),
+            default=None,
+            doc="Monte Carlo samples of the scenario's distributions per point, a column "
+            "`mc_sample` (docs/uncertainty.md)",
+        ),
         "executor": Field(
             Tagged("name", _executor_schemas, what="sweep executor", default="processes"),
             default={"name": "processes"},

@@ -88,6 +88,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         design=args.design,
         samples=args.samples,
         replicates=args.replicates,
+        mc_samples=args.mc_samples,
         fast=True if args.fast else None,
         executor=args.executor,
         workers=args.workers,
@@ -100,8 +101,10 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         "the sweep folder",
     )
     spec = prepared.spec
+    points = len(prepared.points) // (spec.mc_samples or 1)
+    sampled = f" x {spec.mc_samples} Monte Carlo sample(s)" if spec.mc_samples else ""
     print(
-        f"sweep {name}: {len(prepared.points)} point(s) x "
+        f"sweep {name}: {points} point(s){sampled} x "
         f"{spec.replicates} replicate(s), design {spec.design}, executor {spec.executor}"
     )
     args.kept = f"the finished runs are in {out}/; run the same command to resume"
@@ -114,6 +117,13 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         notify=lambda note: print(f"note: {note}", file=sys.stderr),
     )
     failed = table[table["status"] != "ok"]
+    if spec.mc_samples:
+        from simulator.output import write_csv
+        from simulator.uncertainty.intervals import sweep_intervals
+
+        intervals = sweep_intervals(table, spec.paths, spec.mc_samples)
+        write_csv(intervals, out / "intervals.csv")
+        print(f"wrote the Monte Carlo intervals of every point to {out}/intervals.csv")
     print(f"wrote {len(table)} row(s) to {out}/ ({len(failed)} failed)")
     for row in failed.head(5).itertuples():
         print(f"  point {row.point} replicate {row.replicate}: {row.error}")
@@ -141,6 +151,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     sweep.add_argument("--samples", type=int, help="points drawn by the random and lhs designs")
     sweep.add_argument("--replicates", type=int, help="runs per point (default 1)")
+    sweep.add_argument(
+        "--mc-samples",
+        type=int,
+        help="Monte Carlo samples of the scenario's distributions per point (docs/uncertainty.md)",
+    )
     sweep.add_argument(
         "--executor", help="serial, processes, dask or a plug-in's (default: processes)"
     )

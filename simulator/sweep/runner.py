@@ -16,8 +16,17 @@ from simulator.errors import Problem, ScenarioError, SocsimError
 from simulator.schema import INVALID, Context, Loc
 from simulator.spec.loader import parse_scenario
 from simulator.spec.sweepdefs import SWEEP
+from simulator.spec.uncertain import uncertain_paths
 from simulator.spec.yamlio import load_yaml_file, plain
-from simulator.sweep.design import PointSet, SeedList, SweepSpec, _Indexed, point_set, sweep_spec
+from simulator.sweep.design import (
+    RepeatedSeeds,
+    SampledPoints,
+    SeedList,
+    SweepSpec,
+    _Indexed,
+    point_set,
+    sweep_spec,
+)
 from simulator.sweep.execute import Task, columns, run_batch, run_task
 from simulator.sweep.executors import EXECUTORS, default_workers
 from simulator.sweep.fingerprint import fingerprint, fingerprint_parts
@@ -34,6 +43,12 @@ _OVERRIDES = (
     "workers",
     "scheduler",
     "executor_options",
+    "mc_samples",
+)
+_NOTHING_TO_SAMPLE = (
+    "Monte Carlo samples draw the distributions of the scenario and its presets, and "
+    "there is none; give a figure as {mean: m, sd: s} or {low: a, high: b} "
+    "(docs/uncertainty.md lists the fields)"
 )
 #: Most runs in one batch: what a kill can lose per worker, and what a worker holds.
 MAX_BATCH_RUNS = 256
@@ -72,14 +87,14 @@ class PreparedSweep:
     """
 
     spec: SweepSpec
-    points: PointSet
+    points: Sequence[dict[str, Any]]
     seeds: Sequence[int]
     resolver: PointResolver
     meta: dict[str, Any]
 
     @property
     def columns(self) -> list[str]:
-        return columns(self.spec.paths)
+        return columns(self.spec.columns)
 
     @property
     def tasks(self) -> TaskList:
@@ -112,7 +127,7 @@ def sweep_section(
     section = dict(document.get("sweep") or {})
     if parameters:
         section["parameters"] = {**(section.get("parameters") or {}), **parameters}
-    for key in ("design", "samples", "replicates", "fast"):
+    for key in ("design", "samples", "replicates", "fast", "mc_samples"):
         if overrides.get(key) is not None:
             section[key] = overrides[key]
     executor = dict(section.get("executor") or {"name": "processes"})
@@ -165,7 +180,13 @@ def prepare_sweep(
     if checked is INVALID or ctx.problems:
         raise ScenarioError(ctx.problems)
     spec = sweep_spec(checked, file=source)
-    points = point_set(spec, base.seed)
+    points: Sequence[dict[str, Any]] = point_set(spec, base.seed)
+    seeds: Sequence[int] = SeedList(base.seed, len(points))
+    if spec.mc_samples:
+        if not uncertain_paths(base.document):
+            raise ScenarioError([Problem("sweep.mc_samples", _NOTHING_TO_SAMPLE, source)])
+        points = SampledPoints(points, spec.mc_samples)
+        seeds = RepeatedSeeds(seeds, spec.mc_samples)
     expanded = expanded_document(document, path.parent, source, allow_dirs)
     resolver = PointResolver(expanded, path.parent, source, allow_dirs)
     check_values(resolver, spec, functools.partial(_first_use, spec))
@@ -179,11 +200,12 @@ def prepare_sweep(
         "points": len(points),
         "replicates": spec.replicates,
         "rows": len(points) * spec.replicates,
-        "columns": columns(spec.paths),
+        "columns": columns(spec.columns),
+        **({"mc_samples": spec.mc_samples} if spec.mc_samples else {}),
         "fingerprint": fingerprint(parts),
         "fingerprint_parts": parts,
     }
-    return PreparedSweep(spec, points, SeedList(base.seed, len(points)), resolver, meta)
+    return PreparedSweep(spec, points, seeds, resolver, meta)
 
 
 def _first_use(spec: SweepSpec, path: str, value: Any) -> str:
