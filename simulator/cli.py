@@ -18,7 +18,7 @@ from simulator.cli_warnings import socsim_warnings_to_stderr
 from simulator.errors import ScenarioError, SocsimError
 from simulator.exitcodes import EXIT_INVALID, EXIT_OK
 from simulator.score.cli import add_parser as add_score_parser
-from simulator.spec.paths import add_allow_dir_option
+from simulator.spec.paths import add_allow_options
 from simulator.sweep.cli import add_parser as add_sweep_parser
 
 if TYPE_CHECKING:
@@ -80,7 +80,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from simulator.spec import load_scenario
 
     check_replicate(args.replicate)
-    scenario = load_scenario(args.scenario, args.allow_dirs)
+    scenario = load_scenario(args.scenario, args.allow_dirs, args.allow_plugins)
     out_dir = check_output_dir(
         Path(args.output) if args.output else default_output_dir(scenario.name)
     )
@@ -175,7 +175,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
                 count = validate_library(name, args.allow_dirs)
                 print(f"ok   {name}: library with {count} preset(s)")
             else:
-                s = load_scenario(name, args.allow_dirs)
+                s = load_scenario(name, args.allow_dirs, args.allow_plugins)
                 warn_scenario(s, name)  # radios whose links exceed their measured range
                 units = len(s.platform.unit_ids)
                 print(
@@ -239,7 +239,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     from simulator.platform import CostOracle
     from simulator.spec import load_scenario
 
-    scenario = load_scenario(args.scenario, args.allow_dirs)
+    scenario = load_scenario(args.scenario, args.allow_dirs, args.allow_plugins)
     oracle = CostOracle(scenario.platform)
     plans = plan_apps(scenario, oracle)
     result = simulate(scenario)
@@ -317,12 +317,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="who runs the samples (default processes; results do not depend on it)",
     )
     run.add_argument("--workers", type=int, help="worker processes of --samples (default: cores)")
-    add_allow_dir_option(run)
+    add_allow_options(run)
     run.set_defaults(handler=cmd_run)
 
     validate = sub.add_parser("validate", help="check scenario or library files without running")
     validate.add_argument("files", nargs="+")
-    add_allow_dir_option(validate)
+    add_allow_options(validate)
     validate.set_defaults(handler=cmd_validate)
 
     zoo = sub.add_parser("zoo", help="list the model zoo, or print one model's layers")
@@ -345,7 +345,7 @@ def build_parser() -> argparse.ArgumentParser:
         "explain", help="show each app's placement, cut tensors, predicted vs simulated"
     )
     explain.add_argument("scenario")
-    add_allow_dir_option(explain)
+    add_allow_options(explain)
     explain.set_defaults(handler=cmd_explain)
     add_sweep_parser(sub)
     add_score_parser(sub)

@@ -131,6 +131,11 @@ class Registry(Generic[F]):
         self._load_plugins()
         return len(self._entries)
 
+    def registered_modules(self) -> set[str]:
+        """The modules of the objects registered so far (loads no entry point)."""
+        modules = (getattr(entry.function, "__module__", None) for entry in self._entries.values())
+        return {m for m in modules if isinstance(m, str)}
+
     # -- plug-ins of installed packages -------------------------------------------------------
     def _load_plugins(self) -> None:
         if self._plugins_loaded:
@@ -146,7 +151,7 @@ class Registry(Generic[F]):
     def _load_entry_points(self) -> None:
         # sorted by name: the registry's order (and every "valid: ..." list) is the same
         # whatever the order the packages were installed in
-        points = _installed_entry_points().select(group=self.group)
+        points = installed_entry_points().select(group=self.group)
         for point in sorted(points, key=lambda p: (p.name, p.value)):
             if point.name in self._from_entry_points:
                 continue
@@ -191,7 +196,7 @@ class Registry(Generic[F]):
 _SCANNED: dict[tuple[str, ...], Any] = {}
 
 
-def _installed_entry_points() -> Any:
+def installed_entry_points() -> Any:
     from importlib.metadata import entry_points
 
     key = tuple(sys.path)

@@ -5,7 +5,9 @@ The example package is ``examples/plugin_package`` (docs/plugins.md). It is "ins
 without pip or network: the package and a ``.dist-info`` (its entry points read from the
 package's own pyproject.toml) in a folder put on ``PYTHONPATH``, which is how a wheel
 lands in site-packages. Entry points are read once per process, so the runs that need
-them happen in a fresh interpreter.
+them happen in a fresh interpreter. Installed, the package's entry points also allow its
+scenario's ``plugins: [socsim_example_plugin.bursts]`` (a module of the same package);
+tests/test_plugins_allowed.py tests the other ways a module is allowed, and refused.
 """
 
 from __future__ import annotations
@@ -119,11 +121,19 @@ def test_example_package_runs_in_dask_workers(site, tmp_path):
 
 def test_without_the_package_the_names_are_unknown_with_the_file_and_path(tmp_path):
     # this process has no dist-info for the example: fastest_unit and lifo are unknown,
-    # and the module under plugins: is not importable
+    # and the module under plugins: is no installed plug-in's, so it is not imported
     with pytest.raises(ScenarioError) as caught:
         from simulator.spec import load_scenario
 
         load_scenario(SCENARIO)
+    found = {p.path: p for p in caught.value.problems}
+    assert "socsim would import module 'socsim_example_plugin.bursts'" in (
+        found["plugins[0]"].message
+    )
+    assert "--allow-plugin socsim_example_plugin.bursts" in found["plugins[0]"].message
+    # allowed but not importable: the import is tried, and its failure reported
+    with pytest.raises(ScenarioError) as caught:
+        load_scenario(SCENARIO, allow_plugins=["socsim_example_plugin"])
     found = {p.path: p for p in caught.value.problems}
     assert "plug-in module 'socsim_example_plugin.bursts' failed to import" in (
         found["plugins[0]"].message
@@ -252,9 +262,10 @@ def test_a_ready_made_scenario_imports_its_plugins_where_it_runs(tmp_path, monke
     (tmp_path / "plug_e.py").write_text("IMPORTED = True\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.delitem(sys.modules, "plug_e", raising=False)
-    scenario = parse_scenario(dict(BASE, plugins=["plug_e"]))
+    scenario = parse_scenario(dict(BASE, plugins=["plug_e"]), allow_plugins=["plug_e"])
     assert scenario.plugins == ("plug_e",)
     del sys.modules["plug_e"]  # as in a fresh worker
+    # checked where the scenario was made: the worker needs no allow_plugins of its own
     row = run_task(Task(point=0, replicate=0, values={}, seed=0, scenario=scenario))
     assert row["status"] == "ok" and sys.modules["plug_e"].IMPORTED
     monkeypatch.delitem(sys.modules, "plug_e", raising=False)

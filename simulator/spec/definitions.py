@@ -340,7 +340,8 @@ SCENARIO = Record(
             ListOf(Text(pattern=MODULE_PATTERN)),
             default=[],
             doc="Python modules imported first, in every process (they register policies, "
-            "schedulers...: docs/plugins.md)",
+            "schedulers...: docs/plugins.md); only an installed plug-in's modules, or those "
+            "allowed with --allow-plugin (docs/security.md)",
         ),
         "scheduler": Field(
             Text(choices=SCHEDULERS.names, what="unit scheduler"),

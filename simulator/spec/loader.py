@@ -17,7 +17,7 @@ from simulator.graph.model import ModelGraph
 from simulator.limits import MAX_REQUESTS
 from simulator.placement.base import PlacementSpec
 from simulator.platform import Platform
-from simulator.plugins import MODULE_PATTERN, import_plugins
+from simulator.plugins import MODULE_PATTERN, allowed_plugin_names, import_plugins
 from simulator.registry import PluginError
 from simulator.rules import (
     adaptive_dispatch,
@@ -43,7 +43,10 @@ from simulator.workload import WorkloadEntry, expected_requests
 
 
 def load_scenario(
-    path: str | Path, allow_dirs: Sequence[str | Path] = (), sample: SampleKey | None = None
+    path: str | Path,
+    allow_dirs: Sequence[str | Path] = (),
+    allow_plugins: Sequence[str] = (),
+    sample: SampleKey | None = None,
 ) -> Scenario:
     """Load, validate and build the scenario in ``path``.
 
@@ -55,6 +58,10 @@ def load_scenario(
         Directories that files named in the scenario (includes, traces) may lie in,
         besides the scenario's own directory and the shipped library (see
         :mod:`simulator.spec.paths`).
+    allow_plugins : sequence of str
+        Modules (and their submodules) that the scenario's ``plugins:`` may import besides
+        installed socsim plug-ins and this process's registrations
+        (:func:`simulator.plugins.plugin_allowed`).
     sample : SampleKey, optional
         Draw this Monte Carlo sample of the document's distributions
         (:func:`~simulator.spec.uncertain.draw_document`); without it every distribution
@@ -73,7 +80,12 @@ def load_scenario(
     path = Path(path)
     document = load_yaml_file(path)
     return parse_scenario(
-        document, base_dir=path.parent, source=str(path), allow_dirs=allow_dirs, sample=sample
+        document,
+        base_dir=path.parent,
+        source=str(path),
+        allow_dirs=allow_dirs,
+        allow_plugins=allow_plugins,
+        sample=sample,
     )
 
 
@@ -82,16 +94,20 @@ def parse_scenario(
     base_dir: str | Path = ".",
     source: str = "<scenario>",
     allow_dirs: Sequence[str | Path] = (),
+    allow_plugins: Sequence[str] = (),
     sample: SampleKey | None = None,
 ) -> Scenario:
     """Validate and build a scenario from an already parsed document.
 
     ``document`` may be a plain dict (e.g. a sweep point); lines are then unknown.
     Files it names are resolved from ``base_dir`` and may lie there, in the shipped
-    library or in ``allow_dirs``. With ``sample``, the distributions of the
+    library or in ``allow_dirs``. Modules under its ``plugins:`` are imported only when
+    allowed: installed socsim plug-ins, this process's registrations, ``allow_plugins``
+    (see :func:`load_scenario`). With ``sample``, the distributions of the
     preset-expanded document are replaced by that sample's draws before it is checked
     (the scenario's ``document`` then holds the drawn numbers).
     """
+    allow_plugins = allowed_plugin_names(allow_plugins)
     ctx = Context(
         default_file=source, base_dir=str(base_dir), allowed_dirs=allowed_dirs(base_dir, allow_dirs)
     )
@@ -99,7 +115,7 @@ def parse_scenario(
         raise ScenarioError([Problem("", "a scenario must be a mapping of keys", file=source)])
     presets = collect_presets(document, Path(base_dir), source, ctx, (Path(source).resolve(),))
     expanded, failed = expand_presets(document, presets, ctx)
-    _import_plugins(expanded, ctx)  # first: the names they register are valid below
+    _import_plugins(expanded, ctx, allow_plugins)  # first: the names they register are valid below
     if sample is not None:
         expanded = draw_document(expanded, sample)[0]
     checked = SCENARIO.check(expanded, Loc(""), ctx)
@@ -158,8 +174,9 @@ def validate_library(path: str | Path, allow_dirs: Sequence[str | Path] = ()) ->
     return count
 
 
-def _import_plugins(document: Mapping, ctx: Context) -> None:
-    """Import the modules listed under ``plugins:`` (their shape is the schema's to check)."""
+def _import_plugins(document: Mapping, ctx: Context, allow_plugins: Sequence[str]) -> None:
+    """Import the modules listed under ``plugins:`` that are allowed; each one that is not
+    is a problem at ``plugins[i]``, never an import (their shape is the schema's to check)."""
     modules = document.get("plugins")
     if not isinstance(modules, list):
         return
@@ -167,9 +184,9 @@ def _import_plugins(document: Mapping, ctx: Context) -> None:
     for i, name in enumerate(modules):
         if isinstance(name, str) and re.fullmatch(MODULE_PATTERN, name):
             try:
-                import_plugins([name])
+                import_plugins([name], allow_plugins)
             except PluginError as exc:
-                ctx.problem(loc.child(modules, i), str(exc))
+                ctx.problem(loc.child(modules, i), str(exc), getattr(exc, "suggestion", None))
 
 
 # -- names that refer to other parts of the document -------------------------------------

@@ -15,7 +15,7 @@ from typing import Any
 from simulator.errors import Problem, ScenarioError
 from simulator.exitcodes import EXIT_OK
 from simulator.output import check_output_dir, default_output_dir
-from simulator.spec.paths import add_allow_dir_option
+from simulator.spec.paths import add_allow_options
 from simulator.spec.yamlio import load_yaml_text, plain
 
 _FUNCTION = re.compile(r"^(lin|log)\((.*)\)$")
@@ -94,6 +94,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         workers=args.workers,
         scheduler=args.scheduler,
         allow_dirs=args.allow_dirs,
+        allow_plugins=args.allow_plugins,
     )
     name = prepared.meta["scenario"]
     out = check_output_dir(
@@ -176,5 +177,5 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="drop bad lines of the folder's journal and run their points again",
     )
-    add_allow_dir_option(sweep)
+    add_allow_options(sweep)
     sweep.set_defaults(handler=cmd_sweep)

@@ -3,8 +3,8 @@ sweep's design and every flag that changes rows.
 
 A sweep folder records these parts in ``sweep.json``; a resume whose parts differ is
 refused (:mod:`simulator.sweep.store`) and the message names what differs. The executor,
-its workers and ``--allow-dir`` are left out: they do not change a row (every task carries
-its seed).
+its workers, ``--allow-dir`` and ``--allow-plugin`` are left out: they do not change a row
+(every task carries its seed; a file or module not allowed stops the sweep before it runs).
 """
 
 from __future__ import annotations

@@ -137,8 +137,9 @@ class PointResolver:
     ----------
     expanded : mapping
         :func:`expanded_document` of the scenario.
-    base_dir, source, allow_dirs
-        As for :func:`~simulator.spec.loader.parse_scenario`.
+    base_dir, source, allow_dirs, allow_plugins
+        As for :func:`~simulator.spec.loader.parse_scenario`; the resolver carries them
+        to the workers that make the points.
     """
 
     def __init__(
@@ -147,9 +148,11 @@ class PointResolver:
         base_dir: str | Path,
         source: str,
         allow_dirs: Sequence[str | Path] = (),
+        allow_plugins: Sequence[str] = (),
     ):
         self.expanded, self.base_dir, self.source = expanded, Path(base_dir), source
         self.allow_dirs = tuple(allow_dirs)
+        self.allow_plugins = tuple(allow_plugins)
         self.name = str(expanded.get("name", ""))
         seed = expanded.get("seed", 0)
         self.base_seed = seed if isinstance(seed, int) and not isinstance(seed, bool) else 0
@@ -188,6 +191,7 @@ class PointResolver:
             source=self.source,
             allow_dirs=self.allow_dirs,
             sample=None if sample is None else SampleKey(self.base_seed, sample),
+            allow_plugins=self.allow_plugins,
         )
         self._last = (key, scenario)
         return scenario

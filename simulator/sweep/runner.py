@@ -13,6 +13,7 @@ from typing import Any
 import pandas as pd
 
 from simulator.errors import Problem, ScenarioError, SocsimError
+from simulator.plugins import python_registered_modules
 from simulator.schema import INVALID, Context, Loc
 from simulator.spec.loader import parse_scenario
 from simulator.spec.sweepdefs import SWEEP
@@ -145,6 +146,7 @@ def prepare_sweep(
     path: str | Path,
     parameters: Mapping[str, Any] | None = None,
     allow_dirs: Sequence[str | Path] = (),
+    allow_plugins: Sequence[str] = (),
     **overrides: Any,
 ) -> PreparedSweep:
     """Load the scenario in ``path``, expand its sweep and validate its swept values
@@ -158,6 +160,11 @@ def prepare_sweep(
         Extra swept paths, as in the section (``{"links.up.latency_ms": [5, 50]}``).
     allow_dirs : sequence of str or Path
         More directories the scenario's files may lie in (:mod:`simulator.spec.paths`).
+    allow_plugins : sequence of str
+        Modules the scenario's ``plugins:`` may import besides installed socsim plug-ins
+        (:func:`simulator.plugins.plugin_allowed`). The workers of every executor get
+        them, with the modules this process allowed by itself (its ``plugins:`` and the
+        modules of its ``register_*`` calls).
     **overrides
         See :func:`sweep_section`.
 
@@ -169,7 +176,18 @@ def prepare_sweep(
     path = Path(path)
     source = str(path)
     document = load_yaml_file(path)
-    base = parse_scenario(document, base_dir=path.parent, source=source, allow_dirs=allow_dirs)
+    base = parse_scenario(
+        document,
+        base_dir=path.parent,
+        source=source,
+        allow_dirs=allow_dirs,
+        allow_plugins=allow_plugins,
+    )
+    # a spawned or Dask worker has not imported this process's plug-in modules: it gets
+    # the decisions made here (the modules are the same, their code already trusted)
+    allow_plugins = tuple(
+        dict.fromkeys((*allow_plugins, *base.plugins, *python_registered_modules()))
+    )
     section = sweep_section(document, parameters, **overrides)
     if not section.get("parameters"):
         raise ScenarioError(
@@ -188,7 +206,7 @@ def prepare_sweep(
         points = SampledPoints(points, spec.mc_samples)
         seeds = RepeatedSeeds(seeds, spec.mc_samples)
     expanded = expanded_document(document, path.parent, source, allow_dirs)
-    resolver = PointResolver(expanded, path.parent, source, allow_dirs)
+    resolver = PointResolver(expanded, path.parent, source, allow_dirs, allow_plugins)
     check_values(resolver, spec, functools.partial(_first_use, spec))
     parts = fingerprint_parts(expanded, spec, path.parent, allow_dirs)
     meta = {
@@ -354,7 +372,8 @@ def run_sweep(
         See :func:`run_prepared`.
     **overrides
         ``design``, ``samples``, ``replicates``, ``fast``, ``executor``, ``workers``,
-        ``scheduler``, ``executor_options`` (see :func:`sweep_section`).
+        ``scheduler``, ``executor_options`` (see :func:`sweep_section`), ``allow_dirs``
+        and ``allow_plugins`` (see :func:`prepare_sweep`).
 
     Returns
     -------

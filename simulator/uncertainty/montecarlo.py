@@ -79,6 +79,7 @@ class SampleTask:
     base_dir: str
     source: str
     allow_dirs: tuple[str, ...]
+    allow_plugins: tuple[str, ...]
     seed: int
     index: int
     replicate: int
@@ -93,6 +94,7 @@ class SampleTask:
             base_dir=self.base_dir,
             source=self.source,
             allow_dirs=self.allow_dirs,
+            allow_plugins=self.allow_plugins,
             sample=SampleKey(self.seed, self.index),
         )
 
@@ -173,8 +175,13 @@ def sample_tasks(
     scenario: Scenario, samples: int, replicate: int = 0, allow_dirs: Sequence[str | Path] = ()
 ) -> list[SampleTask]:
     """The tasks of ``samples`` samples of ``scenario`` (a nominal, loaded scenario)."""
+    from simulator.plugins import python_registered_modules
+
     fields = tuple(uncertain_fields(scenario))
     source = scenario.source_file or "<scenario>"
+    # the nominal load allowed the scenario's plug-ins: its samples (in workers too) may
+    # import them, as a sweep's points may (simulator.sweep.runner)
+    plugins = tuple(dict.fromkeys((*scenario.plugins, *python_registered_modules())))
     base_dir = str(Path(source).parent) if scenario.source_file else "."
     return [
         SampleTask(
@@ -182,6 +189,7 @@ def sample_tasks(
             base_dir,
             source,
             tuple(str(d) for d in allow_dirs),
+            plugins,
             scenario.seed,
             index,
             replicate,
