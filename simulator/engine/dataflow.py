@@ -24,7 +24,7 @@ from simulator.engine.ledger import Ledger
 from simulator.engine.network import Network
 from simulator.engine.offload import LinkMonitor
 from simulator.engine.servers import call_later
-from simulator.engine.state import DONE, RUNNING, App, AtLevel, FastMove, HopTrack, InBuf, Request
+from simulator.engine.state import DONE, RUNNING, App, FastMove, HopTrack, InBuf, Request
 from simulator.engine.watch import PowerWatch
 from simulator.errors import SimulationError
 from simulator.network.topology import BITS_PER_BYTE
@@ -123,14 +123,13 @@ class Dataflow:
             if step.dram is None:
                 return None
             return step.dram.begin(now, step.duration_s, step.dram_fixed_s, step.dram_bytes)
-        level, duration_s, busy_w = state.start(now, step.fixed_s, step.compute_s, step.memory_s)
-        if request.op_energy is None:
-            request.op_energy = [None] * len(request.steps)
-        request.op_energy[i] = AtLevel(
-            busy_w * step.core_share * duration_s, level, busy_w, duration_s
-        )
+        level = state.start(now, step.level_s)
+        duration_s = step.level_s[level]
+        if request.levels is None:
+            request.levels = [0] * len(request.steps)
+        request.levels[i] = level
         if step.watched is not None:
-            increment = (busy_w - step.watched.idle_w) * step.core_share
+            increment = (state.busy_w[level] - step.watched.idle_w) * step.core_share
             self.watch.started(step.watched, step.uid, request, i, now, increment)
         if step.dram is None or duration_s <= step.fixed_s:
             return duration_s
@@ -139,14 +138,14 @@ class Dataflow:
     def _op_done(self, payload, start_s: float, end_s: float) -> None:
         request, i = payload
         step = request.steps[i]
-        at_level = request.op_energy[i] if request.op_energy is not None else None
         stall_s = 0.0
-        if at_level is not None:
-            energy, level = at_level.energy_j, at_level.level
+        if step.dvfs is not None:
+            level = request.levels[i]
+            energy = step.level_j[level]
             if step.dram is not None:  # the op lasted its time at the level + the stall
-                stall_s = max(end_s - (start_s + at_level.duration_s), 0.0)  # exact 0 unstalled
+                stall_s = max(end_s - (start_s + step.level_s[level]), 0.0)  # exact 0 unstalled
                 if stall_s:
-                    energy = at_level.busy_w * step.core_share * (end_s - start_s)
+                    energy = step.dvfs.busy_w[level] * step.core_share * (end_s - start_s)
         else:
             energy, level = step.energy_j, -1
             if step.dram is not None:  # a stalled unit stays busy at active power
@@ -286,5 +285,5 @@ class Dataflow:
         # nothing reads a finished request's counters again; dropping them keeps the
         # garbage collector's passes short on long runs
         request.waits = request.ready_s = request.holders = request.inbufs = None
-        request.op_energy = None  # each DVFS op's energy and level: booked already
+        request.levels = None  # each DVFS op's level: booked already
         self.on_over(request.app)

@@ -17,7 +17,7 @@ import heapq
 from collections import deque
 
 from simulator.errors import SimulationError
-from simulator.hardware.governors import GOVERNORS, GovernorInput
+from simulator.hardware.governors import governor_rule
 from simulator.hardware.units import ComputeUnit
 
 
@@ -156,22 +156,23 @@ class BusyWindow:
 class DvfsState:
     """Level and recent busy intervals of one DVFS unit.
 
-    The per-level figures an op start needs (time scale, busy power) are computed once
-    here, the same expressions as :class:`~simulator.hardware.dvfs.DvfsTable`'s, so an
-    op's time and energy are the same floats; an op's time parts are checked once when
-    the engine is built (:meth:`check_parts`), not at every start.
+    The governor is prepared once (:func:`~simulator.hardware.governors.governor_rule`),
+    and an op's time and energy at every level are computed once per op of a plan
+    (:meth:`op_costs`, the same expressions as :class:`~simulator.hardware.dvfs.DvfsTable`'s,
+    so they are the same floats): an op start asks the governor and looks its level up.
     """
 
     __slots__ = (
         "_busy",
-        "_busy_w",
+        "_capacity_s",
         "_ran",
-        "_scale",
+        "_rule",
+        "busy_w",
         "cap",
         "changes",
-        "function",
         "level",
         "options",
+        "scale",
         "slots",
         "table",
         "window_s",
@@ -179,10 +180,11 @@ class DvfsState:
 
     def __init__(self, unit: ComputeUnit):
         self.table = unit.dvfs
-        self.function = GOVERNORS.get(unit.governor).function
         self.options = dict(unit.governor_options)
+        self._rule = governor_rule(unit.governor, self.table, self.options)
         self.window_s = self.options.get("window_s", 0.0)
         self.slots = unit.slots
+        self._capacity_s = self.window_s * self.slots  # busy seconds of a full window
         self.level = self.table.top
         self.cap: int | None = None  # thermal cap on the level (None: not throttled)
         # windowed governors see the exact busy time; the others only whether an op ran
@@ -192,35 +194,47 @@ class DvfsState:
         # change there, so this is the unit's level over time (the ``dvfs_levels`` table)
         self.changes: list[tuple[float, int]] = [(0.0, self.level)]
         levels = range(self.table.top + 1)
-        self._scale = tuple(self.table.time_scale(level) for level in levels)
-        self._busy_w = tuple(self.table.active_power_w(level) for level in levels)
+        #: per level: how many times longer compute-bound work takes than at the top
+        self.scale = tuple(self.table.time_scale(level) for level in levels)
+        #: per level: the unit's power while busy (W, whole unit)
+        self.busy_w = tuple(self.table.active_power_w(level) for level in levels)
 
-    def check_parts(self, fixed_s: float, compute_s: float, memory_s: float) -> None:
-        """Raise :class:`SocsimError` unless an op's time parts (s) are finite and >= 0."""
+    def op_costs(
+        self, fixed_s: float, compute_s: float, memory_s: float, core_share: float
+    ) -> tuple[tuple[float, ...], tuple[float, ...]]:
+        """An op's time (s) and energy (J) at every level, from its time parts at the top
+        (s) and the share of the unit it holds.
+
+        Raises
+        ------
+        SocsimError
+            Unless the parts are finite and >= 0.
+        """
         self.table.op_time_at_level_s(compute_s, memory_s, fixed_s, self.table.top)
+        times_s = tuple(fixed_s + max(compute_s * scale, memory_s) for scale in self.scale)
+        pairs = zip(self.busy_w, times_s, strict=True)
+        energies_j = tuple(busy_w * core_share * time_s for busy_w, time_s in pairs)
+        return times_s, energies_j
 
     def utilisation(self, now: float) -> float:
         """The busy fraction (0..1) the governor sees for an op starting at ``now`` (s)."""
         if self._busy is None:
             return 1.0 if self._ran else 0.0
-        return min(self._busy.busy_s(now) / (self.window_s * self.slots), 1.0)
+        return min(self._busy.busy_s(now) / self._capacity_s, 1.0)
 
-    def start(
-        self, now: float, fixed_s: float, compute_s: float, memory_s: float
-    ) -> tuple[int, float, float]:
-        """An op starts now: (its level, its time at the level in s, the unit's busy power
-        at the level in W). Its parts were checked by :meth:`check_parts`."""
+    def start(self, now: float, times_s: tuple[float, ...]) -> int:
+        """An op starts now: returns its level. ``times_s``: its time at each level (s),
+        from :meth:`op_costs`."""
         level = self.decide(now)
-        duration_s = fixed_s + max(compute_s * self._scale[level], memory_s)
-        self.record(now, now + duration_s)
-        return level, duration_s, self._busy_w[level]
+        self.record(now, now + times_s[level])
+        return level
 
     def decide(self, now: float) -> int:
         """The level for an op starting now."""
-        state = GovernorInput.trusted(self.utilisation(now), self.level, self.cap)
-        level = self.function(self.table, state, self.options)
+        level = self._rule(self.utilisation(now), self.level, self.cap)
         if level != self.level:
-            level = self.table.check_level(level)  # a level of the table (checked on change)
+            # a level of the table (a governor registered without a rule is trusted less)
+            level = self.table.check_level(level)
             changes = self.changes
             if changes[-1][0] == now:  # two ops started at this instant: the last one holds
                 changes.pop()

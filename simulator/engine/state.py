@@ -63,7 +63,6 @@ class OpStep:
     """
 
     __slots__ = (
-        "compute_s",
         "core_share",
         "dram",
         "dram_bytes",
@@ -72,9 +71,10 @@ class OpStep:
         "dvfs",
         "energy_j",
         "fixed_s",
+        "level_j",
+        "level_s",
         "local_inputs",
         "local_next",
-        "memory_s",
         "moves_out",
         "on_device",
         "output_bytes",
@@ -106,9 +106,12 @@ class OpStep:
         parts = plan.dvfs_parts[i]
         #: the unit's DvfsState when the op's time depends on its level, else None
         self.dvfs = dvfs if parts is not None else None
-        self.fixed_s, self.compute_s, self.memory_s = parts or (0.0, 0.0, 0.0)
-        if self.dvfs is not None:  # checked once here, not at every start
-            self.dvfs.check_parts(self.fixed_s, self.compute_s, self.memory_s)
+        self.fixed_s = parts[0] if parts is not None else 0.0
+        #: per level, the op's time (s) and energy (J): looked up when it starts
+        self.level_s: tuple[float, ...] = ()
+        self.level_j: tuple[float, ...] = ()
+        if self.dvfs is not None:  # computed (and the parts checked) once, not at every start
+            self.level_s, self.level_j = self.dvfs.op_costs(*parts, self.core_share)
         #: the node's DramChannel when the op pulls from it, else None
         self.dram = dram if plan.dram[i] is not None else None
         self.dram_fixed_s, self.dram_bytes = plan.dram[i] or (0.0, 0.0)
@@ -124,19 +127,6 @@ class InBuf:
         self.readers = readers  # consumers that have not run yet
         self.nbytes = nbytes
         self.uid = uid  # the unit whose memory holds it
-
-
-class AtLevel:
-    """A DVFS op as it started: its energy at the level, the level, the unit's busy power
-    at it (W, whole unit) and its duration at it (s)."""
-
-    __slots__ = ("busy_w", "duration_s", "energy_j", "level")
-
-    def __init__(self, energy_j: float, level: int, busy_w: float, duration_s: float):
-        self.energy_j = energy_j
-        self.level = level
-        self.busy_w = busy_w
-        self.duration_s = duration_s
 
 
 class HopTrack:
@@ -167,7 +157,7 @@ class Request:
         "holders",
         "hops",
         "inbufs",
-        "op_energy",
+        "levels",
         "outputs_left",
         "phase",
         "plan",
@@ -192,7 +182,7 @@ class Request:
         self.ready_s = [arrival_s] * plan.size
         self.holders = list(rep.holders)
         self.inbufs: list[list[InBuf] | None] = [None] * plan.size
-        self.op_energy: list[AtLevel | None] | None = None  # of its DVFS ops
+        self.levels: list[int] | None = None  # the level each DVFS op started at
         self.outputs_left = plan.n_outputs
         self.first_start_s = None
         self.finish_s = None
