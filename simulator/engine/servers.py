@@ -14,7 +14,7 @@ from typing import Any
 
 import simpy
 
-from simulator.engine.clock import after
+from simulator.engine.clock import Wakeup, after, wake
 
 #: A job: (duration_s, on_start(payload, t), on_finish(payload, start_s, end_s), payload).
 #: ``on_start`` may return a duration that replaces ``duration_s`` (decided at start), or
@@ -50,7 +50,7 @@ class Server:
         self.name = name
         self.workers = workers
         self._queue: list[tuple[Any, Job]] = []
-        self._idle: list[Callable[[Any], None]] = []  # idle workers' wake-up callbacks
+        self._idle: list[_Worker] = []  # idle workers, longest idle first
         self.busy_s = 0.0
         self.backlog_s = 0.0
         self.jobs_served = 0
@@ -63,8 +63,9 @@ class Server:
         duration_s, _, _, _ = job
         self.backlog_s += duration_s
         if self._idle:  # the worker idle longest starts it, at its turn in the schedule
+            worker = self._idle.pop(0)
             # a delay of int 0, as ``succeed`` schedules: at t = 0 the clock stays an int
-            after(self.env, 0, self._idle.pop(0))
+            wake(self.env, 0, worker, worker.on_woken)
 
     def cancel(self, predicate: Callable[[Any], bool]) -> int:
         """Drop the queued (not started) jobs whose payload satisfies ``predicate``.
@@ -83,15 +84,21 @@ class Server:
         return len(dropped)
 
 
-class _Worker:
-    """One worker of a server: serves a job, then the next, or waits for one."""
+class _Worker(Wakeup):
+    """One worker of a server: serves a job, then the next, or waits for one.
+
+    A worker waits for one thing at a time (a job, or the end of the one it serves), so
+    it is its own wake-up record on SimPy's schedule (:func:`~simulator.engine.clock.wake`):
+    an op costs no record beyond its entry in the schedule.
+    """
 
     __slots__ = (
-        "_done",
         "_stalled",
-        "_woken",
         "duration_s",
+        "env",
+        "on_done",
         "on_finish",
+        "on_woken",
         "payload",
         "queue",
         "server",
@@ -101,17 +108,18 @@ class _Worker:
 
     def __init__(self, server: Server):
         self.server = server
+        self.env = server.env
         self.queue = server._queue
-        # bound once: a callback per event without a new bound-method object each time
-        self._woken = self.woken
-        self._done = self.done
+        # built once: the callbacks of every wake-up (SimPy's loop only reads them)
+        self.on_woken = [self.woken]
+        self.on_done = [self.done]
         self._stalled = self.stalled
         self.on_finish = self.payload = self.stream = None
         self.duration_s = self.start_s = 0.0
 
     def wait(self) -> None:
         """Wait for a job: the server wakes idle workers in the order they went idle."""
-        self.server._idle.append(self._woken)
+        self.server._idle.append(self)
 
     def woken(self, _event) -> None:
         if not self.queue:  # another worker took the job first
@@ -121,12 +129,11 @@ class _Worker:
 
     def serve(self) -> None:
         """Serve queued jobs until one takes time or the queue is empty."""
-        server, queue = self.server, self.queue
-        env = server.env
+        server, queue, env = self.server, self.queue, self.env
         while queue:
             _, (duration_s, on_start, on_finish, payload) = heappop(queue)
             server.backlog_s -= duration_s
-            self.start_s = start_s = env.now
+            self.start_s = start_s = env._now
             stream = None
             if on_start is not None:
                 decided = on_start(payload, start_s)
@@ -141,7 +148,7 @@ class _Worker:
             self.payload = payload
             self.stream = stream
             if duration_s > 0:  # an op never runs faster than alone
-                after(env, duration_s, self._done)
+                wake(env, duration_s, self, self.on_done)
                 return
             if not self.ended():
                 return
@@ -160,7 +167,7 @@ class _Worker:
         Returns whether the worker is free."""
         stream = self.stream
         if stream is not None:
-            stalled = stream.channel.end(stream, self.server.env.now)
+            stalled = stream.channel.end(stream, self.env._now)
             if stalled is not None:  # slowed by other ops pulling DRAM: not done yet
                 stalled.callbacks.append(self._stalled)
                 return False
@@ -169,7 +176,7 @@ class _Worker:
 
     def stalled(self, _event) -> None:
         """The stalled job's DRAM traffic is done."""
-        self.duration_s = self.server.env.now - self.start_s
+        self.duration_s = self.env._now - self.start_s
         self.finish()
         self.serve()
 
@@ -179,7 +186,7 @@ class _Worker:
         server.jobs_served += 1
         on_finish, payload = self.on_finish, self.payload
         self.on_finish = self.payload = self.stream = None
-        on_finish(payload, self.start_s, server.env.now)
+        on_finish(payload, self.start_s, self.env._now)
 
 
 def call_later(env: simpy.Environment, delay_s: float, callback: Callable[[], None]) -> None:
