@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 import simpy
 
 from simulator.engine.book import RequestBook
-from simulator.engine.clock import after
+from simulator.engine.clock import wake
 from simulator.engine.dram import DramChannel
 from simulator.engine.dram import Stream as DramStream
 from simulator.engine.dvfs import DvfsState
@@ -24,11 +24,19 @@ from simulator.engine.ledger import Ledger
 from simulator.engine.network import Network
 from simulator.engine.offload import LinkMonitor
 from simulator.engine.servers import call_later
-from simulator.engine.state import DONE, RUNNING, App, FastMove, HopTrack, InBuf, Request
+from simulator.engine.state import (
+    DONE,
+    RUNNING,
+    App,
+    FastMove,
+    HopTrack,
+    InBuf,
+    InTransit,
+    Request,
+)
 from simulator.engine.watch import PowerWatch
 from simulator.errors import SimulationError
 from simulator.network.topology import BITS_PER_BYTE
-from simulator.placement.plan import Move
 from simulator.scheduling import UnitScheduler
 
 
@@ -84,6 +92,7 @@ class Dataflow:
         # bound once: every op's job carries them
         self._on_start = self._op_start
         self._on_done = self._op_done
+        self._on_moved = [self._moved]  # the callbacks of every tensor in transit
 
     def start(self, request: Request, now: float) -> None:
         """``request``'s input is at its source now: move it to its first ops."""
@@ -91,28 +100,33 @@ class Dataflow:
             self._start_move(request, move, now)
 
     # -- ops -------------------------------------------------------------------------------
-    def _deliver(self, request: Request, i: int, now: float) -> None:
+    def _deliver(self, request: Request, targets: tuple[int, ...], now: float) -> None:
+        """An input of each op of ``targets`` is there now: queue each op on its unit once
+        its last input is (an op listed twice gets two inputs)."""
         waits = request.waits
-        left = waits[i] - 1
-        waits[i] = left
-        ready_s = request.ready_s
-        if now > ready_s[i]:
-            ready_s[i] = now
-        if left == 0:
+        for i in targets:
+            left = waits[i] - 1
+            waits[i] = left
+            if left:
+                if left < 0:
+                    raise SimulationError(f"op {request.plan.ops[i]} delivered too often")
+                continue
+            # inputs arrive in time order: the op is ready when the last one is
+            ready_s = request.ready_s
+            if now > ready_s[i]:
+                ready_s[i] = now
             step = request.steps[i]
             key = self.key(
                 request.rid, i, request.app.entry.priority, request.deadline_at_s, ready_s[i]
             )
             step.server.submit(key, (step.duration_s, self._on_start, self._on_done, (request, i)))
-        elif left < 0:
-            raise SimulationError(f"op {request.plan.ops[i]} delivered too often")
 
     def _op_start(self, payload, now: float) -> float | DramStream | None:
         request, i = payload
         if request.first_start_s is None:
             request.first_start_s = now
         step = request.steps[i]
-        self.ledger.alloc(step.uid, step.output_bytes, now)
+        step.tally.alloc(step.output_bytes)
         if request.phase is not None:
             request.phase[i] = RUNNING
         state = step.dvfs
@@ -157,59 +171,64 @@ class Dataflow:
         request.energy_j += energy
         if step.on_device:
             request.device_energy_j += energy
-        ledger = self.ledger
-        ledger.op(request, i, start_s, end_s, energy, level, stall_s)
+        self.ledger.op(step.tally, request, i, start_s, end_s, energy, level, stall_s)
         if request.phase is not None:
             request.phase[i] = DONE
             if request.abandoned:  # the op ran (and drew power) for an attempt given up
-                ledger.free(step.uid, step.output_bytes, end_s)
+                step.tally.memory_bytes -= step.output_bytes
                 # the fallback attempt, if any (None: released, under trace none)
                 current = self.book.get(request.rid)
                 if current is not None and current is not request:
                     current.energy_j += energy
                     current.device_energy_j += energy if step.on_device else 0.0
                 return
+        # buffers whose last reader this op was are freed (memory in use drops)
         holders = request.holders
         if holders[i] == 0:
-            ledger.free(step.uid, step.output_bytes, end_s)
+            step.tally.memory_bytes -= step.output_bytes
         for p in step.local_inputs:
             holders[p] -= 1
             if holders[p] == 0:
                 producer = request.steps[p]
-                ledger.free(producer.uid, producer.output_bytes, end_s)
+                producer.tally.memory_bytes -= producer.output_bytes
         bufs = request.inbufs[i]
         if bufs is not None:
             request.inbufs[i] = None  # let finished requests' buffers be collected early
             for buf in bufs:
                 buf.readers -= 1
                 if buf.readers == 0:
-                    ledger.free(buf.uid, buf.nbytes, end_s)
-        for j in step.local_next:
-            self._deliver(request, j, end_s)
+                    buf.tally.memory_bytes -= buf.nbytes
+        if step.local_next:
+            self._deliver(request, step.local_next, end_s)
         for move in step.moves_out:
             self._start_move(request, move, end_s)
 
-    def _release_output(self, request: Request, i: int, now: float) -> None:
+    def _release_output(self, request: Request, i: int) -> None:
+        """One reader of op ``i``'s output is done with it."""
         request.holders[i] -= 1
         if request.holders[i] == 0:
             step = request.steps[i]
-            self.ledger.free(step.uid, step.output_bytes, now)
+            step.tally.memory_bytes -= step.output_bytes
 
     # -- tensor moves ----------------------------------------------------------------------
     def _start_move(self, request: Request, fast: FastMove, now: float) -> None:
-        move, delay_s = fast.move, fast.delay_s
+        delay_s = fast.delay_s
         if delay_s is None:
-            self._start_hop(request, move, 0, now)
+            self._start_hop(request, fast, 0, now)
             return
         if fast.books:
-            self.ledger.move(request, move, now, now + delay_s)
+            self.ledger.move(request, fast.move, now, now + delay_s)
         if delay_s > 0:
-            env = self.env
-            after(env, delay_s, lambda _e: self._arrive(request, move, env.now))
+            wake(self.env, delay_s, InTransit(request, fast), self._on_moved)
         else:
-            self._arrive(request, move, now)
+            self._arrive(request, fast, now)
 
-    def _start_hop(self, request: Request, move: Move, k: int, now: float) -> None:
+    def _moved(self, transit: InTransit) -> None:
+        """A tensor moved on chip reached its unit."""
+        self._arrive(transit.request, transit.fast, self.env._now)
+
+    def _start_hop(self, request: Request, fast: FastMove, k: int, now: float) -> None:
+        move = fast.move
         hop = move.hops[k]
         direction = (hop.link, hop.src)
         track = None
@@ -223,7 +242,7 @@ class Dataflow:
                 request.app.entry.transfer_timeout_s,
                 lambda: self._timed_out(request, track),
             )
-        payload = (request, move, k, now, track)
+        payload = (request, fast, k, now, track)
         self.network.send(
             direction, move.nbytes, self._hop_done, payload, track, lambda: request.abandoned
         )
@@ -235,7 +254,8 @@ class Dataflow:
             self.start(again, now)
 
     def _hop_done(self, payload, start_s: float, end_s: float, delay_s: float) -> None:
-        request, move, k, queued_s, track = payload
+        request, fast, k, queued_s, track = payload
+        move = fast.move
         hop = move.hops[k]
         self.network.release((hop.link, hop.src))
         if track is not None:
@@ -253,31 +273,31 @@ class Dataflow:
             if request.abandoned:
                 return
             if last:
-                self._arrive(request, move, self.env.now)
+                self._arrive(request, fast, self.env.now)
             else:
-                self._start_hop(request, move, k + 1, self.env.now)
+                self._start_hop(request, fast, k + 1, self.env.now)
 
         call_later(self.env, delay_s, propagated)  # latency (+ jitter, retransmissions)
 
-    def _arrive(self, request: Request, move: Move, now: float) -> None:
+    def _arrive(self, request: Request, fast: FastMove, now: float) -> None:
         if request.abandoned:
             return
+        move = fast.move
         if move.src_op is not None:  # the copy has left: the producer's buffer may go
-            self._release_output(request, move.src_op, now)
+            self._release_output(request, move.src_op)
         if move.dst_unit is None:
             request.outputs_left -= 1
             if request.outputs_left == 0:
                 self._complete(request, now)
             return
         if move.consumers:
-            buf = InBuf(len(move.consumers), move.nbytes, move.dst_unit)
-            self.ledger.alloc(move.dst_unit, move.nbytes, now)
+            buf = InBuf(len(move.consumers), move.nbytes, fast.tally)
+            fast.tally.alloc(move.nbytes)
             for j in move.consumers:
                 if request.inbufs[j] is None:
                     request.inbufs[j] = []
                 request.inbufs[j].append(buf)
-            for j in move.consumers:
-                self._deliver(request, j, now)
+            self._deliver(request, move.consumers, now)
 
     def _complete(self, request: Request, now: float) -> None:
         self.book.complete(request, now)  # sets finish_s; releases it under trace none

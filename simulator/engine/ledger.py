@@ -52,6 +52,44 @@ LINK_COLUMNS = (
 TRACE_LEVELS = ("full", "summary", "none")
 
 
+class UnitTally:
+    """One unit's running totals during a run: memory in use, its ops' queueing and energy.
+
+    The hot path reaches it through the op's :class:`~simulator.engine.state.OpStep`
+    (no lookup by unit id per op).
+    """
+
+    __slots__ = (
+        "active_energy_j",
+        "memory_bytes",
+        "memory_stall_s",
+        "ops",
+        "partial_busy_s",
+        "peak_memory_bytes",
+        "wait_max_s",
+        "wait_total_s",
+        "weights_bytes",
+    )
+
+    def __init__(self):
+        self.memory_bytes = 0  # in use now: weights and buffers
+        self.peak_memory_bytes = 0
+        self.weights_bytes = 0
+        self.active_energy_j = 0.0  # of the ops the unit ran
+        self.partial_busy_s = 0.0  # of ops cut short when the run stopped
+        self.memory_stall_s = 0.0  # op time lost waiting for shared DRAM
+        self.ops = 0  # ops run, and their waits (start - ready) in the queue
+        self.wait_total_s = 0.0
+        self.wait_max_s = 0.0
+
+    def alloc(self, nbytes: int) -> None:
+        """``nbytes`` more in use (a buffer freed is ``memory_bytes -= nbytes``)."""
+        level = self.memory_bytes + nbytes
+        self.memory_bytes = level
+        if level > self.peak_memory_bytes:
+            self.peak_memory_bytes = level
+
+
 class Ledger:
     """Collects what happened during one run.
 
@@ -63,17 +101,11 @@ class Ledger:
         self.platform = platform
         self.units = units
         self.keep_rows = keep_rows
-        # per unit: [ops, sum of (start - ready) s, max of it]
-        self.queue_waits = {uid: [0, 0.0, 0.0] for uid in units}
+        #: unit id -> its running totals
+        self.tallies = {uid: UnitTally() for uid in units}
         # per (link, src node): [hops, bytes, serialisation s, queueing s]
         self.link_totals: dict[tuple[str, str], list] = {}
         self.last_op_end_s = 0.0  # the end of the last op that ran
-        self.memory_now = dict.fromkeys(units, 0)
-        self.memory_peak = dict.fromkeys(units, 0)
-        self.weights = dict.fromkeys(units, 0)
-        self.active_energy = dict.fromkeys(units, 0.0)  # energy of the ops each unit ran
-        self.partial_busy = dict.fromkeys(units, 0.0)  # ops cut short when the run stopped
-        self.memory_stall = dict.fromkeys(units, 0.0)  # op time lost waiting for shared DRAM
         self.partial_rows: list[tuple[str, float, float, float, float]] = []
         self._deployed: set = set()
         self._node = {uid: platform.node_of(uid).name for uid in units}
@@ -93,6 +125,21 @@ class Ledger:
                     self.radio_busy[(link.name, end, "rx")] = 0.0
 
     # -- memory ------------------------------------------------------------------------------
+    @property
+    def memory_now(self) -> dict[str, int]:
+        """Bytes in use on each unit now."""
+        return {uid: tally.memory_bytes for uid, tally in self.tallies.items()}
+
+    @property
+    def memory_peak(self) -> dict[str, int]:
+        """The most bytes each unit held at once."""
+        return {uid: tally.peak_memory_bytes for uid, tally in self.tallies.items()}
+
+    @property
+    def weights(self) -> dict[str, int]:
+        """Bytes of weights resident on each unit from t = 0."""
+        return {uid: tally.weights_bytes for uid, tally in self.tallies.items()}
+
     def load_weights(self, plan: ExecutionPlan) -> None:
         """Make the plan's weights resident from t = 0 (once per distinct deployment)."""
         key = (plan.model, plan.units)
@@ -100,42 +147,37 @@ class Ledger:
             return
         self._deployed.add(key)
         for uid, nbytes in zip(plan.units, plan.weight_bytes, strict=True):
-            self.weights[uid] += nbytes
-            self.alloc(uid, nbytes, 0.0)
+            self.tallies[uid].weights_bytes += nbytes
+            self.tallies[uid].alloc(nbytes)
 
-    def alloc(self, uid: str, nbytes: int, now: float) -> None:
-        level = self.memory_now[uid] + nbytes
-        self.memory_now[uid] = level
-        if level > self.memory_peak[uid]:
-            self.memory_peak[uid] = level
-
-    def free(self, uid: str, nbytes: int, now: float) -> None:
-        self.memory_now[uid] -= nbytes
+    def free(self, uid: str, nbytes: int) -> None:
+        """A buffer of ``nbytes`` on unit ``uid`` is released."""
+        self.tallies[uid].memory_bytes -= nbytes
 
     # -- trace -------------------------------------------------------------------------------
     def op(
         self,
+        tally: UnitTally,
         request,
         i: int,
         start_s: float,
         end_s: float,
         energy_j: float,
         level: int,
-        stall_s: float = 0.0,
+        stall_s: float,
     ) -> None:
-        plan = request.plan
-        uid = plan.units[i]
-        self.active_energy[uid] += energy_j
+        """Op ``i`` of ``request`` ran over ``[start_s, end_s]`` on the unit of ``tally``."""
+        tally.active_energy_j += energy_j
         if stall_s:  # in whole-unit seconds, as busy_s
-            self.memory_stall[uid] += stall_s * plan.core_share[i]
+            tally.memory_stall_s += stall_s * request.plan.core_share[i]
         if end_s > self.last_op_end_s:
             self.last_op_end_s = end_s
-        waits = self.queue_waits[uid]
-        wait_s = start_s - request.ready_s[i]
-        waits[0] += 1
-        waits[1] += wait_s
-        if wait_s > waits[2]:
-            waits[2] = wait_s
+        ready_s = request.ready_s[i]
+        wait_s = start_s - ready_s
+        tally.ops += 1
+        tally.wait_total_s += wait_s
+        if wait_s > tally.wait_max_s:
+            tally.wait_max_s = wait_s
         if not self.keep_rows:
             return
         rows = self._op_rows
@@ -143,9 +185,9 @@ class Ledger:
             (
                 request.rid,
                 request.app.entry.app,
-                plan,
+                request.plan,
                 i,
-                request.ready_s[i],
+                ready_s,
                 start_s,
                 end_s,
                 energy_j,
@@ -165,15 +207,15 @@ class Ledger:
         the trace but drew power until the run stopped.
         """
         busy_share_s = (end_s - start_s) * core_share
-        self.partial_busy[uid] += busy_share_s
-        self.active_energy[uid] += busy_w * busy_share_s
+        tally = self.tallies[uid]
+        tally.partial_busy_s += busy_share_s
+        tally.active_energy_j += busy_w * busy_share_s
         self.partial_rows.append((uid, start_s, end_s, core_share, busy_w))
 
     def move(self, request, move: Move, start_s: float, end_s: float) -> None:
         """An on-chip or explicit-cost move (a delay; no link, no radio)."""
-        if not self.keep_rows:
-            return
-        self._transfer(request, move, -1, start_s, start_s, end_s, end_s, 0.0)
+        if self.keep_rows:
+            self._transfer(request, move, -1, start_s, start_s, end_s, end_s, 0.0)
 
     def hop(
         self,
@@ -275,9 +317,10 @@ class Ledger:
             node = self.platform.node_of(uid)
             unit = self.platform.unit(uid)
             # an op holds op_cores of the unit's cores: busy time counts in whole-unit seconds
-            busy = server.busy_s * unit.op_cores / unit.cores + self.partial_busy[uid]
+            tally = self.tallies[uid]
+            busy = server.busy_s * unit.op_cores / unit.cores + tally.partial_busy_s
             idle_energy = unit.idle_w * max(window_s - busy, 0.0)
-            active_energy = self.active_energy[uid]
+            active_energy = tally.active_energy_j
             rows.append(
                 {
                     "node": node.name,
@@ -286,24 +329,20 @@ class Ledger:
                     "role": node.role,
                     "ops_run": server.jobs_served,
                     "busy_s": busy,
-                    "memory_stall_s": self.memory_stall[uid],
+                    "memory_stall_s": tally.memory_stall_s,
                     "utilisation": busy / span_s if span_s > 0 else 0.0,
                     "idle_energy_j": idle_energy,
                     "active_energy_j": active_energy,
                     "energy_j": idle_energy + active_energy,
-                    "weights_bytes": self.weights[uid],
-                    "peak_memory_bytes": self.memory_peak[uid],
+                    "weights_bytes": tally.weights_bytes,
+                    "peak_memory_bytes": tally.peak_memory_bytes,
                     "memory_capacity_bytes": unit.memory_bytes,
-                    "over_capacity": self.memory_peak[uid] > unit.memory_bytes,
-                    "queue_wait_mean_s": self._mean_wait_s(uid),
-                    "queue_wait_max_s": self.queue_waits[uid][2],
+                    "over_capacity": tally.peak_memory_bytes > unit.memory_bytes,
+                    "queue_wait_mean_s": tally.wait_total_s / tally.ops if tally.ops else 0.0,
+                    "queue_wait_max_s": tally.wait_max_s,
                 }
             )
         return pd.DataFrame(rows)
-
-    def _mean_wait_s(self, uid: str) -> float:
-        count, total_s, _ = self.queue_waits[uid]
-        return total_s / count if count else 0.0
 
     def radio_table(self, radios, window: tuple[float, float]) -> pd.DataFrame:
         """One row per device-end radio: seconds sending/receiving, energy by state."""

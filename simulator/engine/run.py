@@ -186,13 +186,14 @@ class Engine:
                 self.dvfs.get(uid),
                 self.dram.get(uid),
                 self.watch.units.get(uid),
+                self.ledger.tallies,
             )
             for i, uid in enumerate(plan.units)
         )
         return Replica(
             index=index,
             plan=plan,
-            input_moves=tuple(FastMove(m) for m in plan.input_moves),
+            input_moves=tuple(FastMove(m, self.ledger.tallies) for m in plan.input_moves),
             steps=steps,
             distinct_servers=tuple(dict.fromkeys(step.server for step in steps)),
             holders=plan.holders,

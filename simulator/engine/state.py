@@ -6,13 +6,16 @@ Plain mutable records the hot path reads and writes (no logic beyond setting up)
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import simpy
 
+from simulator.engine.clock import Wakeup
 from simulator.engine.dram import DramChannel
 from simulator.engine.dvfs import DvfsState
+from simulator.engine.ledger import UnitTally
 from simulator.engine.links import FluidLink
 from simulator.engine.offload import AdaptiveApp
 from simulator.engine.servers import Server
@@ -25,15 +28,30 @@ if TYPE_CHECKING:  # watch.py reads requests: a run-time import would be circula
 
 
 class FastMove:
-    """A move with what the hot path needs precomputed."""
+    """A move with what the hot path needs precomputed.
 
-    __slots__ = ("books", "delay_s", "move")
+    ``tallies``: the ledger's unit tallies (the destination's books the arrived tensor).
+    """
 
-    def __init__(self, move: Move):
+    __slots__ = ("books", "delay_s", "move", "tally")
+
+    def __init__(self, move: Move, tallies: Mapping[str, UnitTally]):
         self.move = move
         #: the fixed delay (s) of an on-chip or explicit move; None for a network move
         self.delay_s = None if move.hops else move.fixed_delay_s
         self.books = move.transfer.kind != "local"  # whether it books a transfer row
+        #: the destination unit's tally (None for an output back at the source)
+        self.tally = tallies[move.dst_unit] if move.dst_unit is not None else None
+
+
+class InTransit(Wakeup):
+    """A tensor moving between two units of a node: on SimPy's schedule until it arrives."""
+
+    __slots__ = ("fast", "request")
+
+    def __init__(self, request: Request, fast: FastMove):
+        self.request = request
+        self.fast = fast
 
 
 #: phases of an op in a tracked request (one whose app may time out)
@@ -79,6 +97,7 @@ class OpStep:
         "on_device",
         "output_bytes",
         "server",
+        "tally",
         "uid",
         "watched",
     )
@@ -92,9 +111,11 @@ class OpStep:
         dvfs: DvfsState | None,
         dram: DramChannel | None,
         watched: UnitPower | None,
+        tallies: Mapping[str, UnitTally],
     ):
         self.uid = plan.units[i]
         self.server = server
+        self.tally = tallies[self.uid]  # the ledger's totals of the op's unit
         self.on_device = on_device
         self.duration_s = plan.duration_s[i]
         self.energy_j = plan.energy_j[i]
@@ -102,7 +123,7 @@ class OpStep:
         self.core_share = plan.core_share[i]
         self.local_next = plan.local_next[i]
         self.local_inputs = plan.local_inputs[i]
-        self.moves_out = tuple(FastMove(m) for m in plan.moves_out[i])
+        self.moves_out = tuple(FastMove(m, tallies) for m in plan.moves_out[i])
         parts = plan.dvfs_parts[i]
         #: the unit's DvfsState when the op's time depends on its level, else None
         self.dvfs = dvfs if parts is not None else None
@@ -121,12 +142,12 @@ class OpStep:
 class InBuf:
     """A tensor that arrived on a unit: its consumers there still to read it."""
 
-    __slots__ = ("nbytes", "readers", "uid")
+    __slots__ = ("nbytes", "readers", "tally")
 
-    def __init__(self, readers: int, nbytes: int, uid: str):
+    def __init__(self, readers: int, nbytes: int, tally: UnitTally):
         self.readers = readers  # consumers that have not run yet
         self.nbytes = nbytes
-        self.uid = uid  # the unit whose memory holds it
+        self.tally = tally  # of the unit whose memory holds it
 
 
 class HopTrack:
