@@ -171,7 +171,7 @@ class Dataflow:
         request.energy_j += energy
         if step.on_device:
             request.device_energy_j += energy
-        self.ledger.op(step.tally, request, i, start_s, end_s, energy, level, stall_s)
+        self.ledger.op(step, request, i, start_s, end_s, energy, level, stall_s)
         if request.phase is not None:
             request.phase[i] = DONE
             if request.abandoned:  # the op ran (and drew power) for an attempt given up
@@ -217,7 +217,7 @@ class Dataflow:
             self._start_hop(request, fast, 0, now)
             return
         if fast.books:
-            self.ledger.move(request, fast.move, now, now + delay_s)
+            self.ledger.move(request, fast, now, now + delay_s)
         if delay_s > 0:
             wake(self.env, delay_s, InTransit(request, fast), self._on_moved)
         else:
@@ -264,7 +264,7 @@ class Dataflow:
             bps = move.nbytes * BITS_PER_BYTE / (end_s - start_s)
             for monitor in self.monitors:
                 monitor.sample((hop.link, hop.src), bps, end_s)
-        energy, device_energy = self.ledger.hop(request, move, k, queued_s, start_s, end_s, delay_s)
+        energy, device_energy = self.ledger.hop(request, fast, k, queued_s, start_s, end_s, delay_s)
         request.energy_j += energy
         request.device_energy_j += device_energy
         last = k + 1 == len(move.hops)

@@ -10,6 +10,8 @@ constant between events, so over a window of length W
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pandas as pd
 
 from simulator.engine.servers import Server
@@ -22,6 +24,9 @@ from simulator.engine.trace import (
 )
 from simulator.placement.plan import ExecutionPlan, Move
 from simulator.platform import Platform
+
+if TYPE_CHECKING:  # the records the hot path passes (state.py imports this module)
+    from simulator.engine.state import FastMove, OpStep, Request
 
 RADIO_COLUMNS = [
     "node",
@@ -90,6 +95,19 @@ class UnitTally:
             self.peak_memory_bytes = level
 
 
+class LinkTally:
+    """One link direction's running totals: hops carried, bytes, serialisation and
+    queueing seconds."""
+
+    __slots__ = ("busy_s", "hops", "nbytes", "queued_s")
+
+    def __init__(self):
+        self.hops = 0
+        self.nbytes = 0
+        self.busy_s = 0.0
+        self.queued_s = 0.0
+
+
 class Ledger:
     """Collects what happened during one run.
 
@@ -103,8 +121,8 @@ class Ledger:
         self.keep_rows = keep_rows
         #: unit id -> its running totals
         self.tallies = {uid: UnitTally() for uid in units}
-        # per (link, src node): [hops, bytes, serialisation s, queueing s]
-        self.link_totals: dict[tuple[str, str], list] = {}
+        #: per (link, src node) that carried a hop: its totals
+        self.link_totals: dict[tuple[str, str], LinkTally] = {}
         self.last_op_end_s = 0.0  # the end of the last op that ran
         self.partial_rows: list[tuple[str, float, float, float, float]] = []
         self._deployed: set = set()
@@ -155,10 +173,19 @@ class Ledger:
         self.tallies[uid].memory_bytes -= nbytes
 
     # -- trace -------------------------------------------------------------------------------
+    def op_codes(self, app: str, plan: ExecutionPlan) -> int:
+        """Trace codes of the ops of ``plan`` run for ``app``: op ``i``'s is the result + ``i``
+        (registered once per deployed plan, when the engine is built)."""
+        return self.ops.register(app, plan)
+
+    def move_code(self, app: str, plan: ExecutionPlan, move: Move) -> int:
+        """Trace code of ``move`` of ``plan`` run for ``app`` (+ ``k`` for its hop ``k``)."""
+        return self.transfers.register(app, plan, move)
+
     def op(
         self,
-        tally: UnitTally,
-        request,
+        step: OpStep,
+        request: Request,
         i: int,
         start_s: float,
         end_s: float,
@@ -166,7 +193,8 @@ class Ledger:
         level: int,
         stall_s: float,
     ) -> None:
-        """Op ``i`` of ``request`` ran over ``[start_s, end_s]`` on the unit of ``tally``."""
+        """Op ``i`` of ``request`` (its ``step``) ran over ``[start_s, end_s]``."""
+        tally = step.tally
         tally.active_energy_j += energy_j
         if stall_s:  # in whole-unit seconds, as busy_s
             tally.memory_stall_s += stall_s * request.plan.core_share[i]
@@ -182,18 +210,7 @@ class Ledger:
             return
         rows = self._op_rows
         rows.append(
-            (
-                request.rid,
-                request.app.entry.app,
-                request.plan,
-                i,
-                ready_s,
-                start_s,
-                end_s,
-                energy_j,
-                level,
-                stall_s,
-            )
+            (request.rid, step.trace_code, ready_s, start_s, end_s, energy_j, level, stall_s)
         )
         if len(rows) >= CHUNK_ROWS:
             self.ops.rows.flush()
@@ -212,15 +229,15 @@ class Ledger:
         tally.active_energy_j += busy_w * busy_share_s
         self.partial_rows.append((uid, start_s, end_s, core_share, busy_w))
 
-    def move(self, request, move: Move, start_s: float, end_s: float) -> None:
+    def move(self, request: Request, fast: FastMove, start_s: float, end_s: float) -> None:
         """An on-chip or explicit-cost move (a delay; no link, no radio)."""
         if self.keep_rows:
-            self._transfer(request, move, -1, start_s, start_s, end_s, end_s, 0.0)
+            self._transfer(request.rid, fast.trace_code, start_s, start_s, end_s, end_s, 0.0)
 
     def hop(
         self,
-        request,
-        move: Move,
+        request: Request,
+        fast: FastMove,
         k: int,
         queued_s: float,
         start_s: float,
@@ -231,6 +248,7 @@ class Ledger:
 
         ``delay_s`` is the propagation after the last bit (latency, jitter, retransmissions).
         """
+        move = fast.move
         hop = move.hops[k]
         link = self.platform.network.links[hop.link]
         energy = 0.0
@@ -243,32 +261,31 @@ class Ledger:
             if self._roles[hop.dst] == "device":
                 self.radio_busy[(hop.link, hop.dst, "rx")] += serialise_s
                 energy += radio.connected_power_w(0.0, hop.bandwidth_bps) * serialise_s
-        totals = self.link_totals.setdefault((hop.link, hop.src), [0, 0, 0.0, 0.0])
-        totals[0] += 1
-        totals[1] += move.nbytes
-        totals[2] += serialise_s
-        totals[3] += start_s - queued_s
+        totals = self.link_totals.get((hop.link, hop.src))
+        if totals is None:
+            totals = self.link_totals[(hop.link, hop.src)] = LinkTally()
+        totals.hops += 1
+        totals.nbytes += move.nbytes
+        totals.busy_s += serialise_s
+        totals.queued_s += start_s - queued_s
         if not self.keep_rows:
             return energy, energy
-        self._transfer(request, move, k, queued_s, start_s, end_s, end_s + delay_s, energy)
+        code = fast.trace_code + k
+        self._transfer(request.rid, code, queued_s, start_s, end_s, end_s + delay_s, energy)
         return energy, energy
 
-    def _transfer(self, request, move, k, queued_s, start_s, end_s, arrive_s, energy_j) -> None:
+    def _transfer(
+        self,
+        rid: int,
+        code: int,
+        queued_s: float,
+        start_s: float,
+        end_s: float,
+        arrive_s: float,
+        energy_j: float,
+    ) -> None:
         rows = self._transfer_rows
-        rows.append(
-            (
-                request.rid,
-                request.app.entry.app,
-                request.plan,
-                move,
-                k,
-                queued_s,
-                start_s,
-                end_s,
-                arrive_s,
-                energy_j,
-            )
-        )
+        rows.append((rid, code, queued_s, start_s, end_s, arrive_s, energy_j))
         if len(rows) >= CHUNK_ROWS:
             self.transfers.rows.flush()
 
@@ -297,12 +314,12 @@ class Ledger:
                 "link": link,
                 "src_node": src,
                 "dst_node": self._other_end(link, src),
-                "hops": hops,
-                "bytes": nbytes,
-                "busy_s": busy_s,
-                "queue_wait_mean_s": queued_s / hops,
+                "hops": tally.hops,
+                "bytes": tally.nbytes,
+                "busy_s": tally.busy_s,
+                "queue_wait_mean_s": tally.queued_s / tally.hops,
             }
-            for (link, src), (hops, nbytes, busy_s, queued_s) in sorted(self.link_totals.items())
+            for (link, src), tally in sorted(self.link_totals.items())
         ]
         return pd.DataFrame(rows, columns=list(LINK_COLUMNS))
 

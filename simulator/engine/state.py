@@ -6,7 +6,6 @@ Plain mutable records the hot path reads and writes (no logic beyond setting up)
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -15,7 +14,7 @@ import simpy
 from simulator.engine.clock import Wakeup
 from simulator.engine.dram import DramChannel
 from simulator.engine.dvfs import DvfsState
-from simulator.engine.ledger import UnitTally
+from simulator.engine.ledger import Ledger, UnitTally
 from simulator.engine.links import FluidLink
 from simulator.engine.offload import AdaptiveApp
 from simulator.engine.servers import Server
@@ -28,20 +27,20 @@ if TYPE_CHECKING:  # watch.py reads requests: a run-time import would be circula
 
 
 class FastMove:
-    """A move with what the hot path needs precomputed.
+    """A move of ``plan`` run for ``app``, with what the hot path needs precomputed
+    (from ``ledger``: the destination's tally and the move's trace code)."""
 
-    ``tallies``: the ledger's unit tallies (the destination's books the arrived tensor).
-    """
+    __slots__ = ("books", "delay_s", "move", "tally", "trace_code")
 
-    __slots__ = ("books", "delay_s", "move", "tally")
-
-    def __init__(self, move: Move, tallies: Mapping[str, UnitTally]):
+    def __init__(self, move: Move, ledger: Ledger, app: str, plan: ExecutionPlan):
         self.move = move
         #: the fixed delay (s) of an on-chip or explicit move; None for a network move
         self.delay_s = None if move.hops else move.fixed_delay_s
         self.books = move.transfer.kind != "local"  # whether it books a transfer row
         #: the destination unit's tally (None for an output back at the source)
-        self.tally = tallies[move.dst_unit] if move.dst_unit is not None else None
+        self.tally = ledger.tallies[move.dst_unit] if move.dst_unit is not None else None
+        #: its trace rows' code (+ k for hop k of a network move)
+        self.trace_code = ledger.move_code(app, plan, move)
 
 
 class InTransit(Wakeup):
@@ -77,7 +76,9 @@ class OpStep:
     """One op of a replica with everything its start and end need, looked up once.
 
     Built when the engine is (:meth:`Engine._replica`): the plan's per-op costs and the
-    run's objects of the op's unit (server, DVFS state, DRAM channel, power watch).
+    run's objects of the op's unit (server, DVFS state, DRAM channel, power watch, the
+    ledger's tally), for op ``i`` of ``plan`` run for ``app``; ``trace_code`` is the op's
+    in the ledger's trace.
     """
 
     __slots__ = (
@@ -98,6 +99,7 @@ class OpStep:
         "output_bytes",
         "server",
         "tally",
+        "trace_code",
         "uid",
         "watched",
     )
@@ -111,11 +113,14 @@ class OpStep:
         dvfs: DvfsState | None,
         dram: DramChannel | None,
         watched: UnitPower | None,
-        tallies: Mapping[str, UnitTally],
+        ledger: Ledger,
+        app: str,
+        trace_code: int,
     ):
         self.uid = plan.units[i]
         self.server = server
-        self.tally = tallies[self.uid]  # the ledger's totals of the op's unit
+        self.tally = ledger.tallies[self.uid]  # the ledger's totals of the op's unit
+        self.trace_code = trace_code
         self.on_device = on_device
         self.duration_s = plan.duration_s[i]
         self.energy_j = plan.energy_j[i]
@@ -123,7 +128,7 @@ class OpStep:
         self.core_share = plan.core_share[i]
         self.local_next = plan.local_next[i]
         self.local_inputs = plan.local_inputs[i]
-        self.moves_out = tuple(FastMove(m, tallies) for m in plan.moves_out[i])
+        self.moves_out = tuple(FastMove(m, ledger, app, plan) for m in plan.moves_out[i])
         parts = plan.dvfs_parts[i]
         #: the unit's DvfsState when the op's time depends on its level, else None
         self.dvfs = dvfs if parts is not None else None
