@@ -14,6 +14,7 @@ in, and each decision costs O(1) amortised instead of a pass over the window
 from __future__ import annotations
 
 import heapq
+import math
 from collections import deque
 
 from simulator.errors import SimulationError
@@ -49,6 +50,7 @@ class BusyWindow:
         "_now_exact",
         "_running",
         "_running_b",
+        "_scale",
         "_straddling",
         "_straddling_b",
         "_unit",
@@ -62,11 +64,13 @@ class BusyWindow:
         self.window_s = window_s
         self._exponent = 0
         self._unit = 1  # 2**exponent: the busy time in seconds is the total / _unit
-        self._in_window: deque[list] = deque()  # [a, b, exact b, exact b - a]
+        self._scale = 1.0  # 2**exponent as a float
+        # tuples, cheaper to build than lists: a refinement (rare) rebuilds them
+        self._in_window: deque[tuple] = deque()  # (a, b, exact b, exact b - a)
         self._window_total = 0  # sum of b - a over _in_window
-        self._running: list[list] = []  # heap of [b, exact b] with b > now
+        self._running: list[tuple] = []  # heap of (b, exact b) with b > now
         self._running_b = 0
-        self._straddling: list[list] = []  # heap of [b, exact b] with a < start < b
+        self._straddling: list[tuple] = []  # heap of (b, exact b) with a < start < b
         self._straddling_b = 0
         self._last_now = 0.0
         self._now_exact = 0
@@ -75,6 +79,10 @@ class BusyWindow:
     def _exact(self, t: float) -> int:
         """``t`` (s, finite, >= 0) in the current unit, exactly: refines the unit first if
         ``t`` is not a multiple of it (every finite float is a multiple of 2**-1074)."""
+        # scaling by a power of two is exact (inf past the float range: the slow path)
+        scaled = t * self._scale
+        if scaled.is_integer():  # t is a multiple of the unit: the common case
+            return int(scaled)
         n, d = t.as_integer_ratio()  # d is a power of two
         shift = self._exponent + 1 - d.bit_length()
         if shift < 0:
@@ -87,17 +95,15 @@ class BusyWindow:
         shift = exponent - self._exponent
         self._exponent = exponent
         self._unit = 1 << exponent
+        self._scale = math.ldexp(1.0, exponent) if exponent <= 1023 else math.inf
         self._window_total <<= shift
         self._running_b <<= shift
         self._straddling_b <<= shift
         self._now_exact <<= shift
-        for item in self._in_window:
-            item[2] <<= shift
-            item[3] <<= shift
-        for item in self._running:
-            item[1] <<= shift
-        for item in self._straddling:
-            item[1] <<= shift
+        self._in_window = deque((a, b, x << shift, n << shift) for a, b, x, n in self._in_window)
+        # shifting every exact value keeps each heap's order (it is on the float)
+        self._running = [(b, x << shift) for b, x in self._running]
+        self._straddling = [(b, x << shift) for b, x in self._straddling]
 
     def record(self, start_s: float, end_s: float) -> None:
         """Add the interval ``[start_s, end_s]`` (s); starts come in time order."""
@@ -111,9 +117,9 @@ class BusyWindow:
         # the engine records an op at the instant it asked: reuse that conversion
         a = self._now_exact if start_s == self._last_now else self._exact(start_s)
         length = b - a
-        self._in_window.append([start_s, end_s, b, length])
+        self._in_window.append((start_s, end_s, b, length))
         self._window_total += length
-        heapq.heappush(self._running, [end_s, b])
+        heapq.heappush(self._running, (end_s, b))
         self._running_b += b
 
     def busy_s(self, now: float) -> float:
@@ -138,7 +144,7 @@ class BusyWindow:
             _, b_s, b, length = queue.popleft()
             self._window_total -= length
             if b_s > start:
-                heapq.heappush(straddling, [b_s, b])
+                heapq.heappush(straddling, (b_s, b))
                 self._straddling_b += b
         while straddling and straddling[0][0] <= start:
             self._straddling_b -= heapq.heappop(straddling)[1]
@@ -220,31 +226,29 @@ class DvfsState:
         """The busy fraction (0..1) the governor sees for an op starting at ``now`` (s)."""
         if self._busy is None:
             return 1.0 if self._ran else 0.0
-        return min(self._busy.busy_s(now) / self._capacity_s, 1.0)
+        utilisation = self._busy.busy_s(now) / self._capacity_s
+        return 1.0 if utilisation > 1.0 else utilisation
 
     def start(self, now: float, times_s: tuple[float, ...]) -> int:
-        """An op starts now: returns its level. ``times_s``: its time at each level (s),
-        from :meth:`op_costs`."""
-        level = self.decide(now)
-        self.record(now, now + times_s[level])
-        return level
-
-    def decide(self, now: float) -> int:
-        """The level for an op starting now."""
+        """An op starts now: returns the level the governor chose for it, and notes it
+        running for its time at that level. ``times_s``: its time at each level (s), from
+        :meth:`op_costs`."""
         level = self._rule(self.utilisation(now), self.level, self.cap)
         if level != self.level:
-            # a level of the table (a governor registered without a rule is trusted less)
-            level = self.table.check_level(level)
-            changes = self.changes
-            if changes[-1][0] == now:  # two ops started at this instant: the last one holds
-                changes.pop()
-            if not changes or changes[-1][1] != level:
-                changes.append((now, level))
-            self.level = level
-        return level
-
-    def record(self, start_s: float, end_s: float) -> None:
-        """Note an op running on the unit over ``[start_s, end_s]`` (s)."""
+            level = self._move_to(level, now)
         self._ran = True
         if self._busy is not None:
-            self._busy.record(start_s, end_s)
+            self._busy.record(now, now + times_s[level])
+        return level
+
+    def _move_to(self, level: int, now: float) -> int:
+        """The governor moved the level at ``now``: returns it, checked."""
+        # a level of the table (a governor registered without a rule is trusted less)
+        level = self.table.check_level(level)
+        changes = self.changes
+        if changes[-1][0] == now:  # two ops started at this instant: the last one holds
+            changes.pop()
+        if not changes or changes[-1][1] != level:
+            changes.append((now, level))
+        self.level = level
+        return level

@@ -156,8 +156,13 @@ class _Worker(Wakeup):
 
     def done(self, _event) -> None:
         """The job's (uncontended) time has passed."""
-        if self.stream is None:  # the common case, without the calls of ``ended``
-            self.finish()
+        if self.stream is None:  # the common case: ``finish`` inlined, one call less per op
+            server = self.server
+            server.busy_s += self.duration_s
+            server.jobs_served += 1
+            on_finish, payload = self.on_finish, self.payload
+            self.on_finish = self.payload = None
+            on_finish(payload, self.start_s, self.env._now)
             self.serve()
         elif self.ended():
             self.serve()
