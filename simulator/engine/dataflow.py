@@ -10,7 +10,7 @@ are booked in the ledger from allocation to their last reader.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import simpy
 
@@ -23,7 +23,7 @@ from simulator.engine.fallback import Fallback
 from simulator.engine.ledger import Ledger
 from simulator.engine.network import Network
 from simulator.engine.offload import LinkMonitor
-from simulator.engine.servers import call_later
+from simulator.engine.servers import Server, call_later
 from simulator.engine.state import (
     DONE,
     RUNNING,
@@ -89,10 +89,12 @@ class Dataflow:
         self.fallback = fallback
         self.monitors = monitors
         self.on_over = on_over
-        # bound once: every op's job carries them
-        self._on_start = self._op_start
-        self._on_done = self._op_done
         self._on_moved = [self._moved]  # the callbacks of every tensor in transit
+
+    def serve(self, servers: Iterable[Server]) -> None:
+        """Run ops on ``servers`` (the units): their jobs start and end here."""
+        for server in servers:
+            server.serve_with(self._op_start, self._op_done)
 
     def start(self, request: Request, now: float) -> None:
         """``request``'s input is at its source now: move it to its first ops."""
@@ -119,7 +121,7 @@ class Dataflow:
             key = self.key(
                 request.rid, i, request.app.entry.priority, request.deadline_at_s, ready_s[i]
             )
-            step.server.submit(key, (step.duration_s, self._on_start, self._on_done, (request, i)))
+            step.server.submit(key, step.duration_s, (request, i))
 
     def _op_start(self, payload, now: float) -> float | DramStream | None:
         request, i = payload
@@ -203,13 +205,6 @@ class Dataflow:
         for move in step.moves_out:
             self._start_move(request, move, end_s)
 
-    def _release_output(self, request: Request, i: int) -> None:
-        """One reader of op ``i``'s output is done with it."""
-        request.holders[i] -= 1
-        if request.holders[i] == 0:
-            step = request.steps[i]
-            step.tally.memory_bytes -= step.output_bytes
-
     # -- tensor moves ----------------------------------------------------------------------
     def _start_move(self, request: Request, fast: FastMove, now: float) -> None:
         delay_s = fast.delay_s
@@ -283,8 +278,13 @@ class Dataflow:
         if request.abandoned:
             return
         move = fast.move
-        if move.src_op is not None:  # the copy has left: the producer's buffer may go
-            self._release_output(request, move.src_op)
+        src = move.src_op
+        if src is not None:  # the copy has left: the producer's buffer may go
+            holders = request.holders
+            holders[src] -= 1
+            if holders[src] == 0:
+                producer = request.steps[src]
+                producer.tally.memory_bytes -= producer.output_bytes
         if move.dst_unit is None:
             request.outputs_left -= 1
             if request.outputs_left == 0:

@@ -222,23 +222,27 @@ class DvfsState:
         energies_j = tuple(busy_w * core_share * time_s for busy_w, time_s in pairs)
         return times_s, energies_j
 
-    def utilisation(self, now: float) -> float:
-        """The busy fraction (0..1) the governor sees for an op starting at ``now`` (s)."""
-        if self._busy is None:
-            return 1.0 if self._ran else 0.0
-        utilisation = self._busy.busy_s(now) / self._capacity_s
-        return 1.0 if utilisation > 1.0 else utilisation
-
     def start(self, now: float, times_s: tuple[float, ...]) -> int:
         """An op starts now: returns the level the governor chose for it, and notes it
         running for its time at that level. ``times_s``: its time at each level (s), from
-        :meth:`op_costs`."""
-        level = self._rule(self.utilisation(now), self.level, self.cap)
+        :meth:`op_costs`.
+
+        The governor sees the unit's busy fraction (0..1) over its window just before
+        ``now`` (windowed governors), or whether an op ran at all (the others).
+        """
+        busy = self._busy
+        if busy is None:
+            utilisation = 1.0 if self._ran else 0.0
+        else:
+            utilisation = busy.busy_s(now) / self._capacity_s
+            if utilisation > 1.0:
+                utilisation = 1.0
+        level = self._rule(utilisation, self.level, self.cap)
         if level != self.level:
             level = self._move_to(level, now)
         self._ran = True
-        if self._busy is not None:
-            self._busy.record(now, now + times_s[level])
+        if busy is not None:
+            busy.record(now, now + times_s[level])
         return level
 
     def _move_to(self, level: int, now: float) -> int:

@@ -231,8 +231,11 @@ class Ledger:
 
     def move(self, request: Request, fast: FastMove, start_s: float, end_s: float) -> None:
         """An on-chip or explicit-cost move (a delay; no link, no radio)."""
-        if self.keep_rows:
-            self._transfer(request.rid, fast.trace_code, start_s, start_s, end_s, end_s, 0.0)
+        if self.keep_rows:  # queued and started at once; arrives as it ends
+            rows = self._transfer_rows
+            rows.append((request.rid, fast.trace_code, start_s, start_s, end_s, end_s, 0.0))
+            if len(rows) >= CHUNK_ROWS:
+                self.transfers.rows.flush()
 
     def hop(
         self,

@@ -174,6 +174,7 @@ class Engine:
             monitors,
             self.arrivals.free_slot,
         )
+        self.dataflow.serve(self.units.values())
 
     def _replica(self, index: int, plan: ExecutionPlan, app: str) -> Replica:
         platform = self.scenario.platform
