@@ -89,7 +89,7 @@ class Dataflow:
         self.fallback = fallback
         self.monitors = monitors
         self.on_over = on_over
-        self._on_moved = [self._moved]  # the callbacks of every tensor in transit
+        self._on_arrival = [self._arrive]  # the callbacks of every tensor in transit
 
     def serve(self, servers: Iterable[Server]) -> None:
         """Run ops on ``servers`` (the units): their jobs start and end here."""
@@ -214,13 +214,9 @@ class Dataflow:
         if fast.books:
             self.ledger.move(request, fast, now, now + delay_s)
         if delay_s > 0:
-            wake(self.env, delay_s, InTransit(request, fast), self._on_moved)
+            wake(self.env, delay_s, InTransit(request, fast), self._on_arrival)
         else:
-            self._arrive(request, fast, now)
-
-    def _moved(self, transit: InTransit) -> None:
-        """A tensor moved on chip reached its unit."""
-        self._arrive(transit.request, transit.fast, self.env._now)
+            self._arrive(InTransit(request, fast))
 
     def _start_hop(self, request: Request, fast: FastMove, k: int, now: float) -> None:
         move = fast.move
@@ -268,15 +264,18 @@ class Dataflow:
             if request.abandoned:
                 return
             if last:
-                self._arrive(request, fast, self.env.now)
+                self._arrive(InTransit(request, fast))
             else:
                 self._start_hop(request, fast, k + 1, self.env.now)
 
         call_later(self.env, delay_s, propagated)  # latency (+ jitter, retransmissions)
 
-    def _arrive(self, request: Request, fast: FastMove, now: float) -> None:
+    def _arrive(self, transit: InTransit) -> None:
+        """A tensor reached its unit (or, an output, the request's source) now."""
+        request, fast = transit.request, transit.fast
         if request.abandoned:
             return
+        now = self.env._now
         move = fast.move
         src = move.src_op
         if src is not None:  # the copy has left: the producer's buffer may go

@@ -68,7 +68,6 @@ class UnitTally:
         "active_energy_j",
         "memory_bytes",
         "memory_stall_s",
-        "ops",
         "partial_busy_s",
         "peak_memory_bytes",
         "wait_max_s",
@@ -83,7 +82,8 @@ class UnitTally:
         self.active_energy_j = 0.0  # of the ops the unit ran
         self.partial_busy_s = 0.0  # of ops cut short when the run stopped
         self.memory_stall_s = 0.0  # op time lost waiting for shared DRAM
-        self.ops = 0  # ops run, and their waits (start - ready) in the queue
+        # the waits (start - ready) in the queue of the ops run (as many as the unit's
+        # server served: every op that ends is booked here)
         self.wait_total_s = 0.0
         self.wait_max_s = 0.0
 
@@ -202,7 +202,6 @@ class Ledger:
             self.last_op_end_s = end_s
         ready_s = request.ready_s[i]
         wait_s = start_s - ready_s
-        tally.ops += 1
         tally.wait_total_s += wait_s
         if wait_s > tally.wait_max_s:
             tally.wait_max_s = wait_s
@@ -358,7 +357,9 @@ class Ledger:
                     "peak_memory_bytes": tally.peak_memory_bytes,
                     "memory_capacity_bytes": unit.memory_bytes,
                     "over_capacity": tally.peak_memory_bytes > unit.memory_bytes,
-                    "queue_wait_mean_s": tally.wait_total_s / tally.ops if tally.ops else 0.0,
+                    "queue_wait_mean_s": (
+                        tally.wait_total_s / server.jobs_served if server.jobs_served else 0.0
+                    ),
                     "queue_wait_max_s": tally.wait_max_s,
                 }
             )

@@ -183,7 +183,10 @@ class _Worker(Wakeup):
             server.jobs_served += 1
             payload, self.payload = self.payload, None
             server.on_finish(payload, self.start_s, self.env._now)
-            self.serve()
+            if self.queue:
+                self.serve()
+            else:  # idle: ``wait`` without its call
+                server._idle.append(self)
         elif self.ended():
             self.serve()
 

@@ -237,7 +237,7 @@ def ondemand(table: DvfsTable, options: Mapping[str, Any]) -> Rule:
     frequencies_hz, top = table.frequencies_hz, table.top
 
     def rule(utilisation: float, current: int, cap: int | None) -> int:
-        ceiling = _ceiling(top, cap)
+        ceiling = top if cap is None or cap > top else cap  # _ceiling, without a call
         if utilisation > threshold:
             return ceiling
         demand_hz = utilisation * frequencies_hz[current]  # as :func:`demand_hz`
@@ -267,7 +267,8 @@ def schedutil(table: DvfsTable, options: Mapping[str, Any]) -> Rule:
 
     def rule(utilisation: float, current: int, cap: int | None) -> int:
         target_hz = headroom * (utilisation * frequencies_hz[current])
-        return lowest_level_at_least(frequencies_hz, target_hz, _ceiling(top, cap))
+        ceiling = top if cap is None or cap > top else cap  # _ceiling, without a call
+        return lowest_level_at_least(frequencies_hz, target_hz, ceiling)
 
     return rule
 
