@@ -13,9 +13,9 @@ in, and each decision costs O(1) amortised instead of a pass over the window
 
 from __future__ import annotations
 
-import heapq
 import math
 from collections import deque
+from heapq import heappop, heappush
 
 from simulator.errors import SimulationError
 from simulator.hardware.governors import governor_rule
@@ -119,7 +119,7 @@ class BusyWindow:
         length = b - a
         self._in_window.append((start_s, end_s, b, length))
         self._window_total += length
-        heapq.heappush(self._running, (end_s, b))
+        heappush(self._running, (end_s, b))
         self._running_b += b
 
     def busy_s(self, now: float) -> float:
@@ -137,17 +137,17 @@ class BusyWindow:
         start = now - self.window_s
         running = self._running
         while running and running[0][0] <= now:
-            self._running_b -= heapq.heappop(running)[1]
+            self._running_b -= heappop(running)[1]
         straddling = self._straddling
         queue = self._in_window
         while queue and queue[0][0] < start:
             _, b_s, b, length = queue.popleft()
             self._window_total -= length
             if b_s > start:
-                heapq.heappush(straddling, (b_s, b))
+                heappush(straddling, (b_s, b))
                 self._straddling_b += b
         while straddling and straddling[0][0] <= start:
-            self._straddling_b -= heapq.heappop(straddling)[1]
+            self._straddling_b -= heappop(straddling)[1]
         # converting start may refine the unit, so it comes before the sum
         start_exact = self._exact(start) if straddling else 0
         busy = self._window_total - self._running_b + self._straddling_b
