@@ -128,12 +128,12 @@ class _Columns:
         (``{name: one value per code}``) taken at the rows' codes, the stored ones."""
         codes = np.frombuffer(self.code, dtype=np.int32)
         columns = {"request_id": np.frombuffer(self.request_id, dtype=np.int64).copy()}
-        columns.update({name: _take(values, codes) for name, values in described.items()})
+        columns.update({name: take_described(values, codes) for name, values in described.items()})
         columns.update({name: self.numbers(name) for name in self.stored})
         return columns
 
 
-def _take(values: list, codes: np.ndarray):
+def take_described(values: list, codes: np.ndarray):
     """A descriptive column: one value per code (dtype as pandas infers it), at the codes.
 
     Taken from the inferred array itself, so a string column goes straight into pandas'
