@@ -32,6 +32,7 @@ from simulator.engine.state import (
     HopTrack,
     InBuf,
     InTransit,
+    OpStep,
     Request,
 )
 from simulator.engine.watch import PowerWatch
@@ -131,6 +132,8 @@ class Dataflow:
         step.tally.alloc(step.output_bytes)
         if request.phase is not None:
             request.phase[i] = RUNNING
+        if step.plain:  # its plan's duration, nothing else to tell
+            return None
         state = step.dvfs
         if state is None:
             if step.watched is not None:
@@ -154,22 +157,10 @@ class Dataflow:
     def _op_done(self, payload, start_s: float, end_s: float) -> None:
         request, i = payload
         step = request.steps[i]
-        stall_s = 0.0
-        if step.dvfs is not None:
-            level = request.levels[i]
-            energy = step.level_j[level]
-            if step.dram is not None:  # the op lasted its time at the level + the stall
-                stall_s = max(end_s - (start_s + step.level_s[level]), 0.0)  # exact 0 unstalled
-                if stall_s:
-                    energy = step.dvfs.busy_w[level] * step.core_share * (end_s - start_s)
+        if step.plain:  # the plan's energy, at no level, never stalled
+            energy, level, stall_s = step.energy_j, -1, 0.0
         else:
-            energy, level = step.energy_j, -1
-            if step.dram is not None:  # a stalled unit stays busy at active power
-                stall_s = max(end_s - (start_s + step.duration_s), 0.0)
-                if stall_s:
-                    energy *= (end_s - start_s) / step.duration_s
-        if step.watched is not None:
-            self.watch.ended(step.watched, request, i)
+            energy, level, stall_s = self._op_energy(step, request, i, start_s, end_s)
         request.energy_j += energy
         if step.on_device:
             request.device_energy_j += energy
@@ -204,6 +195,29 @@ class Dataflow:
             self._deliver(request, step.local_next, end_s)
         for move in step.moves_out:
             self._start_move(request, move, end_s)
+
+    def _op_energy(
+        self, step: OpStep, request: Request, i: int, start_s: float, end_s: float
+    ) -> tuple[float, int, float]:
+        """(energy J, level or -1, DRAM stall s) of an op that is not plain (DVFS, shared
+        DRAM or a watched node), which ran over ``[start_s, end_s]``."""
+        stall_s = 0.0
+        if step.dvfs is not None:
+            level = request.levels[i]
+            energy = step.level_j[level]
+            if step.dram is not None:  # the op lasted its time at the level + the stall
+                stall_s = max(end_s - (start_s + step.level_s[level]), 0.0)  # exact 0 unstalled
+                if stall_s:
+                    energy = step.dvfs.busy_w[level] * step.core_share * (end_s - start_s)
+        else:
+            energy, level = step.energy_j, -1
+            if step.dram is not None:  # a stalled unit stays busy at active power
+                stall_s = max(end_s - (start_s + step.duration_s), 0.0)
+                if stall_s:
+                    energy *= (end_s - start_s) / step.duration_s
+        if step.watched is not None:
+            self.watch.ended(step.watched, request, i)
+        return energy, level, stall_s
 
     # -- tensor moves ----------------------------------------------------------------------
     def _start_move(self, request: Request, fast: FastMove, now: float) -> None:

@@ -97,6 +97,7 @@ class OpStep:
         "moves_out",
         "on_device",
         "output_bytes",
+        "plain",
         "server",
         "tally",
         "trace_code",
@@ -142,6 +143,8 @@ class OpStep:
         self.dram = dram if plan.dram[i] is not None else None
         self.dram_fixed_s, self.dram_bytes = plan.dram[i] or (0.0, 0.0)
         self.watched = watched  # the unit's UnitPower when its node is watched
+        #: none of the above: it lasts its plan's duration and draws its plan's energy
+        self.plain = self.dvfs is None and self.dram is None and watched is None
 
 
 class InBuf:
