@@ -96,6 +96,10 @@ class BusyWindow:
         self._exponent = exponent
         self._unit = 1 << exponent
         self._scale = math.ldexp(1.0, exponent) if exponent <= 1023 else math.inf
+        self._rescale(shift)
+
+    def _rescale(self, shift: int) -> None:
+        """Shift every stored exact value by ``shift`` bits (the unit was refined)."""
         self._window_total <<= shift
         self._running_b <<= shift
         self._straddling_b <<= shift
@@ -114,8 +118,11 @@ class BusyWindow:
             )
         self._last_start = start_s
         b = self._exact(end_s)  # first: it may refine the unit
+        exponent = self._exponent
         # the engine records an op at the instant it asked: reuse that conversion
         a = self._now_exact if start_s == self._last_now else self._exact(start_s)
+        if self._exponent != exponent:  # converting the start refined the unit
+            b = self._exact(end_s)
         length = b - a
         self._in_window.append((start_s, end_s, b, length))
         self._window_total += length
@@ -159,6 +166,78 @@ class BusyWindow:
         return busy / self._unit
 
 
+class SerialBusyWindow(BusyWindow):
+    """:class:`BusyWindow` for a unit that runs one op at a time: the same busy times, in
+    fewer steps.
+
+    The intervals never overlap and every one recorded has ended by the next query (a
+    one-slot unit starts an op once the previous one is over, and an op never ends
+    before the time recorded for it at its level). The busy time in ``[start, now]`` is
+    then ``total - cumulative(start)``, with ``total`` the exact sum of every interval's
+    length and ``cumulative(start)`` the busy time up to ``start``: the sum of the
+    lengths before the first interval still in the queue (kept with it), plus the part
+    of that interval before ``start`` when it straddles it. No heap, and the query
+    converts a time only when an interval straddles the window's start. The precondition
+    is checked (a :class:`SimulationError` if broken).
+    """
+
+    __slots__ = ("_end", "_end_exact", "_total")
+
+    def __init__(self, window_s: float):
+        super().__init__(window_s)
+        # the queue holds (a, b, exact a, exact busy time before a), in order
+        self._total = 0  # exact busy time of every interval recorded
+        self._end = 0.0  # the last interval's end, and its exact value
+        self._end_exact = 0
+
+    def _rescale(self, shift: int) -> None:
+        self._total <<= shift
+        self._end_exact <<= shift
+        self._in_window = deque((a, b, x << shift, c << shift) for a, b, x, c in self._in_window)
+
+    def record(self, start_s: float, end_s: float) -> None:
+        """Add the interval ``[start_s, end_s]`` (s), after the previous one's end."""
+        if not self._end <= start_s <= end_s:
+            raise SimulationError(
+                f"busy window: interval [{start_s!r}, {end_s!r}] overlaps the previous one "
+                f"or is reversed (a one-slot unit; the previous ended at {self._end!r})"
+            )
+        b = self._exact(end_s)  # first: it may refine the unit
+        exponent = self._exponent
+        # back to back (a busy unit): the previous end's conversion is the start's
+        a = self._end_exact if start_s == self._end else self._exact(start_s)
+        if self._exponent != exponent:  # converting the start refined the unit
+            b = self._exact(end_s)
+        self._in_window.append((start_s, end_s, a, self._total))
+        self._total += b - a
+        self._end = end_s
+        self._end_exact = b
+
+    def busy_s(self, now: float) -> float:
+        """The busy time (s) in ``[now - window_s, now]``, correctly rounded."""
+        if now < self._end or now < self._last_now:
+            raise SimulationError(
+                f"busy window: query at {now!r} s before an earlier query or while the "
+                f"interval ending at {self._end!r} s still runs (a one-slot unit)"
+            )
+        self._last_now = now
+        start = now - self.window_s
+        queue = self._in_window
+        while queue and queue[0][1] <= start:  # over before the window
+            queue.popleft()
+        if not queue:
+            return 0.0
+        a_s, _, a, before = queue[0]
+        if a_s < start:  # it straddles the start: count from there
+            # converting start may refine the unit, so it comes before the reads
+            start_exact = self._exact(start)
+            _, _, a, before = self._in_window[0]  # (a refinement rebuilds the queue)
+            busy = self._total - before - (start_exact - a)
+        else:
+            busy = self._total - before
+        return busy / self._unit
+
+
 class DvfsState:
     """Level and recent busy intervals of one DVFS unit.
 
@@ -194,7 +273,10 @@ class DvfsState:
         self.level = self.table.top
         self.cap: int | None = None  # thermal cap on the level (None: not throttled)
         # windowed governors see the exact busy time; the others only whether an op ran
-        self._busy = BusyWindow(self.window_s) if self.window_s > 0 else None
+        self._busy = None
+        if self.window_s > 0:  # one op at a time: the serial window's fewer steps
+            window = SerialBusyWindow if self.slots == 1 else BusyWindow
+            self._busy = window(self.window_s)
         self._ran = False
         # (time, level) at t = 0 and at every op start that moved the level: levels only
         # change there, so this is the unit's level over time (the ``dvfs_levels`` table)
