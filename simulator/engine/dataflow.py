@@ -119,9 +119,7 @@ class Dataflow:
             if now > ready_s[i]:
                 ready_s[i] = now
             step = request.steps[i]
-            key = self.key(
-                request.rid, i, request.app.entry.priority, request.deadline_at_s, ready_s[i]
-            )
+            key = self.key(request.rid, i, request.priority, request.deadline_at_s, ready_s[i])
             step.server.submit(key, step.duration_s, (request, i))
 
     def _op_start(self, payload, now: float) -> float | DramStream | None:
@@ -306,10 +304,13 @@ class Dataflow:
         if move.consumers:
             buf = InBuf(len(move.consumers), move.nbytes, fast.tally)
             fast.tally.alloc(move.nbytes)
+            inbufs = request.inbufs
             for j in move.consumers:
-                if request.inbufs[j] is None:
-                    request.inbufs[j] = []
-                request.inbufs[j].append(buf)
+                held = inbufs[j]
+                if held is None:
+                    inbufs[j] = [buf]
+                else:
+                    held.append(buf)
             self._deliver(request, move.consumers, now)
 
     def _complete(self, request: Request, now: float) -> None:

@@ -190,6 +190,7 @@ class Request:
         "outputs_left",
         "phase",
         "plan",
+        "priority",
         "ready_s",
         "rep",
         "rid",
@@ -207,6 +208,7 @@ class Request:
         self.arrival_s = arrival_s
         deadline = app.entry.deadline_s
         self.deadline_at_s = arrival_s + deadline if deadline is not None else NO_DEADLINE
+        self.priority = app.entry.priority  # what the unit scheduler sees of its app
         self.waits = list(plan.waits)
         self.ready_s = [arrival_s] * plan.size
         self.holders = list(rep.holders)
