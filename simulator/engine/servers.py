@@ -14,7 +14,6 @@ from heapq import heapify, heappop, heappush
 from typing import Any
 
 import simpy
-from simpy.events import NORMAL
 
 from simulator.engine.clock import Wakeup, after, wake
 
@@ -170,9 +169,7 @@ class _Worker(Wakeup):
             self.payload = payload
             self.stream = stream
             if duration_s > 0:  # an op never runs faster than alone
-                # ``wake(env, duration_s, self, self.on_done)`` without its call (per op)
-                self.callbacks = self.on_done
-                heappush(env._queue, (env._now + duration_s, NORMAL, next(env._eid), self))
+                wake(env, duration_s, self, self.on_done)
                 return
             if not self.ended():
                 return
