@@ -115,11 +115,11 @@ class Dataflow:
                     raise SimulationError(f"op {request.plan.ops[i]} delivered too often")
                 continue
             # inputs arrive in time order: the op is ready when the last one is
-            ready_s = request.ready_s
-            if now > ready_s[i]:
-                ready_s[i] = now
+            ready_s = request.ready_s[i]
+            if now > ready_s:
+                ready_s = request.ready_s[i] = now
             step = request.steps[i]
-            key = self.key(request.rid, i, request.priority, request.deadline_at_s, ready_s[i])
+            key = self.key(request.rid, i, request.priority, request.deadline_at_s, ready_s)
             step.server.submit(key, step.duration_s, (request, i))
 
     def _op_start(self, payload, now: float) -> float | DramStream | None:
