@@ -1,6 +1,7 @@
 """The ``socsim`` command line: the composition root of the library.
 
-Subcommands: ``run``, ``validate``, ``zoo``, ``explain``, ``plot``, ``report``. Library
+Subcommands: ``run``, ``validate``, ``zoo``, ``explain``, ``sweep``, ``score``,
+``presets``, ``plot``, ``report``, ``calibrate``; ``--version``. Library
 errors are raised as :class:`~simulator.errors.SocsimError`; only here are they printed
 and turned into an exit status (:mod:`simulator.exitcodes`).
 """
@@ -18,6 +19,8 @@ from simulator.cli_warnings import socsim_warnings_to_stderr
 from simulator.errors import ScenarioError, SocsimError
 from simulator.exitcodes import EXIT_INVALID, EXIT_OK
 from simulator.score.cli import add_parser as add_score_parser
+from simulator.spec.library_cli import add_parser as add_presets_parser
+from simulator.spec.library_cli import add_version_option
 from simulator.spec.paths import add_allow_options
 from simulator.sweep.cli import add_parser as add_sweep_parser
 
@@ -291,6 +294,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="socsim", description=__doc__.splitlines()[0])
+    add_version_option(parser)
     sub = parser.add_subparsers(dest="command", required=True)
 
     run = sub.add_parser("run", help="run a scenario, print its summary, write its tables")
@@ -349,6 +353,7 @@ def build_parser() -> argparse.ArgumentParser:
     explain.set_defaults(handler=cmd_explain)
     add_sweep_parser(sub)
     add_score_parser(sub)
+    add_presets_parser(sub)
 
     from analysis.cli import add_plot_parser, add_report_parser  # the composition root
     from calibration.cli import add_parser as add_calibrate_parser
