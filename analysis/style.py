@@ -122,8 +122,8 @@ def fit_titles(figure: Figure) -> Figure:
     if not texts:
         return figure
     for _ in range(3):  # wrapping changes the layout a little: measure again
-        with warnings.catch_warnings():  # a layout warning is the figure's, said when saved
-            warnings.simplefilter("ignore", UserWarning)
+        with warnings.catch_warnings(), literal_text(figure):  # drawn as when it is saved
+            warnings.simplefilter("ignore", UserWarning)  # a layout warning: said when saved
             figure.canvas.draw()
         renderer = figure.canvas.get_renderer()
         width_px = figure.bbox.width
