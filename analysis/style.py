@@ -107,6 +107,21 @@ def new_figure(width_in: float = 7.0, height_in: float = 4.5) -> Figure:
     return figure
 
 
+def log_axis(axes, which: str) -> None:
+    """Put ``axes``' ``which`` axis (``"x"`` or ``"y"``) on a log scale, its tick labels
+    plain text (``10``, ``20``, ``100``).
+
+    Matplotlib's default log labels are math text (``$\\mathdefault{10^{1}}$``), which
+    :func:`literal_text` shows as written: every figure is drawn with math text off.
+    """
+    from matplotlib.ticker import LogFormatter
+
+    axis = axes.xaxis if which == "x" else axes.yaxis
+    getattr(axes, f"set_{which}scale")("log")
+    axis.set_major_formatter(LogFormatter())
+    axis.set_minor_formatter(LogFormatter(labelOnlyBase=False, minor_thresholds=(1, 0.4)))
+
+
 def fit_titles(figure: Figure) -> Figure:
     """Wrap the figure's title and its axes' titles onto more lines where they would be
     cut at the figure's edge (a long default title over a narrow figure). Returns

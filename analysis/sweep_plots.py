@@ -21,6 +21,7 @@ from analysis.style import (
     fit_titles,
     format_value,
     label_of,
+    log_axis,
     new_figure,
     scaled,
     short,
@@ -314,9 +315,9 @@ def pareto_plot(
         label=_front_label(points[latency].to_numpy()[front], points[energy].to_numpy()[front]),
     )
     if _log_scale(pd.Series(xs)):
-        axes.set_xscale("log")
+        log_axis(axes, "x")
     if _log_scale(pd.Series(ys)):
-        axes.set_yscale("log")
+        log_axis(axes, "y")
     axes.set_xlabel(label_of(latency))
     axes.set_ylabel(label_of(energy))
     axes.set_title(title or f"latency–energy trade-off over {len(points)} points")
@@ -400,7 +401,7 @@ def sweep_curves(
             linewidth=0,
         )
     if numeric and _log_scale(rows[x]):
-        axes.set_xscale("log")
+        log_axis(axes, "x")
     if not numeric:
         axes.set_xticks(list(positions.values()), [format_value(v) for v in positions])
     axes.set_xlabel(label_of(x))

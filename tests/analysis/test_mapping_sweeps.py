@@ -23,6 +23,7 @@ from analysis.kinds import decision_map_views, make_plot
 from analysis.report import build_report
 from analysis.run_plots import energy_breakdown
 from analysis.sources import load_source, load_sweep
+from analysis.style import figure_bytes
 from analysis.sweep_plots import decision_map, pareto_plot, sweep_curves
 from simulator.cli import main
 from simulator.output.cells import cell_value, typed_cell
@@ -221,3 +222,16 @@ def test_curve_bands_only_behind_two_runs(mapping_sweep, sweep_table):
     figure = sweep_curves(sweep_table, BANDWIDTH, group=LATENCY)
     assert len([c for c in figure.axes[0].collections if isinstance(c, PolyCollection)]) == 2
     assert "band: min–max of the runs" in figure.axes[0].get_title()
+
+
+def test_log_axes_label_their_ticks_in_plain_text():
+    # latency spans 100×, energy 50×: both axes log; the default labels were math text
+    # ($\mathdefault{10^{1}}$), drawn as written since every figure has math text off
+    table = _table([(1, 50, "a"), (10, 5, "a"), (100, 1, "a")])
+    figure = pareto_plot(table, "lat_s", "en_j")
+    figure_bytes(figure, "png")
+    axes = figure.axes[0]
+    assert (axes.get_xscale(), axes.get_yscale()) == ("log", "log")
+    labels = [t.get_text() for t in axes.get_xticklabels() + axes.get_yticklabels()]
+    assert "10000" in labels and "1000" in labels  # 1 to 100 s in ms, 1 to 50 J in mJ
+    assert not [text for text in labels if "$" in text or "mathdefault" in text]
