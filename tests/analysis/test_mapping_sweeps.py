@@ -235,3 +235,30 @@ def test_log_axes_label_their_ticks_in_plain_text():
     labels = [t.get_text() for t in axes.get_xticklabels() + axes.get_yticklabels()]
     assert "10000" in labels and "1000" in labels  # 1 to 100 s in ms, 1 to 50 J in mJ
     assert not [text for text in labels if "$" in text or "mathdefault" in text]
+
+
+def test_report_draws_at_most_six_maps_and_names_the_rest(tmp_path):
+    from itertools import product
+
+    from analysis.kinds import MAX_FACETS
+
+    rows = []
+    grid = product(range(3), range(3), range(3), range(4), range(4))
+    for point, (a, b, c, d, e) in enumerate(grid):
+        rows.append(
+            {"point": point, "a": a, "b": b, "c": c, "d_ms": d, "e_ms": e, "replicate": 0}
+            | {"status": "ok", "decision": "device" if d > e else "cloud"}
+            | {"latency_mean_s": 0.001 * (d + 1), "device_energy_per_inference_j": 0.01}
+        )
+    pd.DataFrame(rows).to_csv(tmp_path / "sweep.csv", index=False)
+    views, notes = decision_map_views(load_source(tmp_path / "sweep.csv"))
+    # the axes: the two parameters with the most values; 27 combinations of the others
+    assert {(view.x, view.y) for view in views} == {("d_ms", "e_ms")}
+    assert len(views) == MAX_FACETS == 6
+    assert [view.fixed for view in views[:2]] == ["a=0, b=0, c=0", "a=0, b=0, c=1"]
+    assert notes[0] == (
+        "a, b, c also vary inside the cells of d_ms × e_ms: one decision map per value of a × b × c"
+    )
+    assert notes[1].startswith("the first 6 of 27 maps are drawn; draw another with socsim plot")
+    page = build_report(tmp_path / "sweep.csv")
+    assert page.count('id="plot-decision_map-') == 6 and "the first 6 of 27 maps" in page
