@@ -245,6 +245,11 @@ def decision_map_views(source: Source) -> tuple[list[MapView], list[str]]:
     axes = sorted(sorted(parameters, key=lambda p: -counts[p])[:2], key=parameters.index)
     x, y = axes
     others = [p for p in parameters if p not in axes and counts[p] > 1]
+    if not others or not _one_per_cell(ok, [*axes, *others]):
+        return [], [
+            f"no decision map: the cells of {x} × {y} mix sweep points that no swept "
+            "parameter tells apart; draw one with socsim plot decision_map --where PATH=VALUE"
+        ]
     combos = ok[others].drop_duplicates().sort_values(others, kind="stable")
     views, notes = [], []
     for values in combos.itertuples(index=False):

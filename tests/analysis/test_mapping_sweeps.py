@@ -262,3 +262,16 @@ def test_report_draws_at_most_six_maps_and_names_the_rest(tmp_path):
     assert notes[1].startswith("the first 6 of 27 maps are drawn; draw another with socsim plot")
     page = build_report(tmp_path / "sweep.csv")
     assert page.count('id="plot-decision_map-') == 6 and "the first 6 of 27 maps" in page
+
+
+def test_a_map_no_parameter_can_untangle_is_a_note(tmp_path):
+    # two points in every cell of a × b, told apart by nothing swept: no map, said so
+    rows = [
+        {"point": p, "a": p // 2 % 2, "b": 0, "replicate": 0, "status": "ok", "decision": "x"}
+        | {"latency_mean_s": 0.001, "device_energy_per_inference_j": 0.01}
+        for p in range(4)
+    ]
+    pd.DataFrame(rows).to_csv(tmp_path / "sweep.csv", index=False)
+    views, notes = decision_map_views(load_source(tmp_path / "sweep.csv"))
+    assert views == [] and notes[0].startswith("no decision map: the cells of a × b mix")
+    assert notes[0] in build_report(tmp_path / "sweep.csv")
