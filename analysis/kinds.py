@@ -8,12 +8,15 @@ and keyword options; its options record lists the options it accepts, so
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
+import pandas as pd
 from matplotlib.figure import Figure
 
 from analysis.run_plots import energy_breakdown, gantt, utilisation
 from analysis.sources import Source, Sweep
+from analysis.style import format_value
 from analysis.sweep_plots import decision_map, pareto_plot, sweep_curves
 from simulator.errors import SocsimError
 from simulator.registry import Registry
@@ -22,6 +25,8 @@ from simulator.schema import Field, Number, Record, Text
 PlotFunction = Callable[..., Figure]
 PLOTS: Registry[PlotFunction] = Registry("plot kind", "socsim.plots")
 
+#: decision maps a report draws of one sweep, at most (one per value of a third parameter)
+MAX_FACETS = 6
 _TITLE = {"title": Field(Text(), default=None, doc="replaces the default title")}
 _LATENCY = Field(Text(), default="latency_mean_s", doc="latency column")
 _ENERGY = Field(Text(), default="device_energy_per_inference_j", doc="energy column")
@@ -188,14 +193,84 @@ def make_plot(kind: str, source: Source, **options: Any) -> Figure:
 
 
 def kinds_for(source: Source) -> list[str]:
-    """The plot kinds that draw from ``source`` (what ``socsim report`` puts in)."""
+    """The plot kinds that draw from ``source`` (what ``socsim report`` puts in).
+
+    A sweep's ``decision_map`` is listed when two parameters are swept; which maps the
+    report draws (one, or one per value of the other parameters) is
+    :func:`decision_map_views`.
+    """
     run_kinds = ("gantt", "energy", "utilisation")
     if source.kind == "run":
         # a run with --trace summary or none kept no op rows: no Gantt chart
         return [k for k in run_kinds if k != "gantt" or len(source.run["ops"])]
     names = [k for k in PLOTS if k not in run_kinds]
-    parameters = list(source.sweep.parameters[:2])
-    # a map needs two parameters that, together, pick one point per cell
-    if len(parameters) < 2 or source.sweep.ok.groupby(parameters)["point"].nunique().max() > 1:
+    if len(source.sweep.parameters) < 2:
         names.remove("decision_map")
     return names
+
+
+@dataclass(frozen=True)
+class MapView:
+    """One decision map the report draws: its rows, axes, and what it holds fixed."""
+
+    source: Source
+    x: str
+    y: str
+    fixed: str = ""  # "p=v, q=w" of the other parameters, "" when none varies
+
+
+def _one_per_cell(rows: pd.DataFrame, keys: list[str]) -> bool:
+    return rows.empty or bool(rows.groupby(keys)["point"].nunique().max() <= 1)
+
+
+def decision_map_views(source: Source) -> tuple[list[MapView], list[str]]:
+    """The decision maps ``socsim report`` draws of a sweep, and notes for the reader.
+
+    Two parameters that pick one point per cell: one map, the first two swept
+    parameters as axes (as ``socsim plot decision_map``). With more that vary inside
+    the cells, the two with the most values are the axes and the map is drawn once per
+    combination of the others' values (at most :data:`MAX_FACETS`); the notes say which
+    were fixed and how to draw the rest. Never a map left out without a note.
+    """
+    sweep = source.sweep
+    parameters, ok = list(sweep.parameters), sweep.ok
+    if len(parameters) < 2:
+        shown = ", ".join(parameters) or "none"
+        return [], [f"no decision map: it needs two swept parameters; this sweep has {shown}"]
+    x, y = parameters[:2]
+    if _one_per_cell(ok, [x, y]):
+        return [MapView(source, x, y)], []
+    counts = {p: ok[p].nunique() for p in parameters}
+    # the two with the most values across and up (file order breaks ties): fewest maps
+    axes = sorted(sorted(parameters, key=lambda p: -counts[p])[:2], key=parameters.index)
+    x, y = axes
+    others = [p for p in parameters if p not in axes and counts[p] > 1]
+    if not others or not _one_per_cell(ok, [*axes, *others]):
+        return [], [
+            f"no decision map: the cells of {x} × {y} mix sweep points that no swept "
+            "parameter tells apart; draw one with socsim plot decision_map --where PATH=VALUE"
+        ]
+    combos = ok[others].drop_duplicates().sort_values(others, kind="stable")
+    views, notes = [], []
+    for values in combos.itertuples(index=False):
+        keep = pd.Series(True, index=sweep.table.index)
+        for name, value in zip(others, values, strict=True):
+            keep &= sweep.table[name] == value
+        part = Sweep(sweep.table[keep], sweep.parameters, sweep.metadata)
+        fixed = ", ".join(f"{n}={format_value(v)}" for n, v in zip(others, values, strict=True))
+        if not _one_per_cell(part.ok, [x, y]):
+            notes.append(f"no decision map where {fixed}: its cells still mix sweep points")
+            continue
+        views.append(MapView(Source(source.path, sweep=part), x, y, fixed))
+    notes.insert(
+        0,
+        f"{', '.join(others)} also {'vary' if len(others) > 1 else 'varies'} inside the "
+        f"cells of {x} × {y}: one decision map per value of {' × '.join(others)}",
+    )
+    if len(views) > MAX_FACETS:
+        notes.append(
+            f"the first {MAX_FACETS} of {len(views)} maps are drawn; draw another with "
+            f"socsim plot decision_map {source.path} --x {x} --y {y} --where PATH=VALUE"
+        )
+        views = views[:MAX_FACETS]
+    return views, notes

@@ -26,6 +26,7 @@ import pandas as pd
 
 from simulator.errors import SocsimError
 from simulator.output import write_csv, write_text
+from simulator.output.cells import cell_columns
 
 SCENARIO = Path(__file__).resolve().parents[1] / "scenarios/examples/neurosurgeon_alexnet.yaml"
 BANDWIDTH = "links.wlan.bandwidth_mbps"
@@ -113,7 +114,7 @@ def run_grid(
                 row["decision"] = summary["decision"]
                 row.update({k: v for k, v in summary.items() if k not in row})
             rows.append(row)
-    return pd.DataFrame(rows)
+    return cell_columns(pd.DataFrame(rows))  # mapping values as the sweep writes them
 
 
 def write_sweep(table: pd.DataFrame, out_dir: str | Path, parameters: Sequence[str]) -> Path:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis.kinds import PLOTS, kinds_for, make_plot
+from analysis.kinds import PLOTS, decision_map_views, kinds_for, make_plot
 from analysis.sources import Source, load_source
 from analysis.style import figure_bytes
 from simulator.output import visible_bidi, write_text
@@ -37,14 +37,36 @@ SWEEP_METRICS = (
 )
 
 
-def _figure_html(kind: str, source: Source, fmt: str) -> str:
-    figure = make_plot(kind, source)
+def _figure_html(
+    kind: str, source: Source, fmt: str, anchor: str = "", where: str = "", **options
+) -> str:
+    figure = make_plot(kind, source, **options)
     data = base64.b64encode(figure_bytes(figure, fmt)).decode("ascii")
-    caption = html.escape(PLOTS.get(kind).doc)
+    caption = html.escape(PLOTS.get(kind).doc + (f", where {where}" if where else ""))
     return (
-        f'<figure id="plot-{kind}"><img alt="{kind}" src="data:{IMAGE_FORMATS[fmt]};base64,'
-        f'{data}"><figcaption>{kind}: {caption}</figcaption></figure>'
+        f'<figure id="plot-{kind}{anchor}"><img alt="{kind}" src="data:{IMAGE_FORMATS[fmt]};'
+        f'base64,{data}"><figcaption>{kind}: {caption}</figcaption></figure>'
     )
+
+
+def _figures_html(source: Source, fmt: str) -> list[str]:
+    """Every figure of ``source``; a sweep's decision maps as :func:`decision_map_views`
+    says, with its notes (a map left out is said, never silent)."""
+    parts = []
+    for kind in kinds_for(source):
+        if kind != "decision_map":
+            parts.append(_figure_html(kind, source, fmt))
+            continue
+        views, notes = decision_map_views(source)
+        parts += [f'<p class="note">{html.escape(note)}</p>' for note in notes]
+        for index, view in enumerate(views):
+            anchor = f"-{index + 1}" if view.fixed else ""
+            parts.append(
+                _figure_html(kind, view.source, fmt, anchor, view.fixed, x=view.x, y=view.y)
+            )
+    if source.kind == "sweep" and "decision_map" not in kinds_for(source):
+        parts += [f'<p class="note">{html.escape(n)}</p>' for n in decision_map_views(source)[1]]
+    return parts
 
 
 def _table_html(frame: pd.DataFrame, max_rows: int = 200) -> str:
@@ -113,7 +135,7 @@ def build_report(path: str | Path, fmt: str = "png") -> str:
             f"{len(sweep.ok)} ok; swept: {html.escape(', '.join(sweep.parameters))}</p>"
         )
     parts.append("<h2>figures</h2>")
-    parts += [_figure_html(kind, source, fmt) for kind in kinds_for(source)]
+    parts += _figures_html(source, fmt)
     tables = _run_tables(source) if source.kind == "run" else _sweep_tables(source)
     for name, frame in tables:
         parts.append(f"<h2>{html.escape(name)}</h2>{_table_html(frame)}")

@@ -11,7 +11,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
 from analysis.sources import require_columns, require_rows, require_table
-from analysis.style import ROLE_COLOURS, colours, new_figure
+from analysis.style import ROLE_COLOURS, colours, fit_titles, new_figure
 from simulator.errors import SocsimError
 
 OPS_COLUMNS = ("request_id", "unit", "op", "start_s", "end_s")
@@ -101,7 +101,7 @@ def gantt(
     if len(ids) > _MAX_LEGEND:
         handles.append(Patch(facecolor="white", label=f"… {len(ids) - _MAX_LEGEND} more"))
     figure.legend(handles=handles, loc="outside right upper", fontsize=8)
-    return figure
+    return fit_titles(figure)
 
 
 def energy_breakdown(energy: pd.DataFrame, title: str | None = None) -> Figure:
@@ -138,7 +138,8 @@ def energy_breakdown(energy: pd.DataFrame, title: str | None = None) -> Figure:
     window = ""
     if {"window_start_s", "window_end_s"} <= set(energy.columns):
         start_s, end_s = energy["window_start_s"].min(), energy["window_end_s"].max()
-        window = f" over {start_s * 1e3:.4g}–{end_s * 1e3:.4g} ms"
+        unit, scale = ("s", 1.0) if end_s >= 10 else ("ms", 1e3)  # 31.44 s, not 3.144e+04 ms
+        window = f" {start_s * scale:.4g}–{end_s * scale:.4g} {unit}"
     figure.suptitle(
         title or f"energy by component in the window{window} (dark: active, light: idle)"
     )
@@ -151,7 +152,7 @@ def energy_breakdown(energy: pd.DataFrame, title: str | None = None) -> Figure:
         ncols=2,
         fontsize=8,
     )
-    return figure
+    return fit_titles(figure)
 
 
 def utilisation(units: pd.DataFrame, title: str | None = None) -> Figure:
@@ -184,4 +185,4 @@ def utilisation(units: pd.DataFrame, title: str | None = None) -> Figure:
         title="role",
         fontsize=8,
     )
-    return figure
+    return fit_titles(figure)

@@ -20,6 +20,7 @@ import pandas as pd
 
 from analysis.tables import load_run
 from simulator.errors import SocsimError
+from simulator.output.cells import cell_columns, typed_cell
 
 SWEEP_FILES = ("sweep.parquet", "sweep.csv")
 # the sweep table's own columns, before the swept parameters' and after them
@@ -55,7 +56,8 @@ class Sweep:
         """The rows where each column equals its value (given as text, as on a command line).
 
         A value matches a numeric column by number (``1`` matches ``1.0``), any other
-        column by its text.
+        column by its text; a mapping or list by its value (``{policy: offload, node:
+        edge}`` matches the cell ``{node: edge, policy: offload}``).
 
         Raises
         ------
@@ -72,8 +74,8 @@ class Sweep:
                     keep = values == float(text)
                 except ValueError:
                     keep = values.astype(str) == text
-            else:
-                keep = values.astype(str) == text
+            else:  # a mapping typed in any key order matches its canonical cell
+                keep = values.astype(str) == typed_cell(text)
             if not keep.any():
                 present = ", ".join(map(str, sorted(values.dropna().unique(), key=str)))
                 raise SocsimError(f"--where {column}={text}: no row has it; values: {present}")
@@ -137,7 +139,8 @@ def load_sweep(path: str | Path) -> Sweep:
     metadata = json.loads(meta_path.read_text()) if meta_path.exists() else {}
     parameters = tuple(metadata.get("parameters") or _infer_parameters(table))
     require_columns(table, ("point", "replicate", *parameters), f"sweep table {table_path}")
-    return Sweep(table, parameters, metadata)
+    # a table written before mapping cells were text: Parquet structs, lists as arrays
+    return Sweep(cell_columns(table, parameters), parameters, metadata)
 
 
 def load_source(path: str | Path) -> Source:

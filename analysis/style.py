@@ -8,6 +8,8 @@ caller's backend, and nothing needs closing.
 from __future__ import annotations
 
 import io
+import textwrap
+import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -102,6 +104,61 @@ def new_figure(width_in: float = 7.0, height_in: float = 4.5) -> Figure:
     """A Figure with an Agg canvas attached (no pyplot)."""
     figure = Figure(figsize=(width_in, height_in), dpi=100, layout="constrained")
     FigureCanvasAgg(figure)
+    return figure
+
+
+def log_axis(axes, which: str) -> None:
+    """Put ``axes``' ``which`` axis (``"x"`` or ``"y"``) on a log scale, its tick labels
+    plain text (``10``, ``20``, ``100``).
+
+    Matplotlib's default log labels are math text (``$\\mathdefault{10^{1}}$``), which
+    :func:`literal_text` shows as written: every figure is drawn with math text off.
+    """
+    from matplotlib.ticker import LogFormatter
+
+    axis = axes.xaxis if which == "x" else axes.yaxis
+    getattr(axes, f"set_{which}scale")("log")
+    axis.set_major_formatter(LogFormatter())
+    axis.set_minor_formatter(LogFormatter(labelOnlyBase=False, minor_thresholds=(1, 0.4)))
+
+
+def fit_titles(figure: Figure) -> Figure:
+    """Wrap the figure's title and its axes' titles onto more lines where they would be
+    cut at the figure's edge (a long default title over a narrow figure). Returns
+    ``figure``.
+
+    An axes title is centred over its axes, so it fits in twice the distance from the
+    axes' centre to the nearer figure edge; the figure's title in the figure's width.
+    Words are re-wrapped to the share of characters that fits (measured, not guessed).
+    """
+    texts = [(axes.title, axes) for axes in figure.axes if axes.get_title()]
+    if figure._suptitle is not None and figure._suptitle.get_text():
+        texts.append((figure._suptitle, None))
+    if not texts:
+        return figure
+    for _ in range(3):  # wrapping changes the layout a little: measure again
+        with warnings.catch_warnings(), literal_text(figure):  # drawn as when it is saved
+            warnings.simplefilter("ignore", UserWarning)  # a layout warning: said when saved
+            figure.canvas.draw()
+        renderer = figure.canvas.get_renderer()
+        width_px = figure.bbox.width
+        wrapped = False
+        for text, axes in texts:
+            box = text.get_window_extent(renderer)
+            if axes is None:
+                room_px = width_px
+            else:
+                centre = axes.get_window_extent(renderer).x0 + axes.bbox.width / 2
+                room_px = 2 * min(centre, width_px - centre)
+            if box.width <= room_px * 0.98:
+                continue
+            lines = text.get_text().split("\n")
+            longest = max(len(line) for line in lines)
+            chars = max(12, int(longest * room_px * 0.95 / box.width))
+            text.set_text("\n".join(textwrap.fill(line, chars) for line in lines))
+            wrapped = True
+        if not wrapped:
+            break
     return figure
 
 

@@ -18,14 +18,17 @@ from analysis.pareto import pareto_front
 from analysis.sources import require_columns, require_rows
 from analysis.style import (
     colours,
+    fit_titles,
     format_value,
     label_of,
+    log_axis,
     new_figure,
     scaled,
     short,
     unit_of,
 )
 from simulator.errors import SocsimError
+from simulator.output.cells import cell_columns
 
 # metrics where more is better; every other metric (latency, energy) is minimised
 HIGHER_IS_BETTER = ("throughput_rps", "inferences_per_j", "device_inferences_per_j")
@@ -39,7 +42,8 @@ def _ok_rows(table: pd.DataFrame, columns: Sequence[str], what: str) -> pd.DataF
     require_columns(table, columns, what)
     rows = table[table["status"] == "ok"] if "status" in table else table
     require_rows(rows, f"{what} (rows with status 'ok')")
-    return rows
+    # a mapping-valued parameter (a table from the Python API) as its canonical text
+    return cell_columns(rows, columns)
 
 
 def _one_point_per_cell(rows: pd.DataFrame, keys: Sequence[str]) -> None:
@@ -61,7 +65,7 @@ def _one_point_per_cell(rows: pd.DataFrame, keys: Sequence[str]) -> None:
     raise SocsimError(
         f"decision map: a cell of {' × '.join(keys)} holds {counts.max()} sweep points; "
         f"{', '.join(varying) or 'another parameter'} also varies: keep one value "
-        "(socsim plot --where PATH=VALUE) or compare over it (by=PATH)"
+        "(socsim plot --where PATH=VALUE) or compare over it (--by PATH)"
     )
 
 
@@ -256,7 +260,7 @@ def decision_map(
     if np.isnan(grid).any():
         handles.append(Patch(facecolor="#dddddd", label="no ok run"))
     figure.legend(handles=handles, title=by or "decision", loc="outside right center")
-    return figure
+    return fit_titles(figure)
 
 
 def pareto_plot(
@@ -308,18 +312,26 @@ def pareto_plot(
         edgecolors="black",
         linewidths=1.5,
         zorder=4,
-        label=f"Pareto front ({int(front.sum())})",
+        label=_front_label(points[latency].to_numpy()[front], points[energy].to_numpy()[front]),
     )
     if _log_scale(pd.Series(xs)):
-        axes.set_xscale("log")
+        log_axis(axes, "x")
     if _log_scale(pd.Series(ys)):
-        axes.set_yscale("log")
+        log_axis(axes, "y")
     axes.set_xlabel(label_of(latency))
     axes.set_ylabel(label_of(energy))
     axes.set_title(title or f"latency–energy trade-off over {len(points)} points")
     axes.grid(True, which="major", alpha=0.3)
     axes.legend(title=colour, fontsize=8)
-    return figure
+    return fit_titles(figure)
+
+
+def _front_label(latency: np.ndarray, energy: np.ndarray) -> str:
+    """``Pareto front (N)`` counting distinct (latency, energy) pairs: equal points all stay
+    on the front (neither dominates) but draw one ring; the ties are said apart."""
+    distinct = len(set(zip(latency.tolist(), energy.tolist(), strict=True)))
+    ties = len(latency) - distinct
+    return f"Pareto front ({distinct})" + (f"; {ties} more point(s) tie" if ties else "")
 
 
 def sweep_curves(
@@ -332,7 +344,8 @@ def sweep_curves(
     """A metric against one swept parameter, one line per group, replicate spread as bands.
 
     The line is the mean over the rows of each (group, x); the band spans their least
-    and greatest value (the replicates, and any other parameter not in ``group``).
+    and greatest value (the replicates, and any other parameter not in ``group``). With
+    one row per marker there is no band (and the title says so).
 
     Parameters
     ----------
@@ -356,7 +369,10 @@ def sweep_curves(
     numeric = pd.api.types.is_numeric_dtype(rows[x])
     positions = {v: i for i, v in enumerate(sorted(rows[x].unique()))}
     keys = [*groups, x] if groups else [x]
-    stats = rows.groupby(keys, sort=True)[metric].agg(["mean", "min", "max"]).reset_index()
+    stats = rows.groupby(keys, sort=True)[metric].agg(["mean", "min", "max", "count"])
+    stats = stats.reset_index()
+    # a band needs two runs behind a marker: one replicate per point spans nothing
+    banded = bool((stats["count"] > 1).any())
     figure = new_figure(7.5, 4.8)
     axes = figure.add_subplot()
     lines = list(stats.groupby(groups, sort=True)) if groups else [((), stats)]
@@ -374,6 +390,8 @@ def sweep_curves(
             color=hue,
             label=name if groups else label_of(metric),
         )
+        if not banded:
+            continue
         axes.fill_between(
             where,
             scaled(line["min"].to_numpy(), metric),
@@ -383,16 +401,17 @@ def sweep_curves(
             linewidth=0,
         )
     if numeric and _log_scale(rows[x]):
-        axes.set_xscale("log")
+        log_axis(axes, "x")
     if not numeric:
         axes.set_xticks(list(positions.values()), [format_value(v) for v in positions])
     axes.set_xlabel(label_of(x))
     axes.set_ylabel(label_of(metric))
-    axes.set_title(title or f"{label_of(metric)} vs {label_of(x)}\n(band: min–max of the runs)")
+    band = "\n(band: min–max of the runs)" if banded else "\n(one run per marker)"
+    axes.set_title(title or f"{label_of(metric)} vs {label_of(x)}{band}")
     axes.grid(True, alpha=0.3)
     legend_title = ", ".join(label_of(g) for g in groups) if groups else None
     axes.legend(title=legend_title, fontsize=8)
-    return figure
+    return fit_titles(figure)
 
 
 def _join(groups: Sequence[str], key: tuple) -> str:

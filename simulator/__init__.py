@@ -19,8 +19,6 @@ from typing import TYPE_CHECKING
 
 from simulator.lazy import lazy_exports
 
-__version__ = "0.1.0"
-
 #: public name -> the module that defines it (imported when the name is first read)
 _EXPORTS = {
     "ARRIVALS": "simulator.workload",
@@ -79,4 +77,12 @@ if TYPE_CHECKING:  # the same names, eagerly, for type checkers and IDEs
     from simulator.workload import ARRIVALS
 
 
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+_lazy_attribute, __dir__ = lazy_exports(__name__, _EXPORTS)
+
+
+def __getattr__(name: str):
+    if name == "__version__":  # the installed package's metadata; written once, in setup.cfg
+        from simulator.version import __version__
+
+        return __version__
+    return _lazy_attribute(name)

@@ -1,6 +1,7 @@
 """The ``socsim`` command line: the composition root of the library.
 
-Subcommands: ``run``, ``validate``, ``zoo``, ``explain``, ``plot``, ``report``. Library
+Subcommands: ``run``, ``validate``, ``zoo``, ``explain``, ``sweep``, ``score``,
+``presets``, ``plot``, ``report``, ``calibrate``; ``--version``. Library
 errors are raised as :class:`~simulator.errors.SocsimError`; only here are they printed
 and turned into an exit status (:mod:`simulator.exitcodes`).
 """
@@ -15,9 +16,11 @@ from typing import TYPE_CHECKING
 
 from simulator.cli_outcome import interrupted_before_start, run_command
 from simulator.cli_warnings import socsim_warnings_to_stderr
-from simulator.errors import ScenarioError, SocsimError
+from simulator.errors import PlacementError, ScenarioError, SocsimError
 from simulator.exitcodes import EXIT_INVALID, EXIT_OK
 from simulator.score.cli import add_parser as add_score_parser
+from simulator.spec.library_cli import add_parser as add_presets_parser
+from simulator.spec.library_cli import add_version_option
 from simulator.spec.paths import add_allow_options
 from simulator.sweep.cli import add_parser as add_sweep_parser
 
@@ -89,9 +92,13 @@ def cmd_run(args: argparse.Namespace) -> int:
 
         mc.check_samples(args.samples)
         mc.uncertain_fields(scenario)
-    result = simulate(
-        scenario, replicate=args.replicate, trace=args.trace, progress=stderr_progress(scenario)
-    )
+    try:
+        result = simulate(
+            scenario, replicate=args.replicate, trace=args.trace, progress=stderr_progress(scenario)
+        )
+    except PlacementError:
+        raise_placement_problems(scenario, args.scenario)  # every one, at its YAML path
+        raise
     warn_run(scenario, result, args.scenario)  # radios beyond their measured range
     extra = None
     if args.samples is not None:
@@ -162,6 +169,18 @@ def stderr_progress(scenario):
     return report
 
 
+def raise_placement_problems(scenario, path: str) -> None:
+    """Raise a ScenarioError of every placement of ``scenario`` that cannot be made, each at
+    its YAML path in the file ``path`` (as ``socsim validate`` reports them); return when
+    every app can be planned."""
+    from simulator.placement.check import plan_problems
+    from simulator.spec.yamlio import load_yaml_file
+
+    problems = plan_problems(scenario, load_yaml_file(Path(path)), path)
+    if problems:
+        raise ScenarioError(problems) from None
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
     from simulator.network.radio_range import warn_scenario
     from simulator.spec import load_scenario, validate_library
@@ -177,6 +196,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
             else:
                 s = load_scenario(name, args.allow_dirs, args.allow_plugins)
                 warn_scenario(s, name)  # radios whose links exceed their measured range
+                raise_placement_problems(s, name)  # every app placed, as run does
                 units = len(s.platform.unit_ids)
                 print(
                     f"ok   {name}: {len(s.workload)} app(s), {len(s.models)} model(s), "
@@ -291,6 +311,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="socsim", description=__doc__.splitlines()[0])
+    add_version_option(parser)
     sub = parser.add_subparsers(dest="command", required=True)
 
     run = sub.add_parser("run", help="run a scenario, print its summary, write its tables")
@@ -349,6 +370,7 @@ def build_parser() -> argparse.ArgumentParser:
     explain.set_defaults(handler=cmd_explain)
     add_sweep_parser(sub)
     add_score_parser(sub)
+    add_presets_parser(sub)
 
     from analysis.cli import add_plot_parser, add_report_parser  # the composition root
     from calibration.cli import add_parser as add_calibrate_parser

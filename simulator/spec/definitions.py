@@ -324,12 +324,17 @@ class RunName(Text):
         )
 
 
+INCLUDE_DOC = (
+    "library files, relative to this file, or preset:NAME for the shipped file that "
+    "defines preset NAME (socsim presets lists them)"
+)
+
 SCENARIO = Record(
     {
         "name": Field(RunName(), doc="the default output folder is runs/<name>: " + NAME_RULE),
         "seed": Field(Number(integer=True, ge=0), default=0),
         "duration_s": Field(Number("s", gt=0, le=MAX_HORIZON_S), default=None),
-        "include": Field(ListOf(Text()), default=[]),
+        "include": Field(ListOf(Text()), default=[], doc=INCLUDE_DOC),
         "presets": Field(PRESETS, default=None, doc="presets, as in a library file"),
         "nodes": Field(MapOf(NODE, min_len=1, key_pattern=_NAME, key_hint=_NAME_HINT)),
         "links": Field(MapOf(LINK), default={}),
@@ -356,7 +361,7 @@ SCENARIO = Record(
 
 LIBRARY = Record(
     {
-        "include": Field(ListOf(Text()), default=[]),
+        "include": Field(ListOf(Text()), default=[], doc=INCLUDE_DOC),
         "presets": Field(PRESETS, default=None),
     },
     name="library file",

@@ -37,9 +37,16 @@ class PathNotAllowedError(SocsimError):
 
 
 def shipped_library_dir() -> Path | None:
-    """The ``scenarios/`` folder shipped next to the package (its presets), if present."""
-    folder = Path(__file__).resolve().parents[2] / "scenarios"
-    return folder if folder.is_dir() else None
+    """The shipped ``scenarios/`` library (presets, examples, models), if present.
+
+    In a source checkout (and an editable install) it is the folder beside the package;
+    a wheel carries a copy inside the package, ``simulator/scenarios`` (``setup.py``).
+    """
+    package = Path(__file__).resolve().parents[1]
+    for folder in (package / "scenarios", package.parent / "scenarios"):
+        if (folder / "devices").is_dir():
+            return folder
+    return None
 
 
 def allowed_dirs(scenario_dir: str | Path, extra: Iterable[str | Path] = ()) -> tuple[Path, ...]:

@@ -11,7 +11,8 @@ from typing import Any
 from simulator.errors import ScenarioError, SocsimError
 from simulator.schema import INVALID, Context, Loc, nearest
 from simulator.spec.definitions import LIBRARY
-from simulator.spec.paths import resolve_user_path, user_dirs
+from simulator.spec.library import resolve_include
+from simulator.spec.paths import user_dirs
 from simulator.spec.yamlio import YamlMap, load_yaml_file
 
 PRESET_SECTIONS = ("nodes", "links")
@@ -63,7 +64,7 @@ def collect_presets(document, base_dir: Path, source: str, ctx: Context, seen: t
         if not isinstance(rel, str):
             continue
         try:
-            path = resolve_user_path(rel, base_dir, user_dirs(ctx))
+            path = resolve_include(rel, base_dir, user_dirs(ctx))
         except SocsimError as exc:
             ctx.problem(loc, str(exc))
             found.broken = True

@@ -22,6 +22,7 @@ import pandas as pd
 
 from simulator.errors import SocsimError
 from simulator.output import write_csv, write_parquet
+from simulator.output.cells import cell_columns
 from simulator.sweep.fingerprint import differences
 from simulator.sweep.journal import Shape, encode, plain_row, rewrite_without, scan
 
@@ -317,8 +318,11 @@ def _ends_with_newline(path: Path) -> bool:
 
 
 def rows_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> pd.DataFrame:
-    """Rows as the tidy table: the given column order, sorted, one row per (point, replicate)."""
-    table = pd.DataFrame(list(rows), columns=list(columns))
+    """Rows as the tidy table: the given column order, sorted, one row per (point, replicate).
+
+    A mapping or list a parameter took is its canonical text
+    (:func:`~simulator.output.cells.cell_value`), the same in CSV and Parquet."""
+    table = cell_columns(pd.DataFrame(list(rows), columns=list(columns)))
     table = table.drop_duplicates(["point", "replicate"], keep="last")
     table = table.sort_values(["point", "replicate"], kind="stable").reset_index(drop=True)
     for name in ("point", "replicate", "seed"):
@@ -363,7 +367,7 @@ def load_sweep_table(path: str | Path) -> pd.DataFrame:
             return rows_table(SweepStore(path).rows(), meta["columns"])
         raise SocsimError(f"{path} holds no sweep ({META}, {CSV} or {PARQUET})")
     if path.suffix == ".parquet":
-        return pd.read_parquet(path)
+        return cell_columns(pd.read_parquet(path))  # a table written before: struct cells
     if path.suffix == ".csv":
         table = pd.read_csv(path)
         for name in ("status", "error", "decision"):  # an empty cell reads as NaN

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 from plot_data import BANDWIDTH, LATENCY, split_document
 
-from analysis.kinds import PLOTS, kinds_for, make_plot
+from analysis.kinds import PLOTS, decision_map_views, kinds_for, make_plot
 from analysis.neurosurgeon_map import run_grid, set_path
 from analysis.report import build_report
 from analysis.sources import Source, Sweep, load_source, load_sweep
@@ -155,7 +155,13 @@ def test_where_selects_rows_and_a_mixed_cell_is_refused(sweep_table, run_dir, tm
     assert main(["plot", "decision_map", str(tmp_path)]) == EXIT_INVALID
     err = capsys.readouterr().err
     assert "holds 2 sweep points; models.m.dtype also varies" in err
-    assert kinds_for(load_source(tmp_path)) == ["pareto", "curves"]  # the report skips the map
+    # the report draws one map per dtype, and says so
+    views, notes = decision_map_views(load_source(tmp_path))
+    assert [view.fixed for view in views] == ["models.m.dtype=fp16", "models.m.dtype=fp32"]
+    assert notes == [
+        f"models.m.dtype also varies inside the cells of {BANDWIDTH} × {LATENCY}: "
+        "one decision map per value of models.m.dtype"
+    ]
     out = tmp_path / "map.png"
     assert main(["plot", "decision_map", str(tmp_path), "--where", "models.m.dtype=fp16"]) == 0
     assert (

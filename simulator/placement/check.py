@@ -1,0 +1,88 @@
+"""Plan every app without running it: the placement problems ``socsim validate`` reports.
+
+The schema accepts ``{policy: single, unit: npu}`` for a model the NPU cannot run (an
+op kind it does not support, a dtype it has no throughput for); only placing the model
+finds out. :func:`plan_problems` places and compiles every app's placement (each replica)
+exactly as ``socsim run`` does before its first event (``simulator.engine.plan_replicas``)
+and returns each failure as a :class:`~simulator.errors.Problem` at the YAML path of the
+placement that failed, with the placer's message, which names the op, the unit, why, and
+the fix (``use policy 'fallback' ...``). Nothing is simulated; no SimPy, no tables.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from simulator.errors import Problem, SocsimError
+from simulator.placement.base import place
+from simulator.placement.plan import compile_plan
+from simulator.platform import CostOracle
+from simulator.schema import mark_of
+
+
+def _yaml_path(entry: Any, index: int, replica: int) -> tuple[str, list[Any]]:
+    """The YAML path of ``entry``'s ``replica``-th placement, and the keys to reach it."""
+    if entry.replicas:
+        return f"workload[{index}].replicas[{replica}]", ["workload", index, "replicas", replica]
+    if entry.placement is not None:
+        return f"workload[{index}].placement", ["workload", index, "placement"]
+    return "placement", ["placement"]
+
+
+def _mark(document: Any, keys: list[Any]) -> tuple[str | None, int | None]:
+    """File and line of the value at ``keys`` in the loaded YAML ``document``, if known."""
+    container = document
+    for key in keys[:-1]:
+        try:
+            container = container[key]
+        except (KeyError, IndexError, TypeError):
+            return None, None
+    mark = mark_of(container, keys[-1]) if container is not None else None
+    return (mark.file, mark.line) if mark is not None else (None, None)
+
+
+def plan_problems(
+    scenario: Any, document: Mapping | None = None, source: str | None = None
+) -> list[Problem]:
+    """Place and compile every app's placement; a problem for each that cannot be made.
+
+    Parameters
+    ----------
+    scenario : Scenario
+        A loaded scenario (its schema checks passed).
+    document : mapping, optional
+        The scenario file as loaded (``simulator.spec.yamlio.load_yaml_file``), for the
+        file and line of each placement.
+    source : str, optional
+        The scenario file, named when a line is not known.
+
+    Returns
+    -------
+    list of Problem
+        One per (app, replica) whose placement fails, in workload order; empty when every
+        app can be planned.
+    """
+    oracle = CostOracle(scenario.platform)
+    failed: dict[tuple, SocsimError | None] = {}
+    problems = []
+    for index, entry in enumerate(scenario.workload):
+        for replica, spec in enumerate(scenario.placements_for(entry)):
+            key = (entry.model, entry.source, id(spec))  # as run plans: once per key
+            if key not in failed:
+                graph = scenario.models[entry.model]
+                try:
+                    placement = place(spec, graph, oracle, entry.source)
+                    compile_plan(placement.graph or graph, placement, oracle)
+                    failed[key] = None
+                except SocsimError as exc:  # PlacementError, ModelError: the user's to fix
+                    failed[key] = exc
+            error = failed[key]
+            if error is None:
+                continue
+            path, keys = _yaml_path(entry, index, replica)
+            file, line = _mark(document, keys) if document is not None else (None, None)
+            problems.append(
+                Problem(path, f"app '{entry.app}': {error}", file=file or source, line=line)
+            )
+    return problems
