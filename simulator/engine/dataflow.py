@@ -18,7 +18,6 @@ from simulator.engine.book import RequestBook
 from simulator.engine.clock import after
 from simulator.engine.dram import DramChannel
 from simulator.engine.dram import Stream as DramStream
-from simulator.engine.dvfs import DvfsState
 from simulator.engine.fallback import Fallback
 from simulator.engine.ledger import Ledger
 from simulator.engine.network import Network
@@ -27,6 +26,7 @@ from simulator.engine.servers import call_later
 from simulator.engine.state import DONE, RUNNING, App, AtLevel, FastMove, HopTrack, InBuf, Request
 from simulator.engine.watch import PowerWatch
 from simulator.errors import SimulationError
+from simulator.hardware.dvfs_state import DvfsState
 from simulator.network.topology import BITS_PER_BYTE
 from simulator.placement.plan import Move
 from simulator.scheduling import UnitScheduler

@@ -3,6 +3,13 @@
 It evaluates the same :class:`~simulator.placement.plan.ExecutionPlan` the engine
 executes, adding times in the engine's order, so that with one request and no
 contention the two agree bit for bit (tested).
+
+An op on a unit with a DVFS table runs at the level its governor picks, as in the
+engine: the estimate replays a fresh :class:`~simulator.hardware.dvfs_state.DvfsState`
+per unit (the engine's own object, pure) over the request's op starts, so a lone
+request's levels are the governor's by construction (an idle, unthrottled unit: the
+state every unit has before its first op). ``levels="top"`` gives the figure at every
+unit's top operating point instead (what the per-op costs of the cost oracle assume).
 """
 
 from __future__ import annotations
@@ -12,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from simulator.frozen import FrozenMap
+from simulator.hardware.dvfs_state import DvfsState
 from simulator.network.radio import Radio
 from simulator.network.topology import BITS_PER_BYTE
 from simulator.placement.plan import ExecutionPlan, Move
@@ -54,6 +62,24 @@ NOMINAL = Conditions()
 
 
 @dataclass(frozen=True)
+class Observed:
+    """Times seen in a run, to replay one request's list schedule with them (SI units).
+
+    Attributes
+    ----------
+    op_s : tuple of (float or None)
+        Per op of the plan, the time it ran for (None: the estimate's own).
+    move_s : Mapping of (src op index or None, dst unit or None) -> s
+        Per network move, the time from reaching its first link to arriving (waits for
+        a radio or a busy link, serialisation, propagation); moves not listed use the
+        estimate's.
+    """
+
+    op_s: tuple[float | None, ...]
+    move_s: Mapping[tuple[int | None, str | None], float] = field(default_factory=FrozenMap)
+
+
+@dataclass(frozen=True)
 class Estimate:
     """Contention-free schedule of one request arriving at t = 0 (seconds)."""
 
@@ -64,6 +90,8 @@ class Estimate:
     device_op_energy_j: float
     radio_energy_j: float
     bytes_sent: int
+    #: per op, the DVFS level it ran at (-1: a unit without DVFS, or ``levels="top"``)
+    levels: tuple[int, ...] = ()
 
     @property
     def energy_j(self) -> float:
@@ -74,6 +102,32 @@ class Estimate:
     def device_energy_j(self) -> float:
         """The part of :attr:`energy_j` drawn on device nodes (radios are at device ends)."""
         return self.device_op_energy_j + self.radio_energy_j
+
+
+class LevelReplay:
+    """The governors' levels for one request on idle units (pure).
+
+    One fresh :class:`~simulator.hardware.dvfs_state.DvfsState` per DVFS unit, asked at
+    each op start in time order per unit, exactly as the engine asks its own: the level,
+    time and energy of an op are the engine's floats for a lone request.
+    """
+
+    __slots__ = ("platform", "states")
+
+    def __init__(self, platform):
+        self.platform = platform
+        self.states: dict[str, DvfsState] = {}
+
+    def run(
+        self, uid: str, start_s: float, parts: tuple[float, float, float], core_share: float
+    ) -> tuple[int, float, float]:
+        """(level, time in s, energy in J) of an op of ``parts`` (fixed, compute, memory
+        s at the top level) starting on ``uid`` at ``start_s``."""
+        state = self.states.get(uid)
+        if state is None:
+            state = self.states[uid] = DvfsState(self.platform.unit(uid))
+        level, duration_s, busy_w = state.start(start_s, *parts)
+        return level, duration_s, busy_w * core_share * duration_s
 
 
 def move_time_s(move: Move) -> float:
@@ -198,11 +252,19 @@ def radio_energy_j(move: Move, oracle: CostOracle, conditions: Conditions = NOMI
     return total
 
 
-def estimate(plan: ExecutionPlan, oracle: CostOracle, conditions: Conditions = NOMINAL) -> Estimate:
+def estimate(
+    plan: ExecutionPlan,
+    oracle: CostOracle,
+    conditions: Conditions = NOMINAL,
+    levels: str = "governor",
+    observed: Observed | None = None,
+) -> Estimate:
     """List-schedule estimate of one request on an idle platform.
 
     Assumes no contention: no other request, and no two moves of this request on the
     same link direction at once. Under those conditions it equals the engine exactly.
+    DVFS units run at the levels their governors pick for this request alone, starting
+    idle and unthrottled (:class:`LevelReplay`).
     Radio energy includes, for every stateful radio the request wakes, each promotion
     its transfers pay, the tail between them and one full tail after the last (what an
     isolated request costs the battery).
@@ -214,16 +276,28 @@ def estimate(plan: ExecutionPlan, oracle: CostOracle, conditions: Conditions = N
     conditions : Conditions
         Observed link bandwidths, queued work per unit and awake radios (a run-time
         decision's view); the default is the nominal, idle platform.
+    levels : {"governor", "top"}
+        ``governor``: each DVFS unit at the level its governor picks (the engine's);
+        ``top``: every unit at its top operating point (the oracle's per-op costs).
+    observed : Observed or None
+        Op and move times seen in a run, used instead of the estimate's own where given
+        (energies stay the estimate's): ``socsim explain`` replays a simulated request
+        with them to split its gap from the prediction into causes.
 
     Returns
     -------
     Estimate
         ``latency_s`` is ``inf`` when an observed bandwidth on a used direction is 0.
     """
+    if levels not in ("governor", "top"):
+        raise ValueError(f"estimate: levels must be 'governor' or 'top', got {levels!r}")
     n = plan.size
     ready = [0.0] * n
     start = [0.0] * n
     end = [0.0] * n
+    op_j = list(plan.energy_j)
+    level = [-1] * n
+    replay = LevelReplay(oracle.platform) if levels == "governor" else None
     radio = 0.0
     sent = 0
     finish = 0.0
@@ -232,8 +306,16 @@ def estimate(plan: ExecutionPlan, oracle: CostOracle, conditions: Conditions = N
         link_radio = oracle.platform.network.links[link].radio
         radios[(link, node)] = RadioUse(link_radio, -ago_s)
     unit_free = dict(conditions.unit_free_s)
+
+    def arrive_at(move: Move, t: float) -> float:
+        if observed is not None and move.hops:
+            seen_s = observed.move_s.get((move.src_op, move.dst_unit))
+            if seen_s is not None:
+                return t + seen_s
+        return arrival_s(move, t, oracle, radios, conditions)
+
     for move in plan.input_moves:
-        arrive = arrival_s(move, 0.0, oracle, radios, conditions)
+        arrive = arrive_at(move, 0.0)
         radio += radio_energy_j(move, oracle, conditions)
         sent += move.nbytes if move.hops else 0
         for j in move.consumers:
@@ -241,11 +323,20 @@ def estimate(plan: ExecutionPlan, oracle: CostOracle, conditions: Conditions = N
     for i in range(n):  # placement order is topological and respects unit order
         free = unit_free.pop(plan.units[i], None)  # only a unit's first op waits for it
         start[i] = ready[i] if free is None else max(ready[i], free)
-        end[i] = start[i] + plan.duration_s[i]
+        parts = plan.dvfs_parts[i]
+        seen_s = observed.op_s[i] if observed is not None else None
+        if seen_s is not None:
+            end[i] = start[i] + seen_s
+        elif replay is None or parts is None:
+            end[i] = start[i] + plan.duration_s[i]
+        else:
+            uid = plan.units[i]
+            level[i], duration_s, op_j[i] = replay.run(uid, start[i], parts, plan.core_share[i])
+            end[i] = start[i] + duration_s
         for j in plan.local_next[i]:
             ready[j] = max(ready[j], end[i])
         for move in plan.moves_out[i]:
-            arrive = arrival_s(move, end[i], oracle, radios, conditions)
+            arrive = arrive_at(move, end[i])
             radio += radio_energy_j(move, oracle, conditions)
             sent += move.nbytes if move.hops else 0
             if move.dst_unit is None:
@@ -255,10 +346,15 @@ def estimate(plan: ExecutionPlan, oracle: CostOracle, conditions: Conditions = N
     radio += sum(use.finish_j() for use in radios.values())
     platform = oracle.platform
     device_j = sum(
-        e
-        for e, uid in zip(plan.energy_j, plan.units, strict=True)
-        if platform.node_of(uid).role == "device"
+        e for e, uid in zip(op_j, plan.units, strict=True) if platform.node_of(uid).role == "device"
     )
     return Estimate(
-        finish, tuple(start), tuple(end), float(sum(plan.energy_j)), float(device_j), radio, sent
+        finish,
+        tuple(start),
+        tuple(end),
+        float(sum(op_j)),
+        float(device_j),
+        radio,
+        sent,
+        tuple(level),
     )
