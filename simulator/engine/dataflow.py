@@ -224,7 +224,8 @@ class Dataflow:
                 request.app.entry.transfer_timeout_s,
                 lambda: self._timed_out(request, track),
             )
-        payload = (request, move, k, now, track)
+        # a download's hop is queued when its first bytes reach the device (docs/energy.md)
+        payload = (request, move, k, now + self.network.lead_s[direction], track)
         self.network.send(
             direction, move.nbytes, self._hop_done, payload, track, lambda: request.abandoned
         )

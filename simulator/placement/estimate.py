@@ -209,8 +209,9 @@ def arrival_s(
 ) -> float:
     """When a move started at ``start_s`` arrives, without contention.
 
-    Adds hop by hop (serialise, then propagate) in the engine's order, so that the
-    estimate equals the engine bit for bit. With ``oracle`` and ``radios`` ((link, node)
+    Adds hop by hop (serialise, then propagate; a download propagates first,
+    ``Hop.lead_s``) in the engine's order, so that the estimate equals the engine bit
+    for bit. With ``oracle`` and ``radios`` ((link, node)
     -> :class:`RadioUse`, filled as hops meet radios), a hop through a stateful radio
     waits for the promotion the radio's state calls for (from idle, or from a tail stage
     such as UMTS FACH) and the radio's tail starts when the hop has serialised.
@@ -219,9 +220,12 @@ def arrival_s(
         return start_s + move.fixed_delay_s
     t = start_s
     for hop in move.hops:
+        # a download propagates first: its radio connects when the first bytes reach
+        # the device (``Hop.lead_s``; 0 otherwise, and t + 0.0 is t)
+        t += hop.lead_s
         if radios is None:
             t += _serialise_s(hop, move.nbytes, conditions)
-            t += hop.latency_s
+            t += hop.latency_s - hop.lead_s
             continue
         held = []
         for node, radio in _device_radios(hop, oracle):
@@ -233,7 +237,7 @@ def arrival_s(
         for use, connected in held:
             use.hold(connected, t, end)
         t = end
-        t += hop.latency_s
+        t += hop.latency_s - hop.lead_s
     return t
 
 
