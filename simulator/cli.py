@@ -266,7 +266,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
                 "\n  predicted vs simulated latency, mean over the requests of this placement "
                 "(docs/placement.md#predicted-and-simulated-latency):"
             )
-            _print_table(gap)
+            _print_table(gap.assign(ms=[f"{v:.4f}" for v in gap["ms"]]))
         stalled = stall_table(result.ops, entry.app)
         if len(stalled):
             print("\n  ops slowed most by shared DRAM (simulated, mean over requests):")

@@ -12,7 +12,7 @@ the shares telescope and sum exactly to the gap (up to float rounding):
    cap lowers it);
 2. ``shared DRAM``: each op's run time with its memory stall (ops of several requests,
    or of one, pulling from their node's DRAM at once);
-3. ``links and radios``: each network move's time from reaching its first link to
+3. ``links and radios``: each network move's time from leaving its producer to
    arriving (a radio already awake or asleep, another transfer ahead on the link, a
    bandwidth trace, jitter, loss);
 4. ``queueing``: what is left, the simulated latency minus the fully substituted
@@ -36,17 +36,22 @@ from simulator.platform import CostOracle
 CAUSES = ("governor level", "shared DRAM", "links and radios", "queueing")
 
 
-def _move_times(transfers: pd.DataFrame, plan: ExecutionPlan) -> dict:
-    """Per network move of one request: first hop's ``queued_s`` -> last hop's ``arrive_s``."""
+def _move_times(
+    transfers: pd.DataFrame, ran: pd.DataFrame, plan: ExecutionPlan, arrival_s: float
+) -> dict:
+    """Per network move of one request: from when it left (its producer's end, or the
+    request's arrival for the input) to its last hop's ``arrive_s``. Not the first hop's
+    ``queued_s``: a download is queued one latency after it left (docs/energy.md)."""
     index = {name: i for i, name in enumerate(plan.ops)}
     hops = transfers[transfers["kind"] == "network"]
     out = {}
     for (src_op, dst_unit), rows in hops.groupby(["src_op", "dst_unit"], sort=False):
+        left_s = arrival_s if src_op == "<input>" else float(ran.at[src_op, "end_s"])
         key = (
             None if src_op == "<input>" else index[src_op],
             None if dst_unit.endswith(":<source>") else dst_unit,
         )
-        out[key] = float(rows["arrive_s"].max() - rows["queued_s"].min())
+        out[key] = float(rows["arrive_s"].max()) - left_s
     return out
 
 
@@ -55,6 +60,7 @@ def request_shares(
     oracle: CostOracle,
     predicted_s: float,
     latency_s: float,
+    arrival_s: float,
     ops: pd.DataFrame,
     transfers: pd.DataFrame,
 ) -> dict[str, float]:
@@ -66,8 +72,8 @@ def request_shares(
         The plan the request ran.
     predicted_s : float
         ``estimate(plan, oracle).latency_s``.
-    latency_s : float
-        The request's simulated latency.
+    latency_s, arrival_s : float
+        The request's simulated latency and arrival time (s).
     ops, transfers : DataFrame
         The request's rows of the run's ``ops`` and ``transfers`` tables (one attempt:
         a request that fell back is not one plan's).
@@ -91,7 +97,7 @@ def request_shares(
     ran_s = tuple(float(t) for t in rows["end_s"] - rows["start_s"])
     levels_s = estimate(plan, oracle, observed=Observed(tuple(at_level))).latency_s
     dram_s = estimate(plan, oracle, observed=Observed(ran_s)).latency_s
-    moves = _move_times(transfers, plan)
+    moves = _move_times(transfers, rows, plan, arrival_s)
     links_s = estimate(plan, oracle, observed=Observed(ran_s, moves)).latency_s
     return {
         "governor level": levels_s - predicted_s,
@@ -134,9 +140,16 @@ def gap_table(
     moves_by = dict(tuple(app_moves.groupby("request_id", sort=False)))
     empty = transfers.iloc[0:0]
     totals = dict.fromkeys(CAUSES, 0.0)
-    for rid, latency_s in zip(mine["request_id"], mine["latency_s"], strict=True):
+    columns_used = zip(mine["request_id"], mine["latency_s"], mine["arrival_s"], strict=True)
+    for rid, latency_s, arrival_s in columns_used:
         shares = request_shares(
-            plan, oracle, predicted_s, float(latency_s), ops_by[rid], moves_by.get(rid, empty)
+            plan,
+            oracle,
+            predicted_s,
+            float(latency_s),
+            float(arrival_s),
+            ops_by[rid],
+            moves_by.get(rid, empty),
         )
         for cause, share in shares.items():
             totals[cause] += share

@@ -70,9 +70,9 @@ class Observed:
     op_s : tuple of (float or None)
         Per op of the plan, the time it ran for (None: the estimate's own).
     move_s : Mapping of (src op index or None, dst unit or None) -> s
-        Per network move, the time from reaching its first link to arriving (waits for
-        a radio or a busy link, serialisation, propagation); moves not listed use the
-        estimate's.
+        Per network move, the time from leaving its producer (or the request's arrival)
+        to arriving (waits for a radio or a busy link, serialisation, propagation);
+        moves not listed use the estimate's.
     """
 
     op_s: tuple[float | None, ...]
