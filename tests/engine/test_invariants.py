@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from strategies import scenarios
 
 from simulator.engine import plan_apps, simulate
+from simulator.placement.attribution import CAUSES, request_shares
 from simulator.placement.estimate import estimate
 from simulator.platform import CostOracle
 from simulator.spec import parse_scenario
@@ -242,10 +243,13 @@ def test_invariants_hold_on_random_scenarios(doc):
 
 
 @SETTINGS
-@given(scenarios(requests=1))
+@given(scenarios(requests=1, power_management=True))
 def test_lone_request_matches_the_list_schedule_estimate(doc):
+    """Also with DVFS units under a random governor: the estimate replays each governor
+    (tests/placement/test_dvfs_estimate.py), so the levels are the engine's too."""
     doc["workload"][0]["arrival"] = {"process": "periodic", "period_ms": 1}  # arrives at t = 0
     doc["nodes"]["phone"].pop("battery_wh", None)  # a run the battery cannot cut short
+    doc["nodes"]["phone"].pop("thermal", None)  # the estimate assumes an unthrottled unit
     for link in doc["links"].values():  # the estimate's setting: constant, FIFO, always up
         link["sharing"] = "fifo"
         link.pop("outages_s", None)
@@ -265,6 +269,13 @@ def test_lone_request_matches_the_list_schedule_estimate(doc):
         assert latency == predicted.latency_s
         ops = result.ops.set_index("op").loc[list(plan.ops)]
         assert tuple(ops["start_s"]) == predicted.start_s
+        assert tuple(ops["level"]) == predicted.levels
+        # and explain's attribution of a lone, uncontended request is zero everywhere
+        arrival = float(result.requests["arrival_s"].iloc[0])
+        shares = request_shares(
+            plan, oracle, predicted.latency_s, latency, arrival, result.ops, result.transfers
+        )
+        assert shares == dict.fromkeys(CAUSES, 0.0)
     else:  # waiting and stalls add; the sums run in another order: allow rounding (1e-12)
         assert latency >= predicted.latency_s * (1 - 1e-12)
 

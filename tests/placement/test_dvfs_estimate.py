@@ -1,7 +1,9 @@
 """The estimate runs DVFS units at their governors' levels, as the engine does, and
 ``socsim explain`` splits the predicted-vs-simulated gap into its causes.
 
-Hand numbers for the attribution are in :func:`test_gap_shares_by_hand`.
+Hand numbers for the attribution are in :func:`test_gap_shares_by_hand`; the lone-request
+property over random scenarios with random governors (levels, latency, zero shares) is
+``tests/engine/test_invariants.py::test_lone_request_matches_the_list_schedule_estimate``.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from strategies import scenarios
 
 from simulator.engine import plan_apps, simulate
 from simulator.hardware.dvfs_state import constant_level
-from simulator.placement.attribution import CAUSES, gap_table, request_shares
+from simulator.placement.attribution import CAUSES, gap_table
 from simulator.placement.base import DVFS_BASIS, POLICIES, dvfs_basis
 from simulator.placement.estimate import estimate
 from simulator.platform import CostOracle
@@ -82,48 +84,6 @@ def test_lone_request_estimate_at_the_governors_levels_equals_the_engine(preset,
     else:  # an idle unit starts low: slower than at the top point (what policies assumed)
         assert min(predicted.levels) < table.top
         assert predicted.latency_s > top.latency_s
-
-
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(scenarios(requests=1, power_management=True))
-def test_lone_request_levels_match_on_random_scenarios(doc):
-    doc["workload"][0]["arrival"] = {"process": "periodic", "period_ms": 1}
-    doc["nodes"]["phone"].pop("battery_wh", None)
-    doc["nodes"]["phone"].pop("thermal", None)  # the estimate assumes an unthrottled unit
-    doc["nodes"]["phone"].pop("dram_bandwidth_gb_s", None)  # fewer stalls (runs with one skip)
-    for link in doc["links"].values():
-        link["sharing"] = "fifo"
-        for key in (
-            "outages_s",
-            "bandwidth_trace_mbps",
-            "reverse_bandwidth_distribution",
-            "bandwidth_distribution",
-            "jitter",
-            "loss_rate",
-        ):
-            link.pop(key, None)
-    scenario = parse_scenario(doc)
-    oracle = CostOracle(scenario.platform)
-    plan = plan_apps(scenario, oracle)["a"]
-    predicted = estimate(plan, oracle)
-    result = simulate(scenario)
-    hops = result.transfers[result.transfers["kind"] == "network"]
-    if not (hops["start_s"] == hops["queued_s"]).all() or result.ops["memory_stall_s"].any():
-        return  # moves met on a link, or ops on the node's DRAM: not the estimate's setting
-    ops = result.ops.set_index("op").loc[list(plan.ops)]
-    assert tuple(ops["level"]) == predicted.levels
-    assert result.requests["latency_s"].iloc[0] == predicted.latency_s
-    # and explain's attribution of a lone, uncontended request is zero everywhere
-    shares = request_shares(
-        plan,
-        oracle,
-        predicted.latency_s,
-        float(result.requests["latency_s"].iloc[0]),
-        float(result.requests["arrival_s"].iloc[0]),
-        result.ops,
-        result.transfers,
-    )
-    assert shares == dict.fromkeys(CAUSES, 0.0)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
