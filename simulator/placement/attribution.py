@@ -36,23 +36,78 @@ from simulator.platform import CostOracle
 CAUSES = ("governor level", "shared DRAM", "links and radios", "queueing")
 
 
-def _move_times(
-    transfers: pd.DataFrame, ran: pd.DataFrame, plan: ExecutionPlan, arrival_s: float
-) -> dict:
-    """Per network move of one request: from when it left (its producer's end, or the
-    request's arrival for the input) to its last hop's ``arrive_s``. Not the first hop's
-    ``queued_s``: a download is queued one latency after it left (docs/energy.md)."""
-    index = {name: i for i, name in enumerate(plan.ops)}
+#: per op name of one request: (level, start_s, end_s) as the run's ``ops`` rows say
+OpsSeen = dict[str, tuple[int, float, float]]
+#: per (src_op, dst_unit) of one request's network moves: the last hop's ``arrive_s``
+MovesSeen = dict[tuple[str, str], float]
+
+
+def _by_request(ops: pd.DataFrame, transfers: pd.DataFrame) -> tuple[dict, dict]:
+    """The rows of ``ops`` and of the network ``transfers`` per request id, as plain
+    dicts (:data:`OpsSeen`, :data:`MovesSeen`): one pass each, no per-request frame."""
+    ops_by: dict[int, OpsSeen] = {}
+    columns = (ops[c].tolist() for c in ("request_id", "op", "level", "start_s", "end_s"))
+    for rid, op, level, start_s, end_s in zip(*columns, strict=True):
+        ops_by.setdefault(rid, {})[op] = (int(level), start_s, end_s)
+    moves_by: dict[int, MovesSeen] = {}
     hops = transfers[transfers["kind"] == "network"]
-    out = {}
-    for (src_op, dst_unit), rows in hops.groupby(["src_op", "dst_unit"], sort=False):
-        left_s = arrival_s if src_op == "<input>" else float(ran.at[src_op, "end_s"])
-        key = (
-            None if src_op == "<input>" else index[src_op],
-            None if dst_unit.endswith(":<source>") else dst_unit,
-        )
-        out[key] = float(rows["arrive_s"].max()) - left_s
-    return out
+    columns = (hops[c].tolist() for c in ("request_id", "src_op", "dst_unit", "arrive_s"))
+    for rid, src_op, dst_unit, arrive_s in zip(*columns, strict=True):
+        moves = moves_by.setdefault(rid, {})
+        key = (src_op, dst_unit)
+        moves[key] = max(moves.get(key, arrive_s), arrive_s)
+    return ops_by, moves_by
+
+
+class _Replay:
+    """One plan's replays, with the per-(op, level) times computed once."""
+
+    def __init__(self, plan: ExecutionPlan, oracle: CostOracle, predicted_s: float):
+        self.plan = plan
+        self.oracle = oracle
+        self.predicted_s = predicted_s
+        self.index = {name: i for i, name in enumerate(plan.ops)}
+        self._at_level: dict[tuple[int, int], float] = {}
+
+    def at_level_s(self, i: int, level: int) -> float | None:
+        """Op ``i``'s time at ``level`` (None: no DVFS), as the engine computes it."""
+        parts = self.plan.dvfs_parts[i]
+        if parts is None or level < 0:
+            return None
+        key = (i, level)
+        if key not in self._at_level:
+            fixed_s, compute_s, memory_s = parts
+            table = self.oracle.platform.unit(self.plan.units[i]).dvfs
+            self._at_level[key] = table.op_time_at_level_s(compute_s, memory_s, fixed_s, level)
+        return self._at_level[key]
+
+    def shares(
+        self, latency_s: float, arrival_s: float, ran: OpsSeen, moves: MovesSeen
+    ) -> dict[str, float]:
+        plan, oracle, index = self.plan, self.oracle, self.index
+        seen = [ran[name] for name in plan.ops]
+        at_level = tuple(self.at_level_s(i, level) for i, (level, _, _) in enumerate(seen))
+        ran_s = tuple(end_s - start_s for _, start_s, end_s in seen)
+        # a move's time runs from when it left: its producer's end, or the request's
+        # arrival for the input; not its first hop's queued_s (a download is queued one
+        # latency later, docs/energy.md)
+        move_s = {}
+        for (src_op, dst_unit), arrive_s in moves.items():
+            left_s = arrival_s if src_op == "<input>" else ran[src_op][2]
+            key = (
+                None if src_op == "<input>" else index[src_op],
+                None if dst_unit.endswith(":<source>") else dst_unit,
+            )
+            move_s[key] = arrive_s - left_s
+        levels_s = estimate(plan, oracle, observed=Observed(at_level)).latency_s
+        dram_s = estimate(plan, oracle, observed=Observed(ran_s)).latency_s
+        links_s = estimate(plan, oracle, observed=Observed(ran_s, move_s)).latency_s
+        return {
+            "governor level": levels_s - self.predicted_s,
+            "shared DRAM": dram_s - levels_s,
+            "links and radios": links_s - dram_s,
+            "queueing": latency_s - links_s,
+        }
 
 
 def request_shares(
@@ -83,28 +138,12 @@ def request_shares(
     dict of cause -> s
         Keys :data:`CAUSES`; the values sum to the gap.
     """
-    rows = ops.set_index("op").loc[list(plan.ops)]
-    platform = oracle.platform
-    at_level: list[float | None] = []
-    for i, (uid, level) in enumerate(zip(plan.units, rows["level"], strict=True)):
-        parts = plan.dvfs_parts[i]
-        if parts is None or level < 0:
-            at_level.append(None)
-            continue
-        fixed_s, compute_s, memory_s = parts
-        table = platform.unit(uid).dvfs
-        at_level.append(table.op_time_at_level_s(compute_s, memory_s, fixed_s, int(level)))
-    ran_s = tuple(float(t) for t in rows["end_s"] - rows["start_s"])
-    levels_s = estimate(plan, oracle, observed=Observed(tuple(at_level))).latency_s
-    dram_s = estimate(plan, oracle, observed=Observed(ran_s)).latency_s
-    moves = _move_times(transfers, rows, plan, arrival_s)
-    links_s = estimate(plan, oracle, observed=Observed(ran_s, moves)).latency_s
-    return {
-        "governor level": levels_s - predicted_s,
-        "shared DRAM": dram_s - levels_s,
-        "links and radios": links_s - dram_s,
-        "queueing": latency_s - links_s,
-    }
+    ops_by, moves_by = _by_request(ops, transfers)
+    if len(ops_by) != 1:
+        raise ValueError(f"request_shares: rows of one request expected, got {len(ops_by)}")
+    rid, ran = next(iter(ops_by.items()))
+    replay = _Replay(plan, oracle, predicted_s)
+    return replay.shares(latency_s, arrival_s, ran, moves_by.get(rid, {}))
 
 
 def gap_table(
@@ -132,25 +171,14 @@ def gap_table(
         mine = mine[~mine["fell_back"].astype(bool)]
     if "replica" in mine:  # the app's first placement: ``plan``
         mine = mine[mine["replica"] == 0]
-    columns = ["cause", "ms"]
     if mine.empty:
-        return pd.DataFrame(columns=columns)
-    ops_by = dict(tuple(ops[ops["app"] == app].groupby("request_id", sort=False)))
-    app_moves = transfers[transfers["app"] == app]
-    moves_by = dict(tuple(app_moves.groupby("request_id", sort=False)))
-    empty = transfers.iloc[0:0]
+        return pd.DataFrame(columns=["cause", "ms"])
+    ops_by, moves_by = _by_request(ops[ops["app"] == app], transfers[transfers["app"] == app])
+    replay = _Replay(plan, oracle, predicted_s)
     totals = dict.fromkeys(CAUSES, 0.0)
-    columns_used = zip(mine["request_id"], mine["latency_s"], mine["arrival_s"], strict=True)
-    for rid, latency_s, arrival_s in columns_used:
-        shares = request_shares(
-            plan,
-            oracle,
-            predicted_s,
-            float(latency_s),
-            float(arrival_s),
-            ops_by[rid],
-            moves_by.get(rid, empty),
-        )
+    served = (mine[c].tolist() for c in ("request_id", "latency_s", "arrival_s"))
+    for rid, latency_s, arrival_s in zip(*served, strict=True):
+        shares = replay.shares(latency_s, arrival_s, ops_by[rid], moves_by.get(rid, {}))
         for cause, share in shares.items():
             totals[cause] += share
     n = len(mine)
@@ -161,4 +189,4 @@ def gap_table(
         *((cause, totals[cause] / n * 1e3) for cause in CAUSES),
         ("simulated", float(mine["latency_s"].mean()) * 1e3),
     ]
-    return pd.DataFrame(rows, columns=columns)
+    return pd.DataFrame(rows, columns=["cause", "ms"])
