@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from simulator.frozen import FrozenMap
+from simulator.hardware.cost import op_time_parts_s
 from simulator.hardware.dvfs_state import DvfsState
 from simulator.network.radio import Radio
 from simulator.network.topology import BITS_PER_BYTE
@@ -128,6 +129,26 @@ class LevelReplay:
             state = self.states[uid] = DvfsState(self.platform.unit(uid))
         level, duration_s, busy_w = state.start(start_s, *parts)
         return level, duration_s, busy_w * core_share * duration_s
+
+
+def back_to_back_s(oracle: CostOracle, ops, uid: str) -> float:
+    """Time (s) of ``ops`` run one after the other on ``uid`` by a lone request.
+
+    On a DVFS unit, at the levels its governor picks from idle (:class:`LevelReplay`), as
+    the engine runs them; otherwise the sum of the oracle's op times. What a policy that
+    picks "the fastest unit" compares.
+    """
+    unit = oracle.platform.unit(uid)
+    if unit.dvfs is None:
+        return sum(oracle.op_time_s(op, uid) for op in ops)
+    replay = LevelReplay(oracle.platform)
+    share = unit.op_cores / unit.cores
+    t = 0.0
+    for op in ops:
+        oracle.op_time_s(op, uid)  # raises the oracle's PlacementError if it cannot run
+        _, duration_s, _ = replay.run(uid, t, op_time_parts_s(op, unit, uid), share)
+        t += duration_s
+    return t
 
 
 def move_time_s(move: Move) -> float:

@@ -19,7 +19,7 @@ from simulator.engine import plan_apps, simulate
 from simulator.hardware.dvfs_state import constant_level
 from simulator.placement.attribution import CAUSES, gap_table
 from simulator.placement.base import DVFS_BASIS, POLICIES, dvfs_basis
-from simulator.placement.estimate import estimate
+from simulator.placement.estimate import back_to_back_s, estimate
 from simulator.platform import CostOracle
 from simulator.spec import parse_scenario
 
@@ -250,3 +250,25 @@ def test_explain_predicts_the_governors_levels_and_splits_no_gap(tmp_path, capsy
         ms["predicted"] - ms["top level"], abs=2e-4
     )
     assert [ms[cause] for cause in CAUSES] == [0.0] * 4
+
+
+@pytest.mark.parametrize(("governor", "chosen"), [("schedutil", "srv.b"), ("performance", "srv.a")])
+def test_offload_picks_the_fastest_unit_at_its_governors_levels(governor, chosen):
+    """Unit a: 1 ms at 2 GHz, 4 ms at its 0.5 GHz floor, where schedutil starts an idle
+    unit; unit b (no DVFS): 1.5 ms. At the governors' levels b is faster."""
+    doc = _two_requests_doc()
+    server = doc["nodes"]["srv"]["units"]
+    server["a"] = server.pop("cpu")
+    server["a"]["dvfs"]["points"] = [{"mhz": 500, "mv": 700}, {"mhz": 2000, "mv": 1000}]
+    server["a"]["dvfs"]["governor"] = {"name": governor}
+    server["b"] = {"kind": "cpu", "peak_gflops": {"fp32": 10}}
+    doc["models"]["m"]["ops"][0]["time_ms"] = {"srv.a": 1, "srv.b": 1.5}
+    doc["placement"] = {"policy": "offload", "node": "srv"}
+    scenario = parse_scenario(doc)
+    oracle = CostOracle(scenario.platform)
+    plan = plan_apps(scenario, oracle)["a"]
+    assert plan.units == (chosen,)
+    ops = list(scenario.models["m"])
+    a_s = 4e-3 if governor == "schedutil" else 1e-3  # level 0 (util 0) or the top
+    assert back_to_back_s(oracle, ops, "srv.a") == pytest.approx(a_s, rel=EXACT)
+    assert back_to_back_s(oracle, ops, "srv.b") == pytest.approx(1.5e-3, rel=EXACT)
