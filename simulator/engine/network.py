@@ -86,8 +86,9 @@ class Network:
                     link.capacity_steps(src),
                     link.sharing,
                     RadioRates(radios) if radios else None,
-                    link.latency_s,
-                    impairments_for(link, src, seed, replicate),
+                    # what follows the last bit: on a download, the latency was paid first
+                    link.latency_s - self.lead_s[(link.name, src)],
+                    impairments_for(link, src, seed, replicate, self.lead_s[(link.name, src)]),
                 )
 
     def send(
@@ -108,17 +109,15 @@ class Network:
 
         On a download (``lead_s[direction] > 0``) the radios are asked that long after
         the call (when the first bytes reach the device), unless the sender gave up by
-        then, and ``delay_s`` is what follows the last bit beyond it.
+        then, and ``delay_s`` is only what follows the last bit beyond the latency (the
+        link direction was built with the rest: jitter, retransmission round trips).
         """
         lead_s = self.lead_s[direction]
         if lead_s > 0:
 
             def reached() -> None:  # the first bytes are at the device's end of the link
                 if not given_up():
-                    self._send(direction, nbytes, sent, payload, track, given_up)
-
-            def sent(payload: Any, start_s: float, end_s: float, delay_s: float) -> None:
-                on_sent(payload, start_s, end_s, delay_s - lead_s)
+                    self._send(direction, nbytes, on_sent, payload, track, given_up)
 
             call_later(self.env, lead_s, reached)
             return
