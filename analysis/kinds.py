@@ -20,7 +20,7 @@ from simulator.registry import Registry
 from simulator.schema import Field, Number, Record, Text
 
 PlotFunction = Callable[..., Figure]
-PLOTS: Registry[PlotFunction] = Registry("plot kind")
+PLOTS: Registry[PlotFunction] = Registry("plot kind", "socsim.plots")
 
 _TITLE = {"title": Field(Text(), default=None, doc="replaces the default title")}
 _LATENCY = Field(Text(), default="latency_mean_s", doc="latency column")

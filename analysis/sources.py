@@ -101,10 +101,12 @@ def _read_table(path: Path) -> pd.DataFrame:
 
 
 def _infer_parameters(table: pd.DataFrame) -> tuple[str, ...]:
-    # without sweep.json the contract's column order says it: point, <parameters>, replicate
+    # without sweep.json the contract's column order says it: point, <parameters>,
+    # [mc_sample], replicate (a Monte Carlo sample index is not a swept parameter)
     columns = list(table.columns)
     if "point" in columns and "replicate" in columns:
-        return tuple(columns[columns.index("point") + 1 : columns.index("replicate")])
+        span = columns[columns.index("point") + 1 : columns.index("replicate")]
+        return tuple(c for c in span if c != "mc_sample")
     return ()
 
 

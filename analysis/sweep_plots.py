@@ -29,6 +29,10 @@ from simulator.errors import SocsimError
 
 # metrics where more is better; every other metric (latency, energy) is minimised
 HIGHER_IS_BETTER = ("throughput_rps", "inferences_per_j", "device_inferences_per_j")
+#: the Monte Carlo sample of a row (simulator.sweep.design.MC_COLUMN; docs/uncertainty.md)
+MC_COLUMN = "mc_sample"
+#: how far a cell won by a share p of the samples fades to white: (1 - p) x this
+_FADE = 0.9
 
 
 def _ok_rows(table: pd.DataFrame, columns: Sequence[str], what: str) -> pd.DataFrame:
@@ -98,8 +102,36 @@ def _winners(
     return out[[x, y, latency, energy, "winner"]].reset_index(drop=True)
 
 
-def _text_colour(hex_colour: str) -> str:
-    r, g, b = to_rgb(hex_colour)
+def _sampled_winners(
+    rows: pd.DataFrame, x: str, y: str, by: str | None, metric: str, latency: str, energy: str
+) -> pd.DataFrame:
+    """:func:`_winners` per Monte Carlo sample, then per cell the winner of most samples
+    (ties alphabetically), the ``probability`` = share of the cell's samples it wins, and
+    its mean latency and energy over the samples it wins."""
+    per_sample = []
+    for sample, part in rows.groupby(MC_COLUMN, sort=True):
+        won = _winners(part, x, y, by, metric, latency, energy)
+        per_sample.append(won.assign(**{MC_COLUMN: sample}))
+    everything = pd.concat(per_sample, ignore_index=True)
+    out = []
+    for (x_value, y_value), cell in everything.groupby([x, y], sort=True):
+        winner = _mode(cell["winner"])
+        won = cell[cell["winner"].astype(str) == winner]
+        out.append(
+            {
+                x: x_value,
+                y: y_value,
+                latency: won[latency].mean(),
+                energy: won[energy].mean(),
+                "winner": winner,
+                "probability": len(won) / len(cell),
+            }
+        )
+    return pd.DataFrame(out)
+
+
+def _text_colour(hex_colour: str, fade: float = 0.0) -> str:
+    r, g, b = (c + (1.0 - c) * fade for c in to_rgb(hex_colour))
     return "black" if 0.299 * r + 0.587 * g + 0.114 * b > 0.5 else "white"
 
 
@@ -116,7 +148,10 @@ def decision_map(
     """The winning placement per cell of a two-parameter sweep, as a categorical heatmap.
 
     Each cell is coloured by its winner and annotated with the winner's mean
-    ``latency`` and ``energy`` over replicates.
+    ``latency`` and ``energy`` over replicates. A table with Monte Carlo samples (a
+    ``mc_sample`` column, ``sweep.mc_samples``) is decided per sample: a cell's winner
+    is the one that wins most samples, the cell is faded toward white by the share of
+    samples it loses and annotated with the share it wins (``P 0.85``).
 
     Parameters
     ----------
@@ -147,8 +182,13 @@ def decision_map(
     """
     needed = [x, y, latency, energy, *([by, metric] if by else ["decision"])]
     rows = _ok_rows(table, needed, "decision map: the sweep table")
-    _one_point_per_cell(rows, [x, y, by] if by else [x, y])
-    cells = _winners(rows, x, y, by, metric, latency, energy)
+    sampled = MC_COLUMN in rows and rows[MC_COLUMN].nunique() > 1
+    keys = [x, y, *([by] if by else []), *([MC_COLUMN] if MC_COLUMN in rows else [])]
+    _one_point_per_cell(rows, keys)
+    if sampled:
+        cells = _sampled_winners(rows, x, y, by, metric, latency, energy)
+    else:
+        cells = _winners(rows, x, y, by, metric, latency, energy)
     xs, ys = sorted(cells[x].unique()), sorted(cells[y].unique())
     order = list(dict.fromkeys(cells.sort_values([x, y])["winner"]))
     palette = colours(order)
@@ -170,6 +210,14 @@ def decision_map(
         aspect="auto",
         interpolation="nearest",
     )
+    if sampled:  # a white veil, opaque where the winner loses many samples
+        veil = np.zeros((len(ys), len(xs), 4))
+        veil[..., :3] = 1.0
+        for row in cells.itertuples(index=False):
+            values = dict(zip(cells.columns, row, strict=True))
+            fade = (1.0 - values["probability"]) * _FADE
+            veil[ys.index(values[y]), xs.index(values[x]), 3] = fade
+        axes.imshow(veil, origin="lower", aspect="auto", interpolation="nearest")
     lat_unit, lat_scale = unit_of(latency)
     en_unit, en_scale = unit_of(energy)
     size = 9 if len(xs) <= 10 else 8 if len(xs) <= 14 else 7
@@ -179,6 +227,10 @@ def decision_map(
             f"{short(values[latency] * lat_scale)} {lat_unit}\n"
             f"{short(values[energy] * en_scale)} {en_unit}"
         )
+        fade = 0.0
+        if sampled:
+            text += f"\nP {values['probability']:.2f}"
+            fade = (1.0 - values["probability"]) * _FADE
         axes.text(
             xs.index(values[x]),
             ys.index(values[y]),
@@ -186,15 +238,19 @@ def decision_map(
             ha="center",
             va="center",
             fontsize=size,
-            color=_text_colour(palette[values["winner"]]),
+            color=_text_colour(palette[values["winner"]], fade),
         )
     axes.set_xticks(range(len(xs)), [format_value(v) for v in xs])
     axes.set_yticks(range(len(ys)), [format_value(v) for v in ys])
     axes.set_xlabel(label_of(x))
     axes.set_ylabel(label_of(y))
     what = f"best {by} by {label_of(metric)}" if by else "winning decision"
+    shares = ""
+    if sampled:
+        samples = rows[MC_COLUMN].nunique()
+        shares = f";\nP: the share of {samples} Monte Carlo samples it wins, pale when low"
     axes.set_title(
-        title or f"{what} per cell\n(cells: {label_of(latency)}, {label_of(energy)})",
+        title or f"{what} per cell\n(cells: {label_of(latency)}, {label_of(energy)}{shares})",
     )
     handles = [Patch(facecolor=palette[name], label=name) for name in order]
     if np.isnan(grid).any():

@@ -35,6 +35,7 @@ MAX_OPS: dict[str, int] = {}
 POLICY_OPTIONS = {
     "heft": {},
     "cpop": {},
+    "peft": {},
     "greedy_eft": {},
     "min_cut": {"device": "phone.gpu", "remote": "edge.gpu"},
     "split_point": {"device": "phone.gpu", "remote": "edge.gpu"},

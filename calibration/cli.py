@@ -260,14 +260,18 @@ def _run_options(parser: argparse.ArgumentParser, threads: bool = True) -> None:
     )
 
 
-def _statistic(parser: argparse.ArgumentParser, default: str | None = "median") -> None:
+def _statistic(parser: argparse.ArgumentParser, default: str | None = "auto") -> None:
     parser.add_argument(
         "--statistic",
-        choices=("median", "q1"),
+        choices=("auto", "median", "q1") if default == "auto" else ("median", "q1"),
         default=default,
         help="each measured time: the median of its runs, or their lower quartile q1 "
         "(robust to runs slowed by other processes)"
-        + (f" (default {default})" if default else " (default: the preset's)"),
+        + (
+            "; auto: the median at 1 thread, q1 above (default auto)"
+            if default == "auto"
+            else " (default: the preset's)"
+        ),
     )
 
 

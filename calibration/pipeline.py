@@ -38,7 +38,14 @@ from calibration.report import (
     single_markdown,
     splice_report,
 )
-from calibration.table import Provenance, make_table, read_provenance, read_table, write_table
+from calibration.table import (
+    Provenance,
+    make_table,
+    read_provenance,
+    read_table,
+    resolve_statistic,
+    write_table,
+)
 from calibration.threads import parallel_fractions
 from calibration.validate import check_held_out, graphs_for, kernel_table, validation_table
 from simulator.errors import SocsimError
@@ -189,17 +196,22 @@ def fit_file(
     extra: Mapping[str, str] | None = None,
     learned: bool = True,
     min_rows: int = 20,
-    statistic: str = "median",
+    statistic: str = "auto",
 ) -> tuple[FitResult, Provenance]:
     """Fit a measurement CSV and write the device preset; (result, provenance).
 
     The roofline always; with ``learned`` also the learned kernel predictor
     (:func:`train_predictor_file`; a kind needs ``min_rows`` kernels), written next to
     the preset and named by its unit. ``statistic`` is the time each row stands for
-    (:data:`calibration.table.STATISTICS`), recorded in the preset.
+    (:data:`calibration.table.STATISTICS`; ``auto``: by the table's threads,
+    :func:`calibration.table.resolve_statistic`), recorded in the preset.
     """
+    prov = read_provenance(measurements)
+    if statistic == "auto":
+        threads = prov.threads if prov else int(read_table(measurements)["threads"].max())
+        statistic = resolve_statistic(statistic, threads)
     table = read_table(measurements, statistic)
-    prov = read_provenance(measurements) or Provenance(
+    prov = prov or Provenance(
         "unknown", "unknown (no provenance file)", "unknown", int(table["threads"].max())
     )
     rates = rates or rates_from(table, prov.threads)
@@ -285,12 +297,13 @@ def run_all(
     quick: bool = False,
     log: Callable[[str], None] = print,
     threads: tuple[int, ...] = THREADS,
-    statistic: str = "median",
+    statistic: str = "auto",
 ) -> dict[str, float]:
     """The whole pipeline at every thread count; the 1-thread headline and the seconds.
 
     ``statistic``: each row's time for fitting and validating (the median of its runs,
-    or their lower quartile ``q1``; :data:`calibration.table.STATISTICS`).
+    or their lower quartile ``q1``; ``auto``: the median at 1 thread, ``q1`` above,
+    :func:`calibration.table.resolve_statistic`).
 
     Per thread count ``n``: measure the fit and hold-out corpora with ``n`` intra-op
     threads, fit the preset (``device``, ``device_for(device, n)`` for ``n`` > 1),
@@ -304,6 +317,7 @@ def run_all(
     for n in threads:
         layout = Layout(out, n)
         run = dataclasses.replace(settings, threads=n, clock=settings.clock if n == 1 else "wall")
+        stat = resolve_statistic(statistic, n)
 
         def stage(text: str, n: int = n) -> None:
             log(f"[{time.perf_counter() - start:6.1f} s] {n} thread(s): {text}")
@@ -313,8 +327,8 @@ def run_all(
         extra = {}
         if n > 1 and 1 in threads:
             fractions = parallel_fractions(
-                read_table(Layout(out, 1).fit_csv, statistic),
-                read_table(layout.fit_csv, statistic),
+                read_table(Layout(out, 1).fit_csv, stat),
+                read_table(layout.fit_csv, stat),
                 n,
             )
             extra["parallel_fractions_measured"] = ", ".join(
@@ -327,7 +341,7 @@ def run_all(
             node=node,
             extra=extra,
             min_rows=5 if quick else 20,
-            statistic=statistic,
+            statistic=stat,
         )
         stage(
             f"fit {result.op_stats['n']} kernels, op MAPE {result.op_stats['mape']:.1f} %"
@@ -339,10 +353,10 @@ def run_all(
             # them here rather than print one per (kind, feature) into the progress
             warnings.simplefilter("always")
             holdout, hold_kernels = validate_files(
-                layout.holdout_csv, target, layout, loader, statistic=statistic
+                layout.holdout_csv, target, layout, loader, statistic=stat
             )
             fitted, fit_kernels = validate_files(
-                layout.fit_csv, target, layout, loader, held_out=False, statistic=statistic
+                layout.fit_csv, target, layout, loader, held_out=False, statistic=stat
             )
         if caught:
             stage(f"{len(caught)} warning(s) while predicting, e.g. {caught[0].message}")

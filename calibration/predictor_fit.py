@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from calibration.fit import FitResult
+from calibration.predictor_context import apply_context, context_factors
 from calibration.table import Provenance, network_rows
 from simulator.errors import SocsimError
 from simulator.hardware.kernel_features import FEATURES, feature_column, kind_features
@@ -234,6 +235,7 @@ def train_predictor(
     settings: Mapping[str, Any] | None = None,
     overhead_s: float = 0.0,
     provenance: Mapping[str, Any] | None = None,
+    context: bool = True,
 ) -> dict[str, Any]:
     """Fit one model per (kind, dtype, threads) of the table's op rows: the artifact.
 
@@ -263,6 +265,10 @@ def train_predictor(
         to every predicted op.
     provenance : mapping, optional
         Date, host, runtime, threads, notes (e.g. :meth:`calibration.table.Provenance.to_dict`).
+    context : bool
+        Re-scale the sweep rows to the real networks' context first
+        (:mod:`calibration.predictor_context`; the factors go to
+        ``provenance.context_factors``); no effect on a table without sweep rows.
 
     Returns
     -------
@@ -282,15 +288,40 @@ def train_predictor(
         raise SocsimError(f"predictor target must be one of {TARGETS}, got {target!r}")
     if not (math.isfinite(overhead_s) and overhead_s >= 0):
         raise SocsimError(f"overhead_s must be finite and >= 0, got {overhead_s}")
+    unknown = [n for names in (features or {}).values() for n in names if n not in FEATURES]
+    if unknown:
+        raise SocsimError(f"unknown predictor feature(s) {unknown}; known: {list(FEATURES)}")
+    settings = dict(settings or {})
+
+    def fit_predict(train: pd.DataFrame, test: pd.DataFrame) -> np.ndarray | None:
+        kind = str(train["kind"].iloc[0])
+        names = tuple((features or {}).get(kind, kind_features(kind)))
+        columns = [feature_column(n) for n in names]
+        train = train.dropna(subset=columns)
+        if len(train) < max(min_rows, folds):
+            return None
+        key = (kind, str(train["dtype"].iloc[0]), int(train["threads"].iloc[0]))
+        data = group_data(train, names)
+        model = _fit_model(key, names, data, method, target, random_state, settings)
+        complete = test[columns].notna().all(axis=1).to_numpy()
+        out = np.full(len(test), np.nan)
+        out[complete] = predict_model(model, group_data(test[complete], names))
+        return out
+
     rows = op_rows(table)
+    factors: dict[str, dict[str, float]] = {}
+    if context and not rows.empty:
+        parts = []
+        for (dtype, threads), part in rows.groupby(["dtype", "threads"], sort=True):
+            found = context_factors(part, fit_predict)
+            factors[f"{dtype}/{int(threads)}"] = found
+            parts.append(apply_context(part, found))
+        rows = pd.concat(parts).sort_index()
     models, skipped, used = [], [], set()
     for (kind, dtype, threads), group in rows.groupby(["kind", "dtype", "threads"], sort=True):
         if kinds is not None and kind not in kinds:
             continue
         names = tuple((features or {}).get(kind, kind_features(kind)))
-        unknown = [n for n in names if n not in FEATURES]
-        if unknown:
-            raise SocsimError(f"unknown predictor feature(s) {unknown}; known: {list(FEATURES)}")
         complete = group.dropna(subset=[feature_column(n) for n in names])
         if len(complete) < max(min_rows, folds):
             skipped.append({"kind": kind, "dtype": dtype, "threads": int(threads),
@@ -299,11 +330,11 @@ def train_predictor(
         key = (str(kind), str(dtype), int(threads))
         data = group_data(complete, names)
         errors = cross_validate(key, names, data, method, target, random_state, settings, folds)
-        model = _fit_model(key, names, data, method, target, random_state, settings or {})
+        model = _fit_model(key, names, data, method, target, random_state, settings)
         model["training"] = {
             "rows": len(complete),
             "method": method,
-            "estimator": {**DEFAULTS[method], **(settings or {}), "random_state": random_state},
+            "estimator": {**DEFAULTS[method], **settings, "random_state": random_state},
             "cv_folds": folds,
             **{f"cv_{k}": v for k, v in error_summary(errors).items()},
         }
@@ -316,6 +347,11 @@ def train_predictor(
         )
     meta = {**(provenance or {}), "trainer": f"scikit-learn {sklearn.__version__}"}
     meta["skipped"] = skipped
+    if factors:
+        meta["context_factors"] = {
+            group: {kind: round(value, 6) for kind, value in found.items()}
+            for group, found in factors.items()
+        }
     return _artifact({n: FEATURES[n][0] for n in FEATURES if n in used}, overhead_s, meta, models)
 
 

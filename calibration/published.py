@@ -191,6 +191,23 @@ def summary(result: pd.DataFrame) -> dict[str, float]:
     }
 
 
+def residual_spread(result: pd.DataFrame, role: str = "holdout") -> pd.DataFrame:
+    """The spread of the presets' prediction errors, per (device, unit, dtype).
+
+    Over the ``role`` rows of :func:`compare`'s result: ``rows``, ``bias`` (mean of
+    ``log(published / predicted)``) and ``rms`` (its root mean square: bias and scatter
+    together). A preset turns ``rms`` into the sd of its unit's peak for that dtype,
+    ``sd = rms x peak`` (latency ~ 1 / peak for the compute-bound ops, so a relative
+    latency error ``e`` is a relative peak error ``-e`` to first order;
+    docs/uncertainty.md).
+    """
+    rows = result[result["role"] == role]
+    log_error = np.log(rows["published_ms"] / rows["predicted_ms"])
+    groups = log_error.groupby([rows["device"], rows["unit"], rows["dtype"]], sort=True)
+    out = groups.agg(rows="count", bias="mean", rms=lambda e: float(np.sqrt(np.mean(e**2))))
+    return out.reset_index()
+
+
 def plot(result: pd.DataFrame, path: Path) -> Path:
     """Predicted vs published (log-log), fit and hold-out marked, ±25 % band."""
     import matplotlib

@@ -65,7 +65,13 @@ BORROW: Mapping[tuple[str, str], tuple[str, tuple[str, ...]]] = {
     ("Pixel 4", "cpu"): ("Pixel 3", ("dwconv", "dispatch_us")),
     ("Pixel 4", "gpu"): ("Pixel 3", ("dwconv", "dispatch_us")),
 }
-_MARKED = re.compile(r"^(\s*)([a-z0-9_]+): ([-+0-9.eE]+)(\s+# fit:([a-z0-9_]+)\.([a-z0-9_]+)\b.*)$")
+_NUMBER = r"[-+0-9.eE]+"
+#: ``key: VALUE  # fit:UNIT.KEY ...``, VALUE a number or ``{mean: M, sd: S}``
+_MARKED = re.compile(
+    rf"^(\s*)([a-z0-9_]+): ({_NUMBER}|\{{mean: {_NUMBER}, sd: {_NUMBER}\}})"
+    r"(\s+# fit:([a-z0-9_]+)\.([a-z0-9_]+)\b.*)$"
+)
+_DISTRIBUTION = re.compile(rf"\{{mean: ({_NUMBER}), sd: ({_NUMBER})\}}")
 
 
 def fit_rows(table: pd.DataFrame, device: str, unit: str) -> pd.DataFrame:
@@ -184,6 +190,16 @@ def _g(value: float) -> str:
     return f"{value:.3g}"
 
 
+def _written(old: str, value: float) -> str:
+    """``value`` as the line writes it: a number, or a distribution whose mean it becomes,
+    its sd scaled with it (the relative spread, docs/uncertainty.md, is kept)."""
+    match = _DISTRIBUTION.fullmatch(old)
+    if match is None:
+        return _g(value)
+    mean, sd = float(match.group(1)), float(match.group(2))
+    return f"{{mean: {_g(value)}, sd: {_g(sd * value / mean)}}}"
+
+
 def write_fitted(path: Path, unit_values_: Mapping[str, Mapping[str, float]]) -> list[str]:
     """Rewrite the ``# fit:UNIT.KEY`` lines of a preset file; the keys written."""
     lines = Path(path).read_text().splitlines(keepends=True)
@@ -192,13 +208,13 @@ def write_fitted(path: Path, unit_values_: Mapping[str, Mapping[str, float]]) ->
         match = _MARKED.match(line.rstrip("\n"))
         if not match:
             continue
-        indent, key, _, comment, unit, marker_key = match.groups()
+        indent, key, old, comment, unit, marker_key = match.groups()
         if marker_key != key:
             raise SocsimError(f"{path}:{i + 1}: marker fit:{unit}.{marker_key} on key '{key}'")
         value = unit_values_.get(unit, {}).get(key)
         if value is None:
             raise SocsimError(f"{path}:{i + 1}: no fitted value for {unit}.{key}")
-        text = f"{indent}{key}: {_g(value)}"
+        text = f"{indent}{key}: {_written(old, value)}"
         # keep the comment column where it was
         pad = max(1, len(f"{indent}{key}: {match.group(3)}") - len(text) + 1)
         lines[i] = text + " " * (pad - 1) + comment + "\n"

@@ -50,6 +50,32 @@ OPTIONAL_COLUMNS: tuple[str, ...] = (Q1, BOUNDARY, *FEATURE_COLUMNS)
 #: What a step takes as a row's time: the median of the runs, or their lower quartile
 #: (``q1_s``; robust to runs that other processes slowed down, which only add time).
 STATISTICS = ("median", "q1")
+#: What ``--statistic`` accepts: a statistic, or ``auto`` (:func:`resolve_statistic`).
+STATISTIC_CHOICES = ("auto", *STATISTICS)
+
+
+def resolve_statistic(statistic: str, threads: int) -> str:
+    """The statistic a table measured at ``threads`` intra-op threads is fitted with.
+
+    ``auto`` (the default) is the median at one thread and the lower quartile above:
+    two idle ``calibrate all`` runs (docs/calibration.md, "Stability and noise") gave
+    2-thread predictions within 3.0 % of each other with ``q1`` against 9.7 % with the
+    median, and 1-thread ones within 5.3 % with the median against 7.1 % with ``q1``.
+
+    Raises
+    ------
+    ValueError
+        On a statistic not in :data:`STATISTIC_CHOICES` or threads < 1.
+    """
+    if statistic not in STATISTIC_CHOICES:
+        raise ValueError(f"statistic must be one of {STATISTIC_CHOICES}, got {statistic!r}")
+    if threads < 1:
+        raise ValueError(f"threads must be >= 1, got {threads}")
+    if statistic != "auto":
+        return statistic
+    return "median" if threads == 1 else "q1"
+
+
 LEVELS = ("op", "model", "micro")
 PROVENANCE_SUFFIX = ".provenance.json"
 

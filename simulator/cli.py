@@ -13,12 +13,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from simulator.cli_outcome import run_command
+from simulator.cli_outcome import interrupted_before_start, run_command
 from simulator.cli_warnings import socsim_warnings_to_stderr
 from simulator.errors import ScenarioError, SocsimError
 from simulator.exitcodes import EXIT_INVALID, EXIT_OK
 from simulator.score.cli import add_parser as add_score_parser
-from simulator.spec.paths import add_allow_dir_option
+from simulator.spec.paths import add_allow_options
 from simulator.sweep.cli import add_parser as add_sweep_parser
 
 if TYPE_CHECKING:
@@ -80,15 +80,26 @@ def cmd_run(args: argparse.Namespace) -> int:
     from simulator.spec import load_scenario
 
     check_replicate(args.replicate)
-    scenario = load_scenario(args.scenario, args.allow_dirs)
+    scenario = load_scenario(args.scenario, args.allow_dirs, args.allow_plugins)
     out_dir = check_output_dir(
         Path(args.output) if args.output else default_output_dir(scenario.name)
     )
+    if args.samples is not None:  # refused before anything runs
+        from simulator.uncertainty import montecarlo as mc
+
+        mc.check_samples(args.samples)
+        mc.uncertain_fields(scenario)
     result = simulate(
         scenario, replicate=args.replicate, trace=args.trace, progress=stderr_progress(scenario)
     )
     warn_run(scenario, result, args.scenario)  # radios beyond their measured range
-    written = result.write(out_dir)  # before printing: a closed stdout loses nothing
+    extra = None
+    if args.samples is not None:
+        extra = mc.sample_tables(
+            scenario, result, args.samples, args.executor, args.workers, args.allow_dirs
+        )
+    # before printing: a closed stdout loses nothing
+    written = result.write(out_dir, extra=extra)
     args.kept = f"the results are complete in {out_dir}/"
     print(format_summary(result.summary))
     print("\napps:")
@@ -101,6 +112,15 @@ def cmd_run(args: argparse.Namespace) -> int:
             ["unit", "kind", "ops_run", "busy_s", "utilisation", "energy_j", "peak_memory_bytes"]
         ]
     )
+    if extra is not None:
+        fields = len(mc.uncertain_fields(scenario))
+        print(
+            f"\nMonte Carlo: {args.samples} samples of {fields} uncertain figure(s), seeds "
+            f"spawned from {scenario.seed} (samples.csv, intervals.csv):"
+        )
+        from simulator.uncertainty.intervals import shown_intervals
+
+        _print_table(shown_intervals(extra["intervals"]))
     print(f"\nwrote {len(written)} files to {out_dir}/")
     return EXIT_OK
 
@@ -155,7 +175,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
                 count = validate_library(name, args.allow_dirs)
                 print(f"ok   {name}: library with {count} preset(s)")
             else:
-                s = load_scenario(name, args.allow_dirs)
+                s = load_scenario(name, args.allow_dirs, args.allow_plugins)
                 warn_scenario(s, name)  # radios whose links exceed their measured range
                 units = len(s.platform.unit_ids)
                 print(
@@ -221,7 +241,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     from simulator.platform import CostOracle
     from simulator.spec import load_scenario
 
-    scenario = load_scenario(args.scenario, args.allow_dirs)
+    scenario = load_scenario(args.scenario, args.allow_dirs, args.allow_plugins)
     oracle = CostOracle(scenario.platform)
     plans = plan_apps(scenario, oracle)
     result = simulate(scenario)
@@ -290,12 +310,25 @@ def build_parser() -> argparse.ArgumentParser:
         help="full: every op and transfer row; summary: no op/transfer rows; none: "
         "aggregates only, bounded memory (default full)",
     )
-    add_allow_dir_option(run)
+    run.add_argument(
+        "--samples",
+        type=int,
+        help="also run N Monte Carlo samples of the distributions of the scenario and its "
+        "presets; writes samples.csv and intervals.csv (docs/uncertainty.md)",
+    )
+    run.add_argument(
+        "--executor",
+        choices=("serial", "processes", "dask"),
+        default="processes",
+        help="who runs the samples (default processes; results do not depend on it)",
+    )
+    run.add_argument("--workers", type=int, help="worker processes of --samples (default: cores)")
+    add_allow_options(run)
     run.set_defaults(handler=cmd_run)
 
     validate = sub.add_parser("validate", help="check scenario or library files without running")
     validate.add_argument("files", nargs="+")
-    add_allow_dir_option(validate)
+    add_allow_options(validate)
     validate.set_defaults(handler=cmd_validate)
 
     zoo = sub.add_parser("zoo", help="list the model zoo, or print one model's layers")
@@ -318,7 +351,7 @@ def build_parser() -> argparse.ArgumentParser:
         "explain", help="show each app's placement, cut tensors, predicted vs simulated"
     )
     explain.add_argument("scenario")
-    add_allow_dir_option(explain)
+    add_allow_options(explain)
     explain.set_defaults(handler=cmd_explain)
     add_sweep_parser(sub)
     add_score_parser(sub)
@@ -336,7 +369,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``socsim`` console script; returns the exit status
     (:mod:`simulator.exitcodes`; argparse usage errors exit with 2 itself)."""
-    args = build_parser().parse_args(argv)
+    try:
+        args = build_parser().parse_args(argv)
+    except KeyboardInterrupt:  # Ctrl-C while the command line is read (start-up is lazy)
+        return interrupted_before_start()
     handler: Callable[[argparse.Namespace], int] = args.handler
     with socsim_warnings_to_stderr():
         return run_command(handler, args)

@@ -84,7 +84,8 @@ def quiet_unraisable_memory_errors() -> Iterator[None]:
 
 def _say(command: str, text: str) -> None:
     with contextlib.suppress(OSError):  # stderr gone too: the exit status is all that is left
-        print(f"socsim {command}: {text}", file=sys.stderr, flush=True)
+        prefix = f"socsim {command}" if command else "socsim"
+        print(f"{prefix}: {text}", file=sys.stderr, flush=True)
 
 
 def _silence_stdout() -> None:
@@ -145,6 +146,12 @@ def _save_traceback(exc: BaseException) -> str:
     except OSError:
         return "(could not be saved: set SOCSIM_TRACEBACK=1 to print it)"
     return path
+
+
+def interrupted_before_start() -> int:
+    """Say that SIGINT came while the command line was being read; return 130."""
+    _say("", "interrupted (SIGINT) before the command started; nothing was written")
+    return EXIT_INTERRUPTED
 
 
 def run_command(handler: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:

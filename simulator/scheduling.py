@@ -25,7 +25,7 @@ from simulator.schema import Record
 #: key(rid, op_position, priority, deadline_at_s, ready_s) -> sortable tuple
 UnitScheduler = Callable[[int, int, int, float, float], tuple]
 
-SCHEDULERS: Registry[UnitScheduler] = Registry("unit scheduler")
+SCHEDULERS: Registry[UnitScheduler] = Registry("unit scheduler", "socsim.schedulers")
 _NO_OPTIONS = Record({}, name="scheduler options")
 
 
@@ -82,7 +82,7 @@ class ReplicaLoad:
 #: dispatch(loads, turn, rng) -> replica index
 Dispatcher = Callable[[Sequence[ReplicaLoad], int, np.random.Generator], int]
 
-DISPATCHERS: Registry[Dispatcher] = Registry("dispatcher")
+DISPATCHERS: Registry[Dispatcher] = Registry("dispatcher", "socsim.dispatchers")
 
 
 def _argmin(values: Sequence[float]) -> int:

@@ -189,25 +189,37 @@ class Number(Schema):
 
 @dataclass(frozen=True)
 class Text(Schema):
-    """A string, optionally one of ``choices``."""
+    """A string, optionally one of ``choices``.
 
-    choices: tuple[str, ...] | None = None
+    ``choices`` is a tuple, or a callable returning the current names (a registry's
+    :meth:`~simulator.registry.Registry.names`), read each time a value is checked so
+    that names registered later (plug-ins) are accepted.
+    """
+
+    choices: tuple[str, ...] | Callable[[], Iterable[str]] | None = None
     pattern: str | None = None
     what: str = "value"
 
+    def _choices(self) -> tuple[str, ...] | None:
+        if callable(self.choices):
+            return tuple(self.choices())
+        return self.choices
+
     def describe(self) -> str:
-        if self.choices:
-            return "one of " + ", ".join(f"'{c}'" for c in self.choices)
+        choices = self._choices()
+        if choices:
+            return "one of " + ", ".join(f"'{c}'" for c in choices)
         return "text"
 
     def check(self, value: Any, loc: Loc, ctx: Context) -> Any:
         if not isinstance(value, str) or not value:
             return ctx.problem(loc, f"expected {self.describe()}, got {_type_name(value)}")
-        if self.choices and value not in self.choices:
+        choices = self._choices()
+        if choices and value not in choices:
             return ctx.problem(
                 loc,
                 f"unknown {self.what} '{value}'; expected {self.describe()}",
-                nearest(value, self.choices),
+                nearest(value, choices),
             )
         if self.pattern and not re.fullmatch(self.pattern, value):
             return ctx.problem(loc, f"'{value}' does not match the pattern {self.pattern}")

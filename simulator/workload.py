@@ -20,6 +20,7 @@ from simulator.errors import SocsimError
 from simulator.frozen import FrozenMap
 from simulator.limits import MAX_CONCURRENCY, MAX_HORIZON_S, MAX_REQUESTS, MIN_PERIOD_S
 from simulator.registry import Registry
+from simulator.rules import adaptive_dispatch, app_bounded, placement_xor_replicas, raise_first
 from simulator.scheduling import DISPATCHERS, PREDICTIVE_DISPATCHERS, AdaptiveOptions
 from simulator.schema import Field, ListOf, Number, Record
 
@@ -33,7 +34,7 @@ class AfterCompletion:
     think_s: float = 0.0
 
 
-ARRIVALS: Registry[ArrivalProcess] = Registry("arrival process")
+ARRIVALS: Registry[ArrivalProcess] = Registry("arrival process", "socsim.arrivals")
 
 #: Bounds in the units written (simulator.limits): times within the horizon, periods of
 #: at least 1 ns (so each arrival advances float64 time), rates of at most 1 GHz.
@@ -212,8 +213,7 @@ class WorkloadEntry:
     def __post_init__(self) -> None:
         if self.arrival not in ARRIVALS:
             ARRIVALS.get(self.arrival)  # raises with the nearest name
-        if self.count is None and self.duration_s is None and self.arrival != "trace":
-            raise SocsimError(f"app '{self.app}': give count or duration_s to bound its requests")
+        raise_first(app_bounded(self.app, self.count, self.duration_s, self.arrival))
         if self.count is not None and self.count < 1:
             raise SocsimError(f"app '{self.app}': count must be >= 1")
         if self.duration_s is not None and not (
@@ -222,18 +222,12 @@ class WorkloadEntry:
             raise SocsimError(f"app '{self.app}': duration_s must be > 0")
         object.__setattr__(self, "arrival_options", FrozenMap(self.arrival_options))
         object.__setattr__(self, "replicas", tuple(self.replicas))
-        if self.replicas and self.placement is not None:
-            raise SocsimError(f"app '{self.app}': give either placement or replicas, not both")
+        raise_first(placement_xor_replicas(self.app, self.placement, self.replicas))
         DISPATCHERS.get(self.dispatch)  # raises with the nearest name
-        if self.dispatch in PREDICTIVE_DISPATCHERS:
-            if len(self.replicas) < 2:
-                raise SocsimError(
-                    f"app '{self.app}': dispatch '{self.dispatch}' needs at least two replicas"
-                )
-            if self.adaptive is None:
-                object.__setattr__(self, "adaptive", AdaptiveOptions())
-        elif self.adaptive is not None:
-            raise SocsimError(f"app '{self.app}': adaptive options need dispatch 'adaptive'")
+        has_adaptive = self.adaptive is not None
+        raise_first(adaptive_dispatch(self.app, self.dispatch, has_adaptive, len(self.replicas)))
+        if self.dispatch in PREDICTIVE_DISPATCHERS and self.adaptive is None:
+            object.__setattr__(self, "adaptive", AdaptiveOptions())
         if self.transfer_timeout_s is not None and not self.transfer_timeout_s > 0:
             raise SocsimError(f"app '{self.app}': transfer_timeout_s must be > 0")
 

@@ -11,6 +11,10 @@ platforms of the shipped scenarios (one to four nodes, Wi-Fi, LTE and 3G radios
 included) and random DAGs with explicit time tables and ``comm_s`` edges (the exact
 arithmetic of the list schedulers). Regenerate (only on purpose, when a decision is
 meant to change) with ``python tests/frozen_decisions.py --write``.
+
+A policy added later is frozen as its code decides when it is added, without touching
+the others' entries: ``python tests/frozen_decisions.py --add POLICY`` (PEFT was added so,
+after its paper's worked example was reproduced: tests/placement/test_peft.py).
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ POLICY_VARIANTS: dict[str, tuple[dict, ...]] = {
     "heft": ({},),
     "cpop": ({},),
     "greedy_eft": ({},),
+    "peft": ({},),  # added later, frozen by its own code (--add)
 }
 
 #: shipped scenarios whose platform also hosts random DAGs (source: first app's)
@@ -180,9 +185,32 @@ def record() -> dict[str, dict[str, Any]]:
     return out
 
 
-if __name__ == "__main__":
-    if sys.argv[1:] != ["--write"]:
-        sys.exit("usage: python tests/frozen_decisions.py --write  (rewrites the fixture)")
+def add_policy(frozen: dict[str, dict[str, Any]], policy: str) -> dict[str, dict[str, Any]]:
+    """``frozen`` with ``policy``'s variants decided on every case it holds; every other
+    entry is kept as it is (a case the fixture lacks is an error: regenerate with --write)."""
+    out = {case: dict(row) for case, row in frozen.items()}
+    for case, graph, oracle, source in cases():
+        if case not in out:
+            raise SystemExit(f"the fixture has no case {case}: regenerate it with --write")
+        for k, options in enumerate(POLICY_VARIANTS[policy]):
+            out[case][f"{policy}#{k}"] = decide(graph, oracle, source, policy, options)
+    return out
+
+
+def write(frozen: dict[str, dict[str, Any]]) -> None:
     FIXTURE.parent.mkdir(exist_ok=True)
-    FIXTURE.write_text(json.dumps(record(), separators=(",", ":"), sort_keys=True) + "\n")
+    FIXTURE.write_text(json.dumps(frozen, separators=(",", ":"), sort_keys=True) + "\n")
     print(f"wrote {FIXTURE} ({FIXTURE.stat().st_size:,} bytes)")
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["--write"]:
+        write(record())
+    elif len(sys.argv) == 3 and sys.argv[1] == "--add" and sys.argv[2] in POLICY_VARIANTS:
+        write(add_policy(json.loads(FIXTURE.read_text()), sys.argv[2]))
+    else:
+        sys.exit(
+            "usage: python tests/frozen_decisions.py --write  (rewrites the fixture)\n"
+            "       python tests/frozen_decisions.py --add POLICY  (adds one policy's entries; "
+            f"POLICY: one of {', '.join(POLICY_VARIANTS)})"
+        )

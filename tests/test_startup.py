@@ -55,6 +55,23 @@ def test_help_of_every_subcommand_imports_no_heavy_package():
     assert _heavy_imported_after(code) == []
 
 
+def test_help_loads_no_plugins():
+    """Entry points are read on a registry's first lookup, never to print help."""
+    code = (
+        "import gc\n"
+        "from simulator.cli import build_parser\n"
+        "parser = build_parser()\n"
+        "sub = next(a for a in parser._actions if a.dest == 'command')\n"
+        "for command in sub.choices.values():\n"
+        "    command.format_help()\n"
+        "from simulator.registry import Registry\n"
+        "loaded = [r.family for r in gc.get_objects()\n"
+        "          if isinstance(r, Registry) and r.group and r._plugins_loaded]\n"
+        "assert loaded == [], loaded\n"
+    )
+    assert _heavy_imported_after(code) == []
+
+
 def test_validate_imports_neither_pandas_nor_the_engine():
     code = (
         "from simulator.cli import main\n"

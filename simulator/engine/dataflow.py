@@ -10,25 +10,34 @@ are booked in the ledger from allocation to their last reader.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import simpy
 
 from simulator.engine.book import RequestBook
-from simulator.engine.clock import after
+from simulator.engine.clock import wake
 from simulator.engine.dram import DramChannel
 from simulator.engine.dram import Stream as DramStream
 from simulator.engine.fallback import Fallback
 from simulator.engine.ledger import Ledger
 from simulator.engine.network import Network
 from simulator.engine.offload import LinkMonitor
-from simulator.engine.servers import call_later
-from simulator.engine.state import DONE, RUNNING, App, AtLevel, FastMove, HopTrack, InBuf, Request
+from simulator.engine.servers import Server, call_later
+from simulator.engine.state import (
+    DONE,
+    RUNNING,
+    App,
+    FastMove,
+    HopTrack,
+    InBuf,
+    InTransit,
+    OpStep,
+    Request,
+)
 from simulator.engine.watch import PowerWatch
 from simulator.errors import SimulationError
 from simulator.hardware.dvfs_state import DvfsState
 from simulator.network.topology import BITS_PER_BYTE
-from simulator.placement.plan import Move
 from simulator.scheduling import UnitScheduler
 
 
@@ -81,9 +90,12 @@ class Dataflow:
         self.fallback = fallback
         self.monitors = monitors
         self.on_over = on_over
-        # bound once: every op's job carries them
-        self._on_start = self._op_start
-        self._on_done = self._op_done
+        self._on_arrival = [self._arrive]  # the callbacks of every tensor in transit
+
+    def serve(self, servers: Iterable[Server]) -> None:
+        """Run ops on ``servers`` (the units): their jobs start and end here."""
+        for server in servers:
+            server.serve_with(self._op_start, self._op_done)
 
     def start(self, request: Request, now: float) -> None:
         """``request``'s input is at its source now: move it to its first ops."""
@@ -91,30 +103,35 @@ class Dataflow:
             self._start_move(request, move, now)
 
     # -- ops -------------------------------------------------------------------------------
-    def _deliver(self, request: Request, i: int, now: float) -> None:
+    def _deliver(self, request: Request, targets: tuple[int, ...], now: float) -> None:
+        """An input of each op of ``targets`` is there now: queue each op on its unit once
+        its last input is (an op listed twice gets two inputs)."""
         waits = request.waits
-        left = waits[i] - 1
-        waits[i] = left
-        ready_s = request.ready_s
-        if now > ready_s[i]:
-            ready_s[i] = now
-        if left == 0:
+        for i in targets:
+            left = waits[i] - 1
+            waits[i] = left
+            if left:
+                if left < 0:
+                    raise SimulationError(f"op {request.plan.ops[i]} delivered too often")
+                continue
+            # inputs arrive in time order: the op is ready when the last one is
+            ready_s = request.ready_s[i]
+            if now > ready_s:
+                ready_s = request.ready_s[i] = now
             step = request.steps[i]
-            key = self.key(
-                request.rid, i, request.app.entry.priority, request.deadline_at_s, ready_s[i]
-            )
-            step.server.submit(key, (step.duration_s, self._on_start, self._on_done, (request, i)))
-        elif left < 0:
-            raise SimulationError(f"op {request.plan.ops[i]} delivered too often")
+            key = self.key(request.rid, i, request.priority, request.deadline_at_s, ready_s)
+            step.server.submit(key, step.duration_s, (request, i))
 
     def _op_start(self, payload, now: float) -> float | DramStream | None:
         request, i = payload
         if request.first_start_s is None:
             request.first_start_s = now
         step = request.steps[i]
-        self.ledger.alloc(step.uid, step.output_bytes, now)
+        step.tally.alloc(step.output_bytes)
         if request.phase is not None:
             request.phase[i] = RUNNING
+        if step.plain:  # its plan's duration, nothing else to tell
+            return None
         state = step.dvfs
         if state is None:
             if step.watched is not None:
@@ -123,14 +140,13 @@ class Dataflow:
             if step.dram is None:
                 return None
             return step.dram.begin(now, step.duration_s, step.dram_fixed_s, step.dram_bytes)
-        level, duration_s, busy_w = state.start(now, step.fixed_s, step.compute_s, step.memory_s)
-        if request.op_energy is None:
-            request.op_energy = [None] * len(request.steps)
-        request.op_energy[i] = AtLevel(
-            busy_w * step.core_share * duration_s, level, busy_w, duration_s
-        )
+        level = state.start(now, step.level_s)
+        duration_s = step.level_s[level]
+        if request.levels is None:
+            request.levels = [0] * len(request.steps)
+        request.levels[i] = level
         if step.watched is not None:
-            increment = (busy_w - step.watched.idle_w) * step.core_share
+            increment = (state.busy_w[level] - step.watched.idle_w) * step.core_share
             self.watch.started(step.watched, step.uid, request, i, now, increment)
         if step.dram is None or duration_s <= step.fixed_s:
             return duration_s
@@ -139,14 +155,58 @@ class Dataflow:
     def _op_done(self, payload, start_s: float, end_s: float) -> None:
         request, i = payload
         step = request.steps[i]
-        at_level = request.op_energy[i] if request.op_energy is not None else None
+        if step.plain:  # the plan's energy, at no level, never stalled
+            energy, level, stall_s = step.energy_j, -1, 0.0
+        else:
+            energy, level, stall_s = self._op_energy(step, request, i, start_s, end_s)
+        request.energy_j += energy
+        if step.on_device:
+            request.device_energy_j += energy
+        self.ledger.op(step, request, i, start_s, end_s, energy, level, stall_s)
+        if request.phase is not None:
+            request.phase[i] = DONE
+            if request.abandoned:  # the op ran (and drew power) for an attempt given up
+                step.tally.memory_bytes -= step.output_bytes
+                # the fallback attempt, if any (None: released, under trace none)
+                current = self.book.get(request.rid)
+                if current is not None and current is not request:
+                    current.energy_j += energy
+                    current.device_energy_j += energy if step.on_device else 0.0
+                return
+        # buffers whose last reader this op was are freed (memory in use drops)
+        holders = request.holders
+        if holders[i] == 0:
+            step.tally.memory_bytes -= step.output_bytes
+        for p in step.local_inputs:
+            holders[p] -= 1
+            if holders[p] == 0:
+                producer = request.steps[p]
+                producer.tally.memory_bytes -= producer.output_bytes
+        bufs = request.inbufs[i]
+        if bufs is not None:
+            request.inbufs[i] = None  # let finished requests' buffers be collected early
+            for buf in bufs:
+                buf.readers -= 1
+                if buf.readers == 0:
+                    buf.tally.memory_bytes -= buf.nbytes
+        if step.local_next:
+            self._deliver(request, step.local_next, end_s)
+        for move in step.moves_out:
+            self._start_move(request, move, end_s)
+
+    def _op_energy(
+        self, step: OpStep, request: Request, i: int, start_s: float, end_s: float
+    ) -> tuple[float, int, float]:
+        """(energy J, level or -1, DRAM stall s) of an op that is not plain (DVFS, shared
+        DRAM or a watched node), which ran over ``[start_s, end_s]``."""
         stall_s = 0.0
-        if at_level is not None:
-            energy, level = at_level.energy_j, at_level.level
+        if step.dvfs is not None:
+            level = request.levels[i]
+            energy = step.level_j[level]
             if step.dram is not None:  # the op lasted its time at the level + the stall
-                stall_s = max(end_s - (start_s + at_level.duration_s), 0.0)  # exact 0 unstalled
+                stall_s = max(end_s - (start_s + step.level_s[level]), 0.0)  # exact 0 unstalled
                 if stall_s:
-                    energy = at_level.busy_w * step.core_share * (end_s - start_s)
+                    energy = step.dvfs.busy_w[level] * step.core_share * (end_s - start_s)
         else:
             energy, level = step.energy_j, -1
             if step.dram is not None:  # a stalled unit stays busy at active power
@@ -155,62 +215,23 @@ class Dataflow:
                     energy *= (end_s - start_s) / step.duration_s
         if step.watched is not None:
             self.watch.ended(step.watched, request, i)
-        request.energy_j += energy
-        if step.on_device:
-            request.device_energy_j += energy
-        ledger = self.ledger
-        ledger.op(request, i, start_s, end_s, energy, level, stall_s)
-        if request.phase is not None:
-            request.phase[i] = DONE
-            if request.abandoned:  # the op ran (and drew power) for an attempt given up
-                ledger.free(step.uid, step.output_bytes, end_s)
-                # the fallback attempt, if any (None: released, under trace none)
-                current = self.book.get(request.rid)
-                if current is not None and current is not request:
-                    current.energy_j += energy
-                    current.device_energy_j += energy if step.on_device else 0.0
-                return
-        holders = request.holders
-        if holders[i] == 0:
-            ledger.free(step.uid, step.output_bytes, end_s)
-        for p in step.local_inputs:
-            holders[p] -= 1
-            if holders[p] == 0:
-                producer = request.steps[p]
-                ledger.free(producer.uid, producer.output_bytes, end_s)
-        bufs = request.inbufs[i]
-        if bufs is not None:
-            request.inbufs[i] = None  # let finished requests' buffers be collected early
-            for buf in bufs:
-                buf.readers -= 1
-                if buf.readers == 0:
-                    ledger.free(buf.uid, buf.nbytes, end_s)
-        for j in step.local_next:
-            self._deliver(request, j, end_s)
-        for move in step.moves_out:
-            self._start_move(request, move, end_s)
-
-    def _release_output(self, request: Request, i: int, now: float) -> None:
-        request.holders[i] -= 1
-        if request.holders[i] == 0:
-            step = request.steps[i]
-            self.ledger.free(step.uid, step.output_bytes, now)
+        return energy, level, stall_s
 
     # -- tensor moves ----------------------------------------------------------------------
     def _start_move(self, request: Request, fast: FastMove, now: float) -> None:
-        move, delay_s = fast.move, fast.delay_s
+        delay_s = fast.delay_s
         if delay_s is None:
-            self._start_hop(request, move, 0, now)
+            self._start_hop(request, fast, 0, now)
             return
         if fast.books:
-            self.ledger.move(request, move, now, now + delay_s)
+            self.ledger.move(request, fast, now, now + delay_s)
         if delay_s > 0:
-            env = self.env
-            after(env, delay_s, lambda _e: self._arrive(request, move, env.now))
+            wake(self.env, delay_s, InTransit(request, fast), self._on_arrival)
         else:
-            self._arrive(request, move, now)
+            self._arrive(InTransit(request, fast))
 
-    def _start_hop(self, request: Request, move: Move, k: int, now: float) -> None:
+    def _start_hop(self, request: Request, fast: FastMove, k: int, now: float) -> None:
+        move = fast.move
         hop = move.hops[k]
         direction = (hop.link, hop.src)
         track = None
@@ -225,7 +246,7 @@ class Dataflow:
                 lambda: self._timed_out(request, track),
             )
         # a download's hop is queued when its first bytes reach the device (docs/energy.md)
-        payload = (request, move, k, now + self.network.lead_s[direction], track)
+        payload = (request, fast, k, now + self.network.lead_s[direction], track)
         self.network.send(
             direction, move.nbytes, self._hop_done, payload, track, lambda: request.abandoned
         )
@@ -237,7 +258,8 @@ class Dataflow:
             self.start(again, now)
 
     def _hop_done(self, payload, start_s: float, end_s: float, delay_s: float) -> None:
-        request, move, k, queued_s, track = payload
+        request, fast, k, queued_s, track = payload
+        move = fast.move
         hop = move.hops[k]
         self.network.release((hop.link, hop.src))
         if track is not None:
@@ -246,7 +268,7 @@ class Dataflow:
             bps = move.nbytes * BITS_PER_BYTE / (end_s - start_s)
             for monitor in self.monitors:
                 monitor.sample((hop.link, hop.src), bps, end_s)
-        energy, device_energy = self.ledger.hop(request, move, k, queued_s, start_s, end_s, delay_s)
+        energy, device_energy = self.ledger.hop(request, fast, k, queued_s, start_s, end_s, delay_s)
         request.energy_j += energy
         request.device_energy_j += device_energy
         last = k + 1 == len(move.hops)
@@ -255,31 +277,42 @@ class Dataflow:
             if request.abandoned:
                 return
             if last:
-                self._arrive(request, move, self.env.now)
+                self._arrive(InTransit(request, fast))
             else:
-                self._start_hop(request, move, k + 1, self.env.now)
+                self._start_hop(request, fast, k + 1, self.env.now)
 
         call_later(self.env, delay_s, propagated)  # latency (+ jitter, retransmissions)
 
-    def _arrive(self, request: Request, move: Move, now: float) -> None:
+    def _arrive(self, transit: InTransit) -> None:
+        """A tensor reached its unit (or, an output, the request's source) now."""
+        request, fast = transit.request, transit.fast
         if request.abandoned:
             return
-        if move.src_op is not None:  # the copy has left: the producer's buffer may go
-            self._release_output(request, move.src_op, now)
+        now = self.env._now
+        move = fast.move
+        src = move.src_op
+        if src is not None:  # the copy has left: the producer's buffer may go
+            holders = request.holders
+            holders[src] -= 1
+            if holders[src] == 0:
+                producer = request.steps[src]
+                producer.tally.memory_bytes -= producer.output_bytes
         if move.dst_unit is None:
             request.outputs_left -= 1
             if request.outputs_left == 0:
                 self._complete(request, now)
             return
         if move.consumers:
-            buf = InBuf(len(move.consumers), move.nbytes, move.dst_unit)
-            self.ledger.alloc(move.dst_unit, move.nbytes, now)
+            buf = InBuf(len(move.consumers), move.nbytes, fast.tally)
+            fast.tally.alloc(move.nbytes)
+            inbufs = request.inbufs
             for j in move.consumers:
-                if request.inbufs[j] is None:
-                    request.inbufs[j] = []
-                request.inbufs[j].append(buf)
-            for j in move.consumers:
-                self._deliver(request, j, now)
+                held = inbufs[j]
+                if held is None:
+                    inbufs[j] = [buf]
+                else:
+                    held.append(buf)
+            self._deliver(request, move.consumers, now)
 
     def _complete(self, request: Request, now: float) -> None:
         self.book.complete(request, now)  # sets finish_s; releases it under trace none
@@ -287,5 +320,5 @@ class Dataflow:
         # nothing reads a finished request's counters again; dropping them keeps the
         # garbage collector's passes short on long runs
         request.waits = request.ready_s = request.holders = request.inbufs = None
-        request.op_energy = None  # each DVFS op's energy and level: booked already
+        request.levels = None  # each DVFS op's level: booked already
         self.on_over(request.app)

@@ -83,12 +83,12 @@ class Fallback:
         plan = request.plan
         for i, phase in enumerate(request.phase):
             if phase == DONE and request.holders[i] > 0:
-                self.ledger.free(plan.units[i], plan.output_bytes[i], now)
+                self.ledger.free(plan.units[i], plan.output_bytes[i])
         seen = set()
         for bufs in request.inbufs:
             for buf in bufs or ():
                 if id(buf) not in seen and buf.readers > 0:
-                    self.ledger.free(buf.uid, buf.nbytes, now)
+                    buf.tally.memory_bytes -= buf.nbytes
                 seen.add(id(buf))
                 buf.readers = 0
         request.rep.in_flight -= 1

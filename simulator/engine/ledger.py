@@ -10,9 +10,12 @@ constant between events, so over a window of length W
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pandas as pd
 
 from simulator.engine.servers import Server
+from simulator.engine.tally import LinkTally, UnitTally
 from simulator.engine.trace import (
     CHUNK_ROWS,
     OP_COLUMNS,  # noqa: F401 (re-exported: the columns of the tables the ledger builds)
@@ -22,6 +25,9 @@ from simulator.engine.trace import (
 )
 from simulator.placement.plan import ExecutionPlan, Move
 from simulator.platform import Platform
+
+if TYPE_CHECKING:  # the records the hot path passes (state.py imports this module)
+    from simulator.engine.state import FastMove, OpStep, Request
 
 RADIO_COLUMNS = [
     "node",
@@ -63,17 +69,11 @@ class Ledger:
         self.platform = platform
         self.units = units
         self.keep_rows = keep_rows
-        # per unit: [ops, sum of (start - ready) s, max of it]
-        self.queue_waits = {uid: [0, 0.0, 0.0] for uid in units}
-        # per (link, src node): [hops, bytes, serialisation s, queueing s]
-        self.link_totals: dict[tuple[str, str], list] = {}
+        #: unit id -> its running totals
+        self.tallies = {uid: UnitTally() for uid in units}
+        #: per (link, src node) that carried a hop: its totals
+        self.link_totals: dict[tuple[str, str], LinkTally] = {}
         self.last_op_end_s = 0.0  # the end of the last op that ran
-        self.memory_now = dict.fromkeys(units, 0)
-        self.memory_peak = dict.fromkeys(units, 0)
-        self.weights = dict.fromkeys(units, 0)
-        self.active_energy = dict.fromkeys(units, 0.0)  # energy of the ops each unit ran
-        self.partial_busy = dict.fromkeys(units, 0.0)  # ops cut short when the run stopped
-        self.memory_stall = dict.fromkeys(units, 0.0)  # op time lost waiting for shared DRAM
         self.partial_rows: list[tuple[str, float, float, float, float]] = []
         self._deployed: set = set()
         self._node = {uid: platform.node_of(uid).name for uid in units}
@@ -93,6 +93,21 @@ class Ledger:
                     self.radio_busy[(link.name, end, "rx")] = 0.0
 
     # -- memory ------------------------------------------------------------------------------
+    @property
+    def memory_now(self) -> dict[str, int]:
+        """Bytes in use on each unit now."""
+        return {uid: tally.memory_bytes for uid, tally in self.tallies.items()}
+
+    @property
+    def memory_peak(self) -> dict[str, int]:
+        """The most bytes each unit held at once."""
+        return {uid: tally.peak_memory_bytes for uid, tally in self.tallies.items()}
+
+    @property
+    def weights(self) -> dict[str, int]:
+        """Bytes of weights resident on each unit from t = 0."""
+        return {uid: tally.weights_bytes for uid, tally in self.tallies.items()}
+
     def load_weights(self, plan: ExecutionPlan) -> None:
         """Make the plan's weights resident from t = 0 (once per distinct deployment)."""
         key = (plan.model, plan.units)
@@ -100,58 +115,51 @@ class Ledger:
             return
         self._deployed.add(key)
         for uid, nbytes in zip(plan.units, plan.weight_bytes, strict=True):
-            self.weights[uid] += nbytes
-            self.alloc(uid, nbytes, 0.0)
+            self.tallies[uid].weights_bytes += nbytes
+            self.tallies[uid].alloc(nbytes)
 
-    def alloc(self, uid: str, nbytes: int, now: float) -> None:
-        level = self.memory_now[uid] + nbytes
-        self.memory_now[uid] = level
-        if level > self.memory_peak[uid]:
-            self.memory_peak[uid] = level
-
-    def free(self, uid: str, nbytes: int, now: float) -> None:
-        self.memory_now[uid] -= nbytes
+    def free(self, uid: str, nbytes: int) -> None:
+        """A buffer of ``nbytes`` on unit ``uid`` is released."""
+        self.tallies[uid].memory_bytes -= nbytes
 
     # -- trace -------------------------------------------------------------------------------
+    def op_codes(self, app: str, plan: ExecutionPlan) -> int:
+        """Trace codes of the ops of ``plan`` run for ``app``: op ``i``'s is the result + ``i``
+        (registered once per deployed plan, when the engine is built)."""
+        return self.ops.register(app, plan)
+
+    def move_code(self, app: str, plan: ExecutionPlan, move: Move) -> int:
+        """Trace code of ``move`` of ``plan`` run for ``app`` (+ ``k`` for its hop ``k``)."""
+        return self.transfers.register(app, plan, move)
+
     def op(
         self,
-        request,
+        step: OpStep,
+        request: Request,
         i: int,
         start_s: float,
         end_s: float,
         energy_j: float,
         level: int,
-        stall_s: float = 0.0,
+        stall_s: float,
     ) -> None:
-        plan = request.plan
-        uid = plan.units[i]
-        self.active_energy[uid] += energy_j
+        """Op ``i`` of ``request`` (its ``step``) ran over ``[start_s, end_s]``."""
+        tally = step.tally
+        tally.active_energy_j += energy_j
         if stall_s:  # in whole-unit seconds, as busy_s
-            self.memory_stall[uid] += stall_s * plan.core_share[i]
+            tally.memory_stall_s += stall_s * request.plan.core_share[i]
         if end_s > self.last_op_end_s:
             self.last_op_end_s = end_s
-        waits = self.queue_waits[uid]
-        wait_s = start_s - request.ready_s[i]
-        waits[0] += 1
-        waits[1] += wait_s
-        if wait_s > waits[2]:
-            waits[2] = wait_s
+        ready_s = request.ready_s[i]
+        wait_s = start_s - ready_s
+        tally.wait_total_s += wait_s
+        if wait_s > tally.wait_max_s:
+            tally.wait_max_s = wait_s
         if not self.keep_rows:
             return
         rows = self._op_rows
         rows.append(
-            (
-                request.rid,
-                request.app.entry.app,
-                plan,
-                i,
-                request.ready_s[i],
-                start_s,
-                end_s,
-                energy_j,
-                level,
-                stall_s,
-            )
+            (request.rid, step.trace_code, ready_s, start_s, end_s, energy_j, level, stall_s)
         )
         if len(rows) >= CHUNK_ROWS:
             self.ops.rows.flush()
@@ -165,20 +173,23 @@ class Ledger:
         the trace but drew power until the run stopped.
         """
         busy_share_s = (end_s - start_s) * core_share
-        self.partial_busy[uid] += busy_share_s
-        self.active_energy[uid] += busy_w * busy_share_s
+        tally = self.tallies[uid]
+        tally.partial_busy_s += busy_share_s
+        tally.active_energy_j += busy_w * busy_share_s
         self.partial_rows.append((uid, start_s, end_s, core_share, busy_w))
 
-    def move(self, request, move: Move, start_s: float, end_s: float) -> None:
+    def move(self, request: Request, fast: FastMove, start_s: float, end_s: float) -> None:
         """An on-chip or explicit-cost move (a delay; no link, no radio)."""
-        if not self.keep_rows:
-            return
-        self._transfer(request, move, -1, start_s, start_s, end_s, end_s, 0.0)
+        if self.keep_rows:  # queued and started at once; arrives as it ends
+            rows = self._transfer_rows
+            rows.append((request.rid, fast.trace_code, start_s, start_s, end_s, end_s, 0.0))
+            if len(rows) >= CHUNK_ROWS:
+                self.transfers.rows.flush()
 
     def hop(
         self,
-        request,
-        move: Move,
+        request: Request,
+        fast: FastMove,
         k: int,
         queued_s: float,
         start_s: float,
@@ -189,6 +200,7 @@ class Ledger:
 
         ``delay_s`` is the propagation after the last bit (latency, jitter, retransmissions).
         """
+        move = fast.move
         hop = move.hops[k]
         link = self.platform.network.links[hop.link]
         energy = 0.0
@@ -201,32 +213,31 @@ class Ledger:
             if self._roles[hop.dst] == "device":
                 self.radio_busy[(hop.link, hop.dst, "rx")] += serialise_s
                 energy += radio.connected_power_w(0.0, hop.bandwidth_bps) * serialise_s
-        totals = self.link_totals.setdefault((hop.link, hop.src), [0, 0, 0.0, 0.0])
-        totals[0] += 1
-        totals[1] += move.nbytes
-        totals[2] += serialise_s
-        totals[3] += start_s - queued_s
+        totals = self.link_totals.get((hop.link, hop.src))
+        if totals is None:
+            totals = self.link_totals[(hop.link, hop.src)] = LinkTally()
+        totals.hops += 1
+        totals.nbytes += move.nbytes
+        totals.busy_s += serialise_s
+        totals.queued_s += start_s - queued_s
         if not self.keep_rows:
             return energy, energy
-        self._transfer(request, move, k, queued_s, start_s, end_s, end_s + delay_s, energy)
+        code = fast.trace_code + k
+        self._transfer(request.rid, code, queued_s, start_s, end_s, end_s + delay_s, energy)
         return energy, energy
 
-    def _transfer(self, request, move, k, queued_s, start_s, end_s, arrive_s, energy_j) -> None:
+    def _transfer(
+        self,
+        rid: int,
+        code: int,
+        queued_s: float,
+        start_s: float,
+        end_s: float,
+        arrive_s: float,
+        energy_j: float,
+    ) -> None:
         rows = self._transfer_rows
-        rows.append(
-            (
-                request.rid,
-                request.app.entry.app,
-                request.plan,
-                move,
-                k,
-                queued_s,
-                start_s,
-                end_s,
-                arrive_s,
-                energy_j,
-            )
-        )
+        rows.append((rid, code, queued_s, start_s, end_s, arrive_s, energy_j))
         if len(rows) >= CHUNK_ROWS:
             self.transfers.rows.flush()
 
@@ -255,12 +266,12 @@ class Ledger:
                 "link": link,
                 "src_node": src,
                 "dst_node": self._other_end(link, src),
-                "hops": hops,
-                "bytes": nbytes,
-                "busy_s": busy_s,
-                "queue_wait_mean_s": queued_s / hops,
+                "hops": tally.hops,
+                "bytes": tally.nbytes,
+                "busy_s": tally.busy_s,
+                "queue_wait_mean_s": tally.queued_s / tally.hops,
             }
-            for (link, src), (hops, nbytes, busy_s, queued_s) in sorted(self.link_totals.items())
+            for (link, src), tally in sorted(self.link_totals.items())
         ]
         return pd.DataFrame(rows, columns=list(LINK_COLUMNS))
 
@@ -275,9 +286,10 @@ class Ledger:
             node = self.platform.node_of(uid)
             unit = self.platform.unit(uid)
             # an op holds op_cores of the unit's cores: busy time counts in whole-unit seconds
-            busy = server.busy_s * unit.op_cores / unit.cores + self.partial_busy[uid]
+            tally = self.tallies[uid]
+            busy = server.busy_s * unit.op_cores / unit.cores + tally.partial_busy_s
             idle_energy = unit.idle_w * max(window_s - busy, 0.0)
-            active_energy = self.active_energy[uid]
+            active_energy = tally.active_energy_j
             rows.append(
                 {
                     "node": node.name,
@@ -286,24 +298,22 @@ class Ledger:
                     "role": node.role,
                     "ops_run": server.jobs_served,
                     "busy_s": busy,
-                    "memory_stall_s": self.memory_stall[uid],
+                    "memory_stall_s": tally.memory_stall_s,
                     "utilisation": busy / span_s if span_s > 0 else 0.0,
                     "idle_energy_j": idle_energy,
                     "active_energy_j": active_energy,
                     "energy_j": idle_energy + active_energy,
-                    "weights_bytes": self.weights[uid],
-                    "peak_memory_bytes": self.memory_peak[uid],
+                    "weights_bytes": tally.weights_bytes,
+                    "peak_memory_bytes": tally.peak_memory_bytes,
                     "memory_capacity_bytes": unit.memory_bytes,
-                    "over_capacity": self.memory_peak[uid] > unit.memory_bytes,
-                    "queue_wait_mean_s": self._mean_wait_s(uid),
-                    "queue_wait_max_s": self.queue_waits[uid][2],
+                    "over_capacity": tally.peak_memory_bytes > unit.memory_bytes,
+                    "queue_wait_mean_s": (
+                        tally.wait_total_s / server.jobs_served if server.jobs_served else 0.0
+                    ),
+                    "queue_wait_max_s": tally.wait_max_s,
                 }
             )
         return pd.DataFrame(rows)
-
-    def _mean_wait_s(self, uid: str) -> float:
-        count, total_s, _ = self.queue_waits[uid]
-        return total_s / count if count else 0.0
 
     def radio_table(self, radios, window: tuple[float, float]) -> pd.DataFrame:
         """One row per device-end radio: seconds sending/receiving, energy by state."""

@@ -148,7 +148,7 @@ class Engine:
         for i, entry in enumerate(scenario.workload):
             mine = plans[entry.app]
             mine = (mine,) if isinstance(mine, ExecutionPlan) else tuple(mine)
-            replicas = tuple(self._replica(k, plan) for k, plan in enumerate(mine))
+            replicas = tuple(self._replica(k, plan, entry.app) for k, plan in enumerate(mine))
             adaptive = (
                 AdaptiveApp(entry.app, entry.adaptive, mine, oracle, entry.transfer_timeout_s)
                 if entry.adaptive is not None
@@ -174,9 +174,12 @@ class Engine:
             monitors,
             self.arrivals.free_slot,
         )
+        self.dataflow.serve(self.units.values())
 
-    def _replica(self, index: int, plan: ExecutionPlan) -> Replica:
+    def _replica(self, index: int, plan: ExecutionPlan, app: str) -> Replica:
         platform = self.scenario.platform
+        ledger = self.ledger
+        first_code = ledger.op_codes(app, plan)
         steps = tuple(
             OpStep(
                 plan,
@@ -186,13 +189,16 @@ class Engine:
                 self.dvfs.get(uid),
                 self.dram.get(uid),
                 self.watch.units.get(uid),
+                ledger,
+                app,
+                first_code + i,
             )
             for i, uid in enumerate(plan.units)
         )
         return Replica(
             index=index,
             plan=plan,
-            input_moves=tuple(FastMove(m) for m in plan.input_moves),
+            input_moves=tuple(FastMove(m, ledger, app, plan) for m in plan.input_moves),
             steps=steps,
             distinct_servers=tuple(dict.fromkeys(step.server for step in steps)),
             holders=plan.holders,

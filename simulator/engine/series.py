@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from simulator.engine.trace import take_described
 from simulator.platform import Platform
 
 POWER_COLUMNS = ["node", "component", "kind", "role", "start_s", "end_s", "power_w", "energy_j"]
@@ -147,10 +148,19 @@ def power_table(
         role = platform.role_of(radio.node)
         pieces.append((radio.node, f"radio:{radio.link}", "radio", role, merge_equal(s, e, p)))
     lengths = [len(series[0]) for *_, series in pieces]
-    columns = {
-        name: np.repeat([piece[j] for piece in pieces], lengths).astype(object)
-        for j, name in enumerate(POWER_COLUMNS[:4])
-    }
+    if sum(lengths):
+        # each piece's names taken at its rows (as the trace tables' are): no Python
+        # object per row
+        codes = np.repeat(np.arange(len(pieces)), lengths)
+        columns = {
+            name: take_described([piece[j] for piece in pieces], codes)
+            for j, name in enumerate(POWER_COLUMNS[:4])
+        }
+    else:
+        columns = {
+            name: np.repeat([piece[j] for piece in pieces], lengths).astype(object)
+            for j, name in enumerate(POWER_COLUMNS[:4])
+        }
     start_s, end_s, power_w = (
         np.concatenate([series[j] for *_, series in pieces] or [np.empty(0)]) for j in range(3)
     )

@@ -1,9 +1,10 @@
 """Servers: compute units and link directions that serve one job at a time.
 
 A server's workers wait on an event while its queue is empty and otherwise serve the
-job with the smallest key. Jobs are plain tuples, not processes, and workers are chains
-of callbacks, not processes, so an op costs one timeout event and no generator resume
-(see ``docs/design.md``: this replaces a ``simpy.Resource`` per unit).
+job with the smallest key. Jobs are plain (key, duration, payload) tuples, not
+processes, and workers are chains of callbacks, not processes, so an op costs one
+timeout event and no generator resume (see ``docs/design.md``: this replaces a
+``simpy.Resource`` per unit).
 """
 
 from __future__ import annotations
@@ -14,13 +15,15 @@ from typing import Any
 
 import simpy
 
-from simulator.engine.clock import after
+from simulator.engine.clock import Wakeup, after, wake
 
-#: A job: (duration_s, on_start(payload, t), on_finish(payload, start_s, end_s), payload).
-#: ``on_start`` may return a duration that replaces ``duration_s`` (decided at start), or
-#: a :class:`~simulator.engine.dram.Stream` when the op shares its node's DRAM (it then
-#: lasts at least the stream's uncontended duration, longer while DRAM is contended).
-Job = tuple[float, Callable[[Any, float], None] | None, Callable[[Any, float, float], None], Any]
+#: ``on_start(payload, t)``, called when a job starts: may return a duration that replaces
+#: the job's (decided at start), or a :class:`~simulator.engine.dram.Stream` when the op
+#: shares its node's DRAM (it then lasts at least the stream's uncontended duration,
+#: longer while DRAM is contended); None keeps the job's duration.
+OnStart = Callable[[Any, float], Any]
+#: ``on_finish(payload, start_s, end_s)``, called when a job ends.
+OnFinish = Callable[[Any, float, float], None]
 
 
 class Server:
@@ -34,6 +37,8 @@ class Server:
         Jobs served concurrently (1 for a GPU or a link direction; ``cores //
         cores_per_op`` for a CPU cluster whose ops use part of its cores).
 
+    Every job starts and ends through the same two callbacks, :meth:`serve_with`'s.
+
     Notes
     -----
     Keys must be unique and totally ordered so the schedule is deterministic. Each
@@ -43,28 +48,47 @@ class Server:
     served, over all workers); ``backlog_s`` is the work queued, not started.
     """
 
-    __slots__ = ("_idle", "_queue", "backlog_s", "busy_s", "env", "jobs_served", "name", "workers")
+    __slots__ = (
+        "_idle",
+        "_queue",
+        "backlog_s",
+        "busy_s",
+        "env",
+        "jobs_served",
+        "name",
+        "on_finish",
+        "on_start",
+        "workers",
+    )
 
     def __init__(self, env: simpy.Environment, name: str, workers: int = 1):
         self.env = env
         self.name = name
         self.workers = workers
-        self._queue: list[tuple[Any, Job]] = []
-        self._idle: list[Callable[[Any], None]] = []  # idle workers' wake-up callbacks
+        self._queue: list[tuple[Any, float, Any]] = []  # heap of (key, duration_s, payload)
+        self._idle: list[_Worker] = []  # idle workers, longest idle first
         self.busy_s = 0.0
         self.backlog_s = 0.0
         self.jobs_served = 0
+        self.on_start: OnStart | None = None
+        self.on_finish: OnFinish | None = None
         for _ in range(workers):
             _Worker(self).wait()
 
-    def submit(self, key: Any, job: Job) -> None:
-        """Queue ``job``; wakes an idle worker if there is one."""
-        heappush(self._queue, (key, job))
-        duration_s, _, _, _ = job
+    def serve_with(self, on_start: OnStart, on_finish: OnFinish) -> None:
+        """Start and end every job through these callbacks (before the first job)."""
+        self.on_start = on_start
+        self.on_finish = on_finish
+
+    def submit(self, key: Any, duration_s: float, payload: Any) -> None:
+        """Queue a job of ``duration_s`` (s, unless its start decides otherwise) that
+        carries ``payload`` to the callbacks; wakes an idle worker if there is one."""
+        heappush(self._queue, (key, duration_s, payload))
         self.backlog_s += duration_s
         if self._idle:  # the worker idle longest starts it, at its turn in the schedule
+            worker = self._idle.pop(0)
             # a delay of int 0, as ``succeed`` schedules: at t = 0 the clock stays an int
-            after(self.env, 0, self._idle.pop(0))
+            wake(self.env, 0, worker, worker.on_woken)
 
     def cancel(self, predicate: Callable[[Any], bool]) -> int:
         """Drop the queued (not started) jobs whose payload satisfies ``predicate``.
@@ -72,26 +96,31 @@ class Server:
         Returns how many were dropped. Jobs in service are not preempted.
         """
         kept, dropped = [], []
-        for key, job in self._queue:
-            _, _, _, payload = job
-            (dropped if predicate(payload) else kept).append((key, job))
+        for job in self._queue:
+            _, _, payload = job
+            (dropped if predicate(payload) else kept).append(job)
         if dropped:
-            for _, (duration_s, _, _, _) in dropped:
+            for _, duration_s, _ in dropped:
                 self.backlog_s -= duration_s
             self._queue[:] = kept  # in place: the workers hold this list
             heapify(self._queue)
         return len(dropped)
 
 
-class _Worker:
-    """One worker of a server: serves a job, then the next, or waits for one."""
+class _Worker(Wakeup):
+    """One worker of a server: serves a job, then the next, or waits for one.
+
+    A worker waits for one thing at a time (a job, or the end of the one it serves), so
+    it is its own wake-up record on SimPy's schedule (:func:`~simulator.engine.clock.wake`):
+    an op costs no record beyond its entry in the schedule.
+    """
 
     __slots__ = (
-        "_done",
         "_stalled",
-        "_woken",
         "duration_s",
-        "on_finish",
+        "env",
+        "on_done",
+        "on_woken",
         "payload",
         "queue",
         "server",
@@ -101,17 +130,18 @@ class _Worker:
 
     def __init__(self, server: Server):
         self.server = server
+        self.env = server.env
         self.queue = server._queue
-        # bound once: a callback per event without a new bound-method object each time
-        self._woken = self.woken
-        self._done = self.done
+        # built once: the callbacks of every wake-up (SimPy's loop only reads them)
+        self.on_woken = [self.woken]
+        self.on_done = [self.done]
         self._stalled = self.stalled
-        self.on_finish = self.payload = self.stream = None
+        self.payload = self.stream = None
         self.duration_s = self.start_s = 0.0
 
     def wait(self) -> None:
         """Wait for a job: the server wakes idle workers in the order they went idle."""
-        self.server._idle.append(self._woken)
+        self.server._idle.append(self)
 
     def woken(self, _event) -> None:
         if not self.queue:  # another worker took the job first
@@ -121,27 +151,25 @@ class _Worker:
 
     def serve(self) -> None:
         """Serve queued jobs until one takes time or the queue is empty."""
-        server, queue = self.server, self.queue
-        env = server.env
+        server, queue, env = self.server, self.queue, self.env
+        on_start = server.on_start
         while queue:
-            _, (duration_s, on_start, on_finish, payload) = heappop(queue)
+            _, duration_s, payload = heappop(queue)
             server.backlog_s -= duration_s
-            self.start_s = start_s = env.now
+            self.start_s = start_s = env._now
             stream = None
-            if on_start is not None:
-                decided = on_start(payload, start_s)
-                if decided is not None:
-                    if isinstance(decided, float):  # the unit set its speed now (DVFS)
-                        duration_s = decided
-                    else:  # the op shares the node's DRAM: a Stream (engine/dram.py)
-                        stream = decided
-                        duration_s = stream.duration_s
+            decided = on_start(payload, start_s)
+            if decided is not None:
+                if isinstance(decided, float):  # the unit set its speed now (DVFS)
+                    duration_s = decided
+                else:  # the op shares the node's DRAM: a Stream (engine/dram.py)
+                    stream = decided
+                    duration_s = stream.duration_s
             self.duration_s = duration_s
-            self.on_finish = on_finish
             self.payload = payload
             self.stream = stream
             if duration_s > 0:  # an op never runs faster than alone
-                after(env, duration_s, self._done)
+                wake(env, duration_s, self, self.on_done)
                 return
             if not self.ended():
                 return
@@ -149,9 +177,16 @@ class _Worker:
 
     def done(self, _event) -> None:
         """The job's (uncontended) time has passed."""
-        if self.stream is None:  # the common case, without the calls of ``ended``
-            self.finish()
-            self.serve()
+        if self.stream is None:  # the common case: ``finish`` inlined, one call less per op
+            server = self.server
+            server.busy_s += self.duration_s
+            server.jobs_served += 1
+            payload, self.payload = self.payload, None
+            server.on_finish(payload, self.start_s, self.env._now)
+            if self.queue:
+                self.serve()
+            else:  # idle: ``wait`` without its call
+                server._idle.append(self)
         elif self.ended():
             self.serve()
 
@@ -160,7 +195,7 @@ class _Worker:
         Returns whether the worker is free."""
         stream = self.stream
         if stream is not None:
-            stalled = stream.channel.end(stream, self.server.env.now)
+            stalled = stream.channel.end(stream, self.env._now)
             if stalled is not None:  # slowed by other ops pulling DRAM: not done yet
                 stalled.callbacks.append(self._stalled)
                 return False
@@ -169,7 +204,7 @@ class _Worker:
 
     def stalled(self, _event) -> None:
         """The stalled job's DRAM traffic is done."""
-        self.duration_s = self.server.env.now - self.start_s
+        self.duration_s = self.env._now - self.start_s
         self.finish()
         self.serve()
 
@@ -177,9 +212,9 @@ class _Worker:
         server = self.server
         server.busy_s += self.duration_s
         server.jobs_served += 1
-        on_finish, payload = self.on_finish, self.payload
-        self.on_finish = self.payload = self.stream = None
-        on_finish(payload, self.start_s, server.env.now)
+        payload, self.payload = self.payload, None
+        self.stream = None
+        server.on_finish(payload, self.start_s, self.env._now)
 
 
 def call_later(env: simpy.Environment, delay_s: float, callback: Callable[[], None]) -> None:

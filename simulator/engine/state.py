@@ -11,10 +11,13 @@ from typing import TYPE_CHECKING
 
 import simpy
 
+from simulator.engine.clock import Wakeup
 from simulator.engine.dram import DramChannel
+from simulator.engine.ledger import Ledger
 from simulator.engine.links import FluidLink
 from simulator.engine.offload import AdaptiveApp
 from simulator.engine.servers import Server
+from simulator.engine.tally import UnitTally
 from simulator.hardware.dvfs_state import DvfsState
 from simulator.placement.plan import ExecutionPlan, Move
 from simulator.scheduling import NO_DEADLINE, Dispatcher
@@ -25,15 +28,30 @@ if TYPE_CHECKING:  # watch.py reads requests: a run-time import would be circula
 
 
 class FastMove:
-    """A move with what the hot path needs precomputed."""
+    """A move of ``plan`` run for ``app``, with what the hot path needs precomputed
+    (from ``ledger``: the destination's tally and the move's trace code)."""
 
-    __slots__ = ("books", "delay_s", "move")
+    __slots__ = ("books", "delay_s", "move", "tally", "trace_code")
 
-    def __init__(self, move: Move):
+    def __init__(self, move: Move, ledger: Ledger, app: str, plan: ExecutionPlan):
         self.move = move
         #: the fixed delay (s) of an on-chip or explicit move; None for a network move
         self.delay_s = None if move.hops else move.fixed_delay_s
         self.books = move.transfer.kind != "local"  # whether it books a transfer row
+        #: the destination unit's tally (None for an output back at the source)
+        self.tally = ledger.tallies[move.dst_unit] if move.dst_unit is not None else None
+        #: its trace rows' code (+ k for hop k of a network move)
+        self.trace_code = ledger.move_code(app, plan, move)
+
+
+class InTransit(Wakeup):
+    """A tensor moving between two units of a node: on SimPy's schedule until it arrives."""
+
+    __slots__ = ("fast", "request")
+
+    def __init__(self, request: Request, fast: FastMove):
+        self.request = request
+        self.fast = fast
 
 
 #: phases of an op in a tracked request (one whose app may time out)
@@ -59,11 +77,12 @@ class OpStep:
     """One op of a replica with everything its start and end need, looked up once.
 
     Built when the engine is (:meth:`Engine._replica`): the plan's per-op costs and the
-    run's objects of the op's unit (server, DVFS state, DRAM channel, power watch).
+    run's objects of the op's unit (server, DVFS state, DRAM channel, power watch, the
+    ledger's tally), for op ``i`` of ``plan`` run for ``app``; ``trace_code`` is the op's
+    in the ledger's trace.
     """
 
     __slots__ = (
-        "compute_s",
         "core_share",
         "dram",
         "dram_bytes",
@@ -72,13 +91,17 @@ class OpStep:
         "dvfs",
         "energy_j",
         "fixed_s",
+        "level_j",
+        "level_s",
         "local_inputs",
         "local_next",
-        "memory_s",
         "moves_out",
         "on_device",
         "output_bytes",
+        "plain",
         "server",
+        "tally",
+        "trace_code",
         "uid",
         "watched",
     )
@@ -92,9 +115,14 @@ class OpStep:
         dvfs: DvfsState | None,
         dram: DramChannel | None,
         watched: UnitPower | None,
+        ledger: Ledger,
+        app: str,
+        trace_code: int,
     ):
         self.uid = plan.units[i]
         self.server = server
+        self.tally = ledger.tallies[self.uid]  # the ledger's totals of the op's unit
+        self.trace_code = trace_code
         self.on_device = on_device
         self.duration_s = plan.duration_s[i]
         self.energy_j = plan.energy_j[i]
@@ -102,41 +130,33 @@ class OpStep:
         self.core_share = plan.core_share[i]
         self.local_next = plan.local_next[i]
         self.local_inputs = plan.local_inputs[i]
-        self.moves_out = tuple(FastMove(m) for m in plan.moves_out[i])
+        self.moves_out = tuple(FastMove(m, ledger, app, plan) for m in plan.moves_out[i])
         parts = plan.dvfs_parts[i]
         #: the unit's DvfsState when the op's time depends on its level, else None
         self.dvfs = dvfs if parts is not None else None
-        self.fixed_s, self.compute_s, self.memory_s = parts or (0.0, 0.0, 0.0)
-        if self.dvfs is not None:  # checked once here, not at every start
-            self.dvfs.check_parts(self.fixed_s, self.compute_s, self.memory_s)
+        self.fixed_s = parts[0] if parts is not None else 0.0
+        #: per level, the op's time (s) and energy (J): looked up when it starts
+        self.level_s: tuple[float, ...] = ()
+        self.level_j: tuple[float, ...] = ()
+        if self.dvfs is not None:  # computed (and the parts checked) once, not at every start
+            self.level_s, self.level_j = self.dvfs.op_costs(*parts, self.core_share)
         #: the node's DramChannel when the op pulls from it, else None
         self.dram = dram if plan.dram[i] is not None else None
         self.dram_fixed_s, self.dram_bytes = plan.dram[i] or (0.0, 0.0)
         self.watched = watched  # the unit's UnitPower when its node is watched
+        #: none of the above: it lasts its plan's duration and draws its plan's energy
+        self.plain = self.dvfs is None and self.dram is None and watched is None
 
 
 class InBuf:
     """A tensor that arrived on a unit: its consumers there still to read it."""
 
-    __slots__ = ("nbytes", "readers", "uid")
+    __slots__ = ("nbytes", "readers", "tally")
 
-    def __init__(self, readers: int, nbytes: int, uid: str):
+    def __init__(self, readers: int, nbytes: int, tally: UnitTally):
         self.readers = readers  # consumers that have not run yet
         self.nbytes = nbytes
-        self.uid = uid  # the unit whose memory holds it
-
-
-class AtLevel:
-    """A DVFS op as it started: its energy at the level, the level, the unit's busy power
-    at it (W, whole unit) and its duration at it (s)."""
-
-    __slots__ = ("busy_w", "duration_s", "energy_j", "level")
-
-    def __init__(self, energy_j: float, level: int, busy_w: float, duration_s: float):
-        self.energy_j = energy_j
-        self.level = level
-        self.busy_w = busy_w
-        self.duration_s = duration_s
+        self.tally = tally  # of the unit whose memory holds it
 
 
 class HopTrack:
@@ -167,10 +187,11 @@ class Request:
         "holders",
         "hops",
         "inbufs",
-        "op_energy",
+        "levels",
         "outputs_left",
         "phase",
         "plan",
+        "priority",
         "ready_s",
         "rep",
         "rid",
@@ -188,11 +209,12 @@ class Request:
         self.arrival_s = arrival_s
         deadline = app.entry.deadline_s
         self.deadline_at_s = arrival_s + deadline if deadline is not None else NO_DEADLINE
+        self.priority = app.entry.priority  # what the unit scheduler sees of its app
         self.waits = list(plan.waits)
         self.ready_s = [arrival_s] * plan.size
         self.holders = list(rep.holders)
         self.inbufs: list[list[InBuf] | None] = [None] * plan.size
-        self.op_energy: list[AtLevel | None] | None = None  # of its DVFS ops
+        self.levels: list[int] | None = None  # the level each DVFS op started at
         self.outputs_left = plan.n_outputs
         self.first_start_s = None
         self.finish_s = None

@@ -1,13 +1,14 @@
 """The full trace in columns: op and transfer rows at about 54 bytes each.
 
 A row is recorded as a tuple of references to objects that already exist (the request's
-id, its app's name, its plan, the times the engine computed) and appended to a short
-buffer: the hot path allocates nothing else. Every :data:`CHUNK_ROWS` rows the buffer
-is moved into typed columns (``array.array``: 8 bytes per float, 8 per request id, 2 per
-level or hop index) and what a row refers to (its app, op, units, nodes, link, bytes) is
-replaced by a small integer code into a per-run table of distinct references (one entry
-per app × op, or per app × move × hop, however many requests ran it). The float objects
-the rows referred to are then freed.
+id, a code, the times the engine computed) and appended to a short buffer: the hot path
+allocates nothing else. The code stands for what the row refers to (its app, op, units,
+nodes, link, bytes): an index into a per-run table of entries, one per app × op or app ×
+move × hop of every deployed plan, registered when the engine is built
+(:meth:`_Columns.register`), so the hot path only reads it off the op or move. Every
+:data:`CHUNK_ROWS` rows the buffer is moved into typed columns (``array.array``: 8
+bytes per float, 8 per request id, 4 per code, 2 per level) and the float objects the
+rows referred to are freed.
 
 The ``ops`` and ``transfers`` tables are built from the columns with numpy: the numeric
 columns are copied from the arrays, and the descriptive ones are the code table's
@@ -67,31 +68,33 @@ _NUMPY = {"q": np.int64, "i": np.int32, "h": np.int16, "d": np.float64}
 
 
 class _Columns:
-    """Buffered rows of references, moved into typed columns one chunk at a time.
+    """Buffered rows (request id, code, numbers...), moved into typed columns one chunk at
+    a time.
 
     Parameters
     ----------
     stored : dict of {name: typecode}
-        The numeric columns kept as ``array.array``, in row order after the key fields.
-    n_key : int
-        How many leading fields of a row (after the request id) make the row's key, the
-        identity of what it refers to; they become one ``int32`` code.
+        The numeric columns kept as ``array.array``, in row order after the code.
     same_as : dict of {name: stored name}, optional
         Table columns always equal to a stored one (stored once).
     """
 
-    def __init__(self, stored: dict[str, str], n_key: int, same_as: dict[str, str] | None = None):
+    def __init__(self, stored: dict[str, str], same_as: dict[str, str] | None = None):
         self.buffer: list[tuple] = []
         self.request_id = array("q")
         self.code = array("i")
         self.stored = {name: array(typecode) for name, typecode in stored.items()}
-        self._n_key = n_key
         self._same_as = same_as or {}
-        self._codes: dict[tuple, int] = {}  # key of object ids -> code
-        self.entries: list[tuple] = []  # by code: the key's objects (kept alive: ids stay unique)
+        self.entries: list[tuple] = []  # by code: what the rows of that code refer to
 
     def __len__(self) -> int:
         return len(self.request_id) + len(self.buffer)
+
+    def register(self, entries: list[tuple]) -> int:
+        """Give ``entries`` (what rows will refer to) consecutive codes; returns the first."""
+        first = len(self.entries)
+        self.entries.extend(entries)
+        return first
 
     def flush(self) -> None:
         """Move the buffered rows into the columns."""
@@ -99,22 +102,10 @@ class _Columns:
             return
         fields = list(zip(*self.buffer, strict=True))
         self.buffer.clear()
-        key_fields = fields[1 : 1 + self._n_key]
-        # objects by identity (their ids stay unique: entries keep them alive); the last
-        # key field is an index (op or hop)
-        keys = list(zip(*(map(id, f) for f in key_fields[:-1]), key_fields[-1], strict=True))
-        codes = self._codes
-        found = [codes.get(key) for key in keys]
-        if None in found:  # new keys (rarely: one per app x op or move x hop in a run)
-            for row, key in enumerate(keys):
-                if key not in codes:
-                    codes[key] = len(self.entries)
-                    self.entries.append(tuple(f[row] for f in key_fields))
-            found = [codes[key] for key in keys]
         # extending by an array built from the tuple is ~2x faster than by the tuple
         self.request_id.extend(array("q", fields[0]))
-        self.code.extend(array("i", found))
-        for column, values in zip(self.stored.values(), fields[1 + self._n_key :], strict=True):
+        self.code.extend(array("i", fields[1]))
+        for column, values in zip(self.stored.values(), fields[2:], strict=True):
             column.extend(array(column.typecode, values))
 
     def numbers(self, name: str) -> np.ndarray:
@@ -137,12 +128,12 @@ class _Columns:
         (``{name: one value per code}``) taken at the rows' codes, the stored ones."""
         codes = np.frombuffer(self.code, dtype=np.int32)
         columns = {"request_id": np.frombuffer(self.request_id, dtype=np.int64).copy()}
-        columns.update({name: _take(values, codes) for name, values in described.items()})
+        columns.update({name: take_described(values, codes) for name, values in described.items()})
         columns.update({name: self.numbers(name) for name in self.stored})
         return columns
 
 
-def _take(values: list, codes: np.ndarray):
+def take_described(values: list, codes: np.ndarray):
     """A descriptive column: one value per code (dtype as pandas infers it), at the codes.
 
     Taken from the inferred array itself, so a string column goes straight into pandas'
@@ -152,7 +143,8 @@ def _take(values: list, codes: np.ndarray):
 
 
 class OpTrace:
-    """The ``ops`` rows: one per op run (request id, app, plan, op index, times, level)."""
+    """The ``ops`` rows: one per op run (request id, code, times, energy, level, stall);
+    a code stands for (app, plan, op index)."""
 
     def __init__(self, node_of_unit: dict[str, str]):
         self._node = node_of_unit
@@ -165,9 +157,12 @@ class OpTrace:
                 "level": "h",
                 "memory_stall_s": "d",
             },
-            n_key=3,  # app name, plan, op index
         )
         self.buffer = self.rows.buffer
+
+    def register(self, app: str, plan) -> int:
+        """Codes for the ops of ``plan`` run for ``app``: op ``i``'s is the first + ``i``."""
+        return self.rows.register([(app, plan, i) for i in range(plan.size)])
 
     def table(self) -> pd.DataFrame:
         return self.rows.table(OP_COLUMNS, self._describe)
@@ -188,16 +183,22 @@ class TransferTrace:
 
     A move (on-chip, explicit cost) has hop ``-1``, no link and no energy; it is queued
     when it starts and arrives when it ends. A hop's request energy is also its device
-    energy (only device-end radios are booked), so one column holds both.
+    energy (only device-end radios are booked), so one column holds both. A code stands
+    for (app, plan, move, hop index).
     """
 
     def __init__(self):
         self.rows = _Columns(
             {"queued_s": "d", "start_s": "d", "end_s": "d", "arrive_s": "d", "energy_j": "d"},
-            n_key=4,  # app name, plan, move, hop index
             same_as={"device_energy_j": "energy_j"},
         )
         self.buffer = self.rows.buffer
+
+    def register(self, app: str, plan, move) -> int:
+        """Codes for ``move`` of ``plan`` run for ``app``: the move's (hop -1) when it has
+        no hop, else hop ``k``'s is the first + ``k``."""
+        hops = range(len(move.hops)) if move.hops else (-1,)
+        return self.rows.register([(app, plan, move, k) for k in hops])
 
     def table(self) -> pd.DataFrame:
         return self.rows.table(TRANSFER_COLUMNS, self._describe)

@@ -120,7 +120,10 @@ class PowerWatch:
         # may have replaced, or trace none released)
         for run in self._running.values():
             request, i = run.request, run.i
-            at_level = request.op_energy[i] if request.op_energy is not None else None
-            busy_w = at_level.busy_w if at_level is not None else self.units[run.uid].active_w
+            state = request.steps[i].dvfs
+            if state is not None:  # at the level it started at
+                busy_w = state.busy_w[request.levels[i]]
+            else:
+                busy_w = self.units[run.uid].active_w
             ledger.partial_op(run.uid, run.start_s, now, request.plan.core_share[i], busy_w)
         return f"battery of {', '.join(empty)} empty at {now:.6g} s"

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -52,6 +53,21 @@ def _positive_finite(value: float) -> bool:
 
 def _nonneg_finite(value: float) -> bool:
     return isinstance(value, (int, float)) and math.isfinite(value) and value >= 0
+
+
+def lowest_level_at_least(
+    frequencies_hz: Sequence[float], frequency_hz: float, ceiling: int
+) -> int:
+    """The lowest level of ``frequencies_hz`` (strictly ascending) whose frequency is >=
+    ``frequency_hz`` with a relative tolerance of 1e-9, at most ``ceiling`` (returned when
+    no level up to it is fast enough, or when ``frequency_hz`` is NaN).
+
+    A binary search: governors ask at every op start on a DVFS unit.
+    """
+    level = bisect_left(frequencies_hz, frequency_hz * (1 - 1e-9))
+    if level > ceiling or frequency_hz != frequency_hz:  # NaN: no level is >= it
+        return ceiling
+    return level
 
 
 @dataclass(frozen=True)
@@ -196,6 +212,11 @@ class DvfsTable:
     def voltage_v(self, level: int) -> float:
         return self.points[self.check_level(level)].voltage_v
 
+    @cached_property
+    def frequencies_hz(self) -> tuple[float, ...]:
+        """Every level's frequency (Hz), ascending: what a governor's rule looks up."""
+        return tuple(point.frequency_hz for point in self.points)
+
     def lowest_level_at_least(self, frequency_hz: float, ceiling: int | None = None) -> int:
         """The lowest level whose frequency is >= ``frequency_hz``, at most ``ceiling``.
 
@@ -203,12 +224,7 @@ class DvfsTable:
         A relative tolerance of 1e-9 absorbs rounding in computed targets.
         """
         ceiling = self.top if ceiling is None else self.check_level(ceiling)
-        target_hz = frequency_hz * (1 - 1e-9)
-        points = self.points
-        for level in range(ceiling + 1):
-            if points[level].frequency_hz >= target_hz:
-                return level
-        return ceiling
+        return lowest_level_at_least(self.frequencies_hz, frequency_hz, ceiling)
 
     def highest_level_at_most(self, frequency_hz: float) -> int:
         """The highest level whose frequency is <= ``frequency_hz`` (level 0 if none is)."""

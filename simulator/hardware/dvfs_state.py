@@ -2,7 +2,7 @@
 
 The engine keeps one per DVFS unit during a run; the list-schedule estimate replays a
 fresh one over a lone request's op starts, so both pick levels with the same code (the
-governor's own function from :data:`~simulator.hardware.governors.GOVERNORS`).
+governor prepared once as a rule, :func:`~simulator.hardware.governors.governor_rule`).
 
 The utilisation a governor sees is the unit's busy fraction over the governor's window
 just before the op starts (ops already scheduled to run into the future count up to
@@ -17,11 +17,12 @@ in, and each decision costs O(1) amortised instead of a pass over the window
 
 from __future__ import annotations
 
-import heapq
+import math
 from collections import deque
+from heapq import heappop, heappush
 
 from simulator.errors import SimulationError
-from simulator.hardware.governors import GOVERNORS, GovernorInput
+from simulator.hardware.governors import governor_rule
 from simulator.hardware.units import ComputeUnit
 
 
@@ -53,6 +54,7 @@ class BusyWindow:
         "_now_exact",
         "_running",
         "_running_b",
+        "_scale",
         "_straddling",
         "_straddling_b",
         "_unit",
@@ -66,11 +68,13 @@ class BusyWindow:
         self.window_s = window_s
         self._exponent = 0
         self._unit = 1  # 2**exponent: the busy time in seconds is the total / _unit
-        self._in_window: deque[list] = deque()  # [a, b, exact b, exact b - a]
+        self._scale = 1.0  # 2**exponent as a float
+        # tuples, cheaper to build than lists: a refinement (rare) rebuilds them
+        self._in_window: deque[tuple] = deque()  # (a, b, exact b, exact b - a)
         self._window_total = 0  # sum of b - a over _in_window
-        self._running: list[list] = []  # heap of [b, exact b] with b > now
+        self._running: list[tuple] = []  # heap of (b, exact b) with b > now
         self._running_b = 0
-        self._straddling: list[list] = []  # heap of [b, exact b] with a < start < b
+        self._straddling: list[tuple] = []  # heap of (b, exact b) with a < start < b
         self._straddling_b = 0
         self._last_now = 0.0
         self._now_exact = 0
@@ -79,6 +83,10 @@ class BusyWindow:
     def _exact(self, t: float) -> int:
         """``t`` (s, finite, >= 0) in the current unit, exactly: refines the unit first if
         ``t`` is not a multiple of it (every finite float is a multiple of 2**-1074)."""
+        # scaling by a power of two is exact (inf past the float range: the slow path)
+        scaled = t * self._scale
+        if scaled.is_integer():  # t is a multiple of the unit: the common case
+            return int(scaled)
         n, d = t.as_integer_ratio()  # d is a power of two
         shift = self._exponent + 1 - d.bit_length()
         if shift < 0:
@@ -91,17 +99,19 @@ class BusyWindow:
         shift = exponent - self._exponent
         self._exponent = exponent
         self._unit = 1 << exponent
+        self._scale = math.ldexp(1.0, exponent) if exponent <= 1023 else math.inf
+        self._rescale(shift)
+
+    def _rescale(self, shift: int) -> None:
+        """Shift every stored exact value by ``shift`` bits (the unit was refined)."""
         self._window_total <<= shift
         self._running_b <<= shift
         self._straddling_b <<= shift
         self._now_exact <<= shift
-        for item in self._in_window:
-            item[2] <<= shift
-            item[3] <<= shift
-        for item in self._running:
-            item[1] <<= shift
-        for item in self._straddling:
-            item[1] <<= shift
+        self._in_window = deque((a, b, x << shift, n << shift) for a, b, x, n in self._in_window)
+        # shifting every exact value keeps each heap's order (it is on the float)
+        self._running = [(b, x << shift) for b, x in self._running]
+        self._straddling = [(b, x << shift) for b, x in self._straddling]
 
     def record(self, start_s: float, end_s: float) -> None:
         """Add the interval ``[start_s, end_s]`` (s); starts come in time order."""
@@ -112,12 +122,15 @@ class BusyWindow:
             )
         self._last_start = start_s
         b = self._exact(end_s)  # first: it may refine the unit
+        exponent = self._exponent
         # the engine records an op at the instant it asked: reuse that conversion
         a = self._now_exact if start_s == self._last_now else self._exact(start_s)
+        if self._exponent != exponent:  # converting the start refined the unit
+            b = self._exact(end_s)
         length = b - a
-        self._in_window.append([start_s, end_s, b, length])
+        self._in_window.append((start_s, end_s, b, length))
         self._window_total += length
-        heapq.heappush(self._running, [end_s, b])
+        heappush(self._running, (end_s, b))
         self._running_b += b
 
     def busy_s(self, now: float) -> float:
@@ -135,17 +148,17 @@ class BusyWindow:
         start = now - self.window_s
         running = self._running
         while running and running[0][0] <= now:
-            self._running_b -= heapq.heappop(running)[1]
+            self._running_b -= heappop(running)[1]
         straddling = self._straddling
         queue = self._in_window
         while queue and queue[0][0] < start:
             _, b_s, b, length = queue.popleft()
             self._window_total -= length
             if b_s > start:
-                heapq.heappush(straddling, [b_s, b])
+                heappush(straddling, (b_s, b))
                 self._straddling_b += b
         while straddling and straddling[0][0] <= start:
-            self._straddling_b -= heapq.heappop(straddling)[1]
+            self._straddling_b -= heappop(straddling)[1]
         # converting start may refine the unit, so it comes before the sum
         start_exact = self._exact(start) if straddling else 0
         busy = self._window_total - self._running_b + self._straddling_b
@@ -157,25 +170,98 @@ class BusyWindow:
         return busy / self._unit
 
 
+class SerialBusyWindow(BusyWindow):
+    """:class:`BusyWindow` for a unit that runs one op at a time: the same busy times, in
+    fewer steps.
+
+    The intervals never overlap and every one recorded has ended by the next query (a
+    one-slot unit starts an op once the previous one is over, and an op never ends
+    before the time recorded for it at its level). The busy time in ``[start, now]`` is
+    then ``total - cumulative(start)``, with ``total`` the exact sum of every interval's
+    length and ``cumulative(start)`` the busy time up to ``start``: the sum of the
+    lengths before the first interval still in the queue (kept with it), plus the part
+    of that interval before ``start`` when it straddles it. No heap, and the query
+    converts a time only when an interval straddles the window's start. The precondition
+    is checked (a :class:`SimulationError` if broken).
+    """
+
+    __slots__ = ("_end", "_end_exact", "_total")
+
+    def __init__(self, window_s: float):
+        super().__init__(window_s)
+        # the queue holds (a, b, exact a, exact busy time before a), in order
+        self._total = 0  # exact busy time of every interval recorded
+        self._end = 0.0  # the last interval's end, and its exact value
+        self._end_exact = 0
+
+    def _rescale(self, shift: int) -> None:
+        self._total <<= shift
+        self._end_exact <<= shift
+        self._in_window = deque((a, b, x << shift, c << shift) for a, b, x, c in self._in_window)
+
+    def record(self, start_s: float, end_s: float) -> None:
+        """Add the interval ``[start_s, end_s]`` (s), after the previous one's end."""
+        if not self._end <= start_s <= end_s:
+            raise SimulationError(
+                f"busy window: interval [{start_s!r}, {end_s!r}] overlaps the previous one "
+                f"or is reversed (a one-slot unit; the previous ended at {self._end!r})"
+            )
+        b = self._exact(end_s)  # first: it may refine the unit
+        exponent = self._exponent
+        # back to back (a busy unit): the previous end's conversion is the start's
+        a = self._end_exact if start_s == self._end else self._exact(start_s)
+        if self._exponent != exponent:  # converting the start refined the unit
+            b = self._exact(end_s)
+        self._in_window.append((start_s, end_s, a, self._total))
+        self._total += b - a
+        self._end = end_s
+        self._end_exact = b
+
+    def busy_s(self, now: float) -> float:
+        """The busy time (s) in ``[now - window_s, now]``, correctly rounded."""
+        if now < self._end or now < self._last_now:
+            raise SimulationError(
+                f"busy window: query at {now!r} s before an earlier query or while the "
+                f"interval ending at {self._end!r} s still runs (a one-slot unit)"
+            )
+        self._last_now = now
+        start = now - self.window_s
+        queue = self._in_window
+        while queue and queue[0][1] <= start:  # over before the window
+            queue.popleft()
+        if not queue:
+            return 0.0
+        a_s, _, a, before = queue[0]
+        if a_s < start:  # it straddles the start: count from there
+            # converting start may refine the unit, so it comes before the reads
+            start_exact = self._exact(start)
+            _, _, a, before = self._in_window[0]  # (a refinement rebuilds the queue)
+            busy = self._total - before - (start_exact - a)
+        else:
+            busy = self._total - before
+        return busy / self._unit
+
+
 class DvfsState:
     """Level and recent busy intervals of one DVFS unit.
 
-    The per-level figures an op start needs (time scale, busy power) are computed once
-    here, the same expressions as :class:`~simulator.hardware.dvfs.DvfsTable`'s, so an
-    op's time and energy are the same floats; an op's time parts are checked once when
-    the engine is built (:meth:`check_parts`), not at every start.
+    The governor is prepared once (:func:`~simulator.hardware.governors.governor_rule`),
+    and an op's time and energy at every level are computed once per op of a plan
+    (:meth:`op_costs`, the same expressions as :class:`~simulator.hardware.dvfs.DvfsTable`'s,
+    so they are the same floats): an op start asks the governor and looks its level up.
     """
 
     __slots__ = (
         "_busy",
-        "_busy_w",
+        "_capacity_s",
         "_ran",
-        "_scale",
+        "_rule",
+        "busy_w",
         "cap",
         "changes",
-        "function",
         "level",
         "options",
+        "scale",
         "slots",
         "table",
         "window_s",
@@ -183,61 +269,79 @@ class DvfsState:
 
     def __init__(self, unit: ComputeUnit):
         self.table = unit.dvfs
-        self.function = GOVERNORS.get(unit.governor).function
         self.options = dict(unit.governor_options)
+        self._rule = governor_rule(unit.governor, self.table, self.options)
         self.window_s = self.options.get("window_s", 0.0)
         self.slots = unit.slots
+        self._capacity_s = self.window_s * self.slots  # busy seconds of a full window
         self.level = self.table.top
         self.cap: int | None = None  # thermal cap on the level (None: not throttled)
         # windowed governors see the exact busy time; the others only whether an op ran
-        self._busy = BusyWindow(self.window_s) if self.window_s > 0 else None
+        self._busy = None
+        if self.window_s > 0:  # one op at a time: the serial window's fewer steps
+            window = SerialBusyWindow if self.slots == 1 else BusyWindow
+            self._busy = window(self.window_s)
         self._ran = False
         # (time, level) at t = 0 and at every op start that moved the level: levels only
         # change there, so this is the unit's level over time (the ``dvfs_levels`` table)
         self.changes: list[tuple[float, int]] = [(0.0, self.level)]
         levels = range(self.table.top + 1)
-        self._scale = tuple(self.table.time_scale(level) for level in levels)
-        self._busy_w = tuple(self.table.active_power_w(level) for level in levels)
+        #: per level: how many times longer compute-bound work takes than at the top
+        self.scale = tuple(self.table.time_scale(level) for level in levels)
+        #: per level: the unit's power while busy (W, whole unit)
+        self.busy_w = tuple(self.table.active_power_w(level) for level in levels)
 
-    def check_parts(self, fixed_s: float, compute_s: float, memory_s: float) -> None:
-        """Raise :class:`SocsimError` unless an op's time parts (s) are finite and >= 0."""
+    def op_costs(
+        self, fixed_s: float, compute_s: float, memory_s: float, core_share: float
+    ) -> tuple[tuple[float, ...], tuple[float, ...]]:
+        """An op's time (s) and energy (J) at every level, from its time parts at the top
+        (s) and the share of the unit it holds.
+
+        Raises
+        ------
+        SocsimError
+            Unless the parts are finite and >= 0.
+        """
         self.table.op_time_at_level_s(compute_s, memory_s, fixed_s, self.table.top)
+        times_s = tuple(fixed_s + max(compute_s * scale, memory_s) for scale in self.scale)
+        pairs = zip(self.busy_w, times_s, strict=True)
+        energies_j = tuple(busy_w * core_share * time_s for busy_w, time_s in pairs)
+        return times_s, energies_j
 
-    def utilisation(self, now: float) -> float:
-        """The busy fraction (0..1) the governor sees for an op starting at ``now`` (s)."""
-        if self._busy is None:
-            return 1.0 if self._ran else 0.0
-        return min(self._busy.busy_s(now) / (self.window_s * self.slots), 1.0)
+    def start(self, now: float, times_s: tuple[float, ...]) -> int:
+        """An op starts now: returns the level the governor chose for it, and notes it
+        running for its time at that level. ``times_s``: its time at each level (s), from
+        :meth:`op_costs`.
 
-    def start(
-        self, now: float, fixed_s: float, compute_s: float, memory_s: float
-    ) -> tuple[int, float, float]:
-        """An op starts now: (its level, its time at the level in s, the unit's busy power
-        at the level in W). Its parts were checked by :meth:`check_parts`."""
-        level = self.decide(now)
-        duration_s = fixed_s + max(compute_s * self._scale[level], memory_s)
-        self.record(now, now + duration_s)
-        return level, duration_s, self._busy_w[level]
-
-    def decide(self, now: float) -> int:
-        """The level for an op starting now."""
-        state = GovernorInput.trusted(self.utilisation(now), self.level, self.cap)
-        level = self.function(self.table, state, self.options)
+        The governor sees the unit's busy fraction (0..1) over its window just before
+        ``now`` (windowed governors), or whether an op ran at all (the others).
+        """
+        busy = self._busy
+        if busy is None:
+            utilisation = 1.0 if self._ran else 0.0
+        else:
+            utilisation = busy.busy_s(now) / self._capacity_s
+            if utilisation > 1.0:
+                utilisation = 1.0
+        level = self._rule(utilisation, self.level, self.cap)
         if level != self.level:
-            level = self.table.check_level(level)  # a level of the table (checked on change)
-            changes = self.changes
-            if changes[-1][0] == now:  # two ops started at this instant: the last one holds
-                changes.pop()
-            if not changes or changes[-1][1] != level:
-                changes.append((now, level))
-            self.level = level
+            level = self._move_to(level, now)
+        self._ran = True
+        if busy is not None:
+            busy.record(now, now + times_s[level])
         return level
 
-    def record(self, start_s: float, end_s: float) -> None:
-        """Note an op running on the unit over ``[start_s, end_s]`` (s)."""
-        self._ran = True
-        if self._busy is not None:
-            self._busy.record(start_s, end_s)
+    def _move_to(self, level: int, now: float) -> int:
+        """The governor moved the level at ``now``: returns it, checked."""
+        # a level of the table (a governor registered without a rule is trusted less)
+        level = self.table.check_level(level)
+        changes = self.changes
+        if changes[-1][0] == now:  # two ops started at this instant: the last one holds
+            changes.pop()
+        if not changes or changes[-1][1] != level:
+            changes.append((now, level))
+        self.level = level
+        return level
 
 
 def constant_level(unit: ComputeUnit) -> int | None:
@@ -246,7 +350,7 @@ def constant_level(unit: ComputeUnit) -> int | None:
     True of a governor without a sampling window that answers the same for every
     current level and for both utilisations it can see (0 before the unit's first op, 1
     after), unthrottled: ``performance`` (the top), ``powersave`` (0), ``fixed``. Asked
-    of the governor's own function, so a new governor is classified without a list.
+    of the governor's own rule, so a new governor is classified without a list.
     None also for a unit without a DVFS table.
     """
     table = unit.dvfs
@@ -255,9 +359,6 @@ def constant_level(unit: ComputeUnit) -> int | None:
     state = DvfsState(unit)
     if state.window_s > 0:
         return None
-    answers = {
-        state.function(table, GovernorInput.trusted(u, current, None), state.options)
-        for u in (0.0, 1.0)
-        for current in range(table.top + 1)
-    }
+    rule = state._rule
+    answers = {rule(u, current, None) for u in (0.0, 1.0) for current in range(table.top + 1)}
     return answers.pop() if len(answers) == 1 else None

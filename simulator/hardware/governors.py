@@ -3,7 +3,9 @@
 The engine asks a unit's governor for a level at the end of every sampling window (for
 the dynamic governors) and whenever the thermal cap changes; the governor sees only a
 :class:`GovernorInput` and its validated options. Every governor returns a level in
-``0 .. min(top, thermal_cap_level)``.
+``0 .. min(top, thermal_cap_level)``. Each built-in governor is written once, as a *rule*
+prepared for one table (:func:`governor_rule`): what the engine asks at every op start on
+a DVFS unit, without building or checking an input each time.
 
 ``utilisation`` is what the kernel's ondemand governor samples: the busy fraction of the
 last window, measured at the level the unit ran (``current_level``). The work's demand in
@@ -35,7 +37,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from simulator.errors import ScenarioError, SocsimError
-from simulator.hardware.dvfs import DvfsTable, is_integer
+from simulator.hardware.dvfs import DvfsTable, is_integer, lowest_level_at_least
 from simulator.limits import MAX_HORIZON_S, MIN_HOLD_S
 from simulator.registry import Registry
 from simulator.schema import INVALID, Context, Field, Loc, Number, Record
@@ -107,7 +109,7 @@ class GovernorInput:
 #: governor(table, state, options) -> level
 Governor = Callable[[DvfsTable, GovernorInput, Mapping[str, Any]], int]
 
-GOVERNORS: Registry[Governor] = Registry("governor")
+GOVERNORS: Registry[Governor] = Registry("governor", "socsim.governors")
 
 _NO_OPTIONS = Record({}, name="governor options")
 
@@ -123,9 +125,7 @@ def _window_field() -> Field:
 
 def allowed_top(table: DvfsTable, state: GovernorInput) -> int:
     """The highest level the governor may pick: the top, or the thermal cap if lower."""
-    if state.thermal_cap_level is None:
-        return table.top
-    return min(table.top, state.thermal_cap_level)
+    return _ceiling(table.top, state.thermal_cap_level)
 
 
 def demand_hz(table: DvfsTable, state: GovernorInput) -> float:
@@ -133,32 +133,90 @@ def demand_hz(table: DvfsTable, state: GovernorInput) -> float:
     return state.utilisation * table.frequency_hz(state.current_level)
 
 
-@GOVERNORS.register("performance", _NO_OPTIONS)
-def performance(table: DvfsTable, state: GovernorInput, options: Mapping[str, Any]) -> int:
+#: A governor prepared for one table and its options (:func:`governor_rule`):
+#: ``rule(utilisation, current_level, thermal_cap_level) -> level``, the same level as
+#: the governor's function for the same :class:`GovernorInput`.
+Rule = Callable[[float, int, int | None], int]
+
+#: governor name -> make(table, options) -> Rule: each built-in governor is written once,
+#: as its rule; its registered function (the checked, public form) applies the rule
+_RULES: dict[str, Callable[[DvfsTable, Mapping[str, Any]], Rule]] = {}
+
+
+def governor_rule(name: str, table: DvfsTable, options: Mapping[str, Any]) -> Rule:
+    """Governor ``name`` prepared for ``table`` and its validated ``options``.
+
+    The engine asks its DVFS units' governors at every op start: the rule looks the
+    table's frequencies and the options up once, and takes the input's fields as plain
+    arguments (no :class:`GovernorInput`, no checks: the caller's utilisation is in
+    [0, 1] and its levels are the table's). A governor registered without a rule is
+    called through its function.
+    """
+    make = _RULES.get(name)
+    if make is not None:
+        return make(table, options)
+    function = GOVERNORS.get(name).function
+    return lambda utilisation, current, cap: function(
+        table, GovernorInput.trusted(utilisation, current, cap), options
+    )
+
+
+def _ruled(name: str, options: Record):
+    """Register governor ``name`` from its rule's factory: the function checks the
+    input's current level against the table, then applies the rule."""
+
+    def add(make: Callable[[DvfsTable, Mapping[str, Any]], Rule]) -> Governor:
+        def function(table: DvfsTable, state: GovernorInput, options: Mapping[str, Any]) -> int:
+            table.check_level(state.current_level)
+            rule = make(table, options)
+            return rule(state.utilisation, state.current_level, state.thermal_cap_level)
+
+        function.__name__ = make.__name__
+        function.__doc__ = make.__doc__
+        _RULES[name] = make
+        return GOVERNORS.register(name, options)(function)
+
+    return add
+
+
+def _ceiling(top: int, cap: int | None) -> int:
+    """:func:`allowed_top` of a rule's arguments."""
+    return top if cap is None or cap > top else cap
+
+
+@_ruled("performance", _NO_OPTIONS)
+def performance(table: DvfsTable, options: Mapping[str, Any]) -> Rule:
     """The highest level allowed (Linux ``performance``)."""
-    return allowed_top(table, state)
+    top = table.top
+    return lambda utilisation, current, cap: _ceiling(top, cap)
 
 
-@GOVERNORS.register("powersave", _NO_OPTIONS)
-def powersave(table: DvfsTable, state: GovernorInput, options: Mapping[str, Any]) -> int:
+@_ruled("powersave", _NO_OPTIONS)
+def powersave(table: DvfsTable, options: Mapping[str, Any]) -> Rule:
     """The lowest level (Linux ``powersave``)."""
-    return 0
+    return lambda utilisation, current, cap: 0
 
 
-@GOVERNORS.register(
+@_ruled(
     "fixed",
     Record(
         {"level": Field(Number(ge=0, integer=True), doc="operating point index, 0 = slowest")},
         name="fixed governor options",
     ),
 )
-def fixed(table: DvfsTable, state: GovernorInput, options: Mapping[str, Any]) -> int:
+def fixed(table: DvfsTable, options: Mapping[str, Any]) -> Rule:
     """One chosen level (Linux ``userspace`` with a set speed), under the thermal cap."""
-    level = table.check_level(int(options["level"]))
-    return min(level, allowed_top(table, state))
+    top = table.top
+
+    def rule(utilisation: float, current: int, cap: int | None) -> int:
+        # checked when asked (as the function always did), not when prepared
+        level = table.check_level(int(options["level"]))
+        return min(level, _ceiling(top, cap))
+
+    return rule
 
 
-@GOVERNORS.register(
+@_ruled(
     "ondemand",
     Record(
         {
@@ -172,17 +230,23 @@ def fixed(table: DvfsTable, state: GovernorInput, options: Mapping[str, Any]) ->
         name="ondemand governor options",
     ),
 )
-def ondemand(table: DvfsTable, state: GovernorInput, options: Mapping[str, Any]) -> int:
+def ondemand(table: DvfsTable, options: Mapping[str, Any]) -> Rule:
     """Jump to the highest allowed level above ``up_threshold``; else the lowest level
     that would keep the load at or below it (Linux ``ondemand``)."""
-    ceiling = allowed_top(table, state)
     threshold = options.get("up_threshold", 0.8)
-    if state.utilisation > threshold:
-        return ceiling
-    return table.lowest_level_at_least(demand_hz(table, state) / threshold, ceiling)
+    frequencies_hz, top = table.frequencies_hz, table.top
+
+    def rule(utilisation: float, current: int, cap: int | None) -> int:
+        ceiling = top if cap is None or cap > top else cap  # _ceiling, without a call
+        if utilisation > threshold:
+            return ceiling
+        demand_hz = utilisation * frequencies_hz[current]  # as :func:`demand_hz`
+        return lowest_level_at_least(frequencies_hz, demand_hz / threshold, ceiling)
+
+    return rule
 
 
-@GOVERNORS.register(
+@_ruled(
     "schedutil",
     Record(
         {
@@ -196,10 +260,17 @@ def ondemand(table: DvfsTable, state: GovernorInput, options: Mapping[str, Any])
         name="schedutil governor options",
     ),
 )
-def schedutil(table: DvfsTable, state: GovernorInput, options: Mapping[str, Any]) -> int:
+def schedutil(table: DvfsTable, options: Mapping[str, Any]) -> Rule:
     """The lowest level at or above ``1.25 × demand`` (Linux ``schedutil``)."""
-    target = options.get("headroom", 1.25) * demand_hz(table, state)
-    return table.lowest_level_at_least(target, allowed_top(table, state))
+    headroom = options.get("headroom", 1.25)
+    frequencies_hz, top = table.frequencies_hz, table.top
+
+    def rule(utilisation: float, current: int, cap: int | None) -> int:
+        target_hz = headroom * (utilisation * frequencies_hz[current])
+        ceiling = top if cap is None or cap > top else cap  # _ceiling, without a call
+        return lowest_level_at_least(frequencies_hz, target_hz, ceiling)
+
+    return rule
 
 
 def governor_options(name: str, raw: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -240,4 +311,5 @@ __all__ = [
     "choose_level",
     "demand_hz",
     "governor_options",
+    "governor_rule",
 ]

@@ -42,8 +42,10 @@ Sampler = Callable[[np.random.Generator, int], np.ndarray]
 _LINK_STREAMS = 0x6C696E6B
 _MEGA, _MILLI = 1e6, 1e-3
 
-CAPACITY_DISTRIBUTIONS: Registry[Any] = Registry("bandwidth distribution")
-JITTERS: Registry[Any] = Registry("jitter distribution")
+CAPACITY_DISTRIBUTIONS: Registry[Any] = Registry(
+    "bandwidth distribution", "socsim.bandwidth_distributions"
+)
+JITTERS: Registry[Any] = Registry("jitter distribution", "socsim.jitters")
 
 
 def _capacity_record(name: str) -> Record:

@@ -291,7 +291,7 @@ class Radio:
         return energy_j
 
 
-RADIO_MODELS: Registry[Any] = Registry("radio model")
+RADIO_MODELS: Registry[Any] = Registry("radio model", "socsim.radio_models")
 
 # the connected-state keys both RRC models share
 _MBPS = Number("Mbit/s", 1e6, ge=0)

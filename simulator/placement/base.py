@@ -23,7 +23,7 @@ from simulator.registry import Registry
 
 PolicyFunction = Callable[[ModelGraph, CostOracle, str, Mapping[str, Any]], "Placement"]
 
-POLICIES: Registry[PolicyFunction] = Registry("placement policy")
+POLICIES: Registry[PolicyFunction] = Registry("placement policy", "socsim.placement")
 
 _GOVERNOR = "the governors' levels for a lone request (list-schedule estimate)"
 _TOP = "each unit's top DVFS level (per-op costs)"
@@ -41,6 +41,7 @@ DVFS_BASIS: Mapping[str, str] = {
     "split_point": _GOVERNOR,  # also its default device and remote units
     "optimal": f"{_TOP} for the latency search; {_GOVERNOR} for the other objectives",
     "heft": _TOP,
+    "peft": _TOP,
     "cpop": _TOP,
     "greedy_eft": _TOP,
     "min_cut": f"{_TOP}; its device and remote units, when not named, are the fastest at "

@@ -127,8 +127,10 @@ class LevelReplay:
         state = self.states.get(uid)
         if state is None:
             state = self.states[uid] = DvfsState(self.platform.unit(uid))
-        level, duration_s, busy_w = state.start(start_s, *parts)
-        return level, duration_s, busy_w * core_share * duration_s
+        # the engine's per-level figures (computed once per plan op there, per call here)
+        times_s, energies_j = state.op_costs(*parts, core_share)
+        level = state.start(start_s, times_s)
+        return level, times_s[level], energies_j[level]
 
 
 def back_to_back_s(oracle: CostOracle, ops, uid: str) -> float:

@@ -303,13 +303,13 @@ def build_cost_table(graph, oracle, source, options, policy) -> CostTable:
         raise PlacementError(exc.message, policy, exc.op) from None
 
 
-def _checked(placement: Placement, graph, oracle, options) -> Placement:
+def checked_placement(placement: Placement, graph, oracle, options) -> Placement:
     """``placement`` once it meets the constraints (PlacementError naming them otherwise)."""
     check_constraints(graph, placement, oracle, options, placement.policy)
     return placement
 
 
-_LIST_OPTIONS = {
+LIST_OPTIONS = {
     "exact": Field(
         Text(choices=_EXACT_CHOICES),
         default="auto",
@@ -318,7 +318,7 @@ _LIST_OPTIONS = {
 }
 
 
-@POLICIES.register("heft", with_common_options(_LIST_OPTIONS, "heft placement"))
+@POLICIES.register("heft", with_common_options(LIST_OPTIONS, "heft placement"))
 def heft(
     graph: ModelGraph, oracle: CostOracle, source: str, options: Mapping[str, Any]
 ) -> Placement:
@@ -331,10 +331,12 @@ def heft(
         unit, start = schedule.best_unit(i, insertion=True)
         schedule.assign(i, unit, start)
     notes = {"rank_order": tuple(costs.ops[i] for i in order)}
-    return _checked(schedule.placement("heft", source, order, notes), graph, oracle, options)
+    return checked_placement(
+        schedule.placement("heft", source, order, notes), graph, oracle, options
+    )
 
 
-@POLICIES.register("cpop", with_common_options(_LIST_OPTIONS, "cpop placement"))
+@POLICIES.register("cpop", with_common_options(LIST_OPTIONS, "cpop placement"))
 def cpop(
     graph: ModelGraph, oracle: CostOracle, source: str, options: Mapping[str, Any]
 ) -> Placement:
@@ -379,10 +381,12 @@ def cpop(
         "critical_path": tuple(costs.ops[i] for i in path),
         "critical_path_unit": cp_unit or "(none runs the whole path)",
     }
-    return _checked(schedule.placement("cpop", source, order, notes), graph, oracle, options)
+    return checked_placement(
+        schedule.placement("cpop", source, order, notes), graph, oracle, options
+    )
 
 
-@POLICIES.register("greedy_eft", with_common_options(_LIST_OPTIONS, "greedy_eft placement"))
+@POLICIES.register("greedy_eft", with_common_options(LIST_OPTIONS, "greedy_eft placement"))
 def greedy_eft(
     graph: ModelGraph, oracle: CostOracle, source: str, options: Mapping[str, Any]
 ) -> Placement:
@@ -393,4 +397,6 @@ def greedy_eft(
     for i in order:
         unit, start = schedule.best_unit(i, insertion=False)
         schedule.assign(i, unit, start)
-    return _checked(schedule.placement("greedy_eft", source, order, {}), graph, oracle, options)
+    return checked_placement(
+        schedule.placement("greedy_eft", source, order, {}), graph, oracle, options
+    )

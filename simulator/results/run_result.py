@@ -131,7 +131,12 @@ class RunResult:
     def tables(self) -> dict[str, pd.DataFrame]:
         return {name: getattr(self, name) for name in TABLES}
 
-    def write(self, out_dir: str | Path, parquet: bool | None = None) -> list[Path]:
+    def write(
+        self,
+        out_dir: str | Path,
+        parquet: bool | None = None,
+        extra: dict[str, pd.DataFrame] | None = None,
+    ) -> list[Path]:
         """Write every table as CSV (and Parquet when pyarrow is there), the summary as
         JSON and the resolved scenario as YAML. Returns the paths written.
 
@@ -145,6 +150,9 @@ class RunResult:
             Created if missing.
         parquet : bool or None
             None: write Parquet when pyarrow imports.
+        extra : dict of str to DataFrame, optional
+            More tables written beside the run's, in the same staged folder (the Monte
+            Carlo ``samples`` and ``intervals`` of ``socsim run --samples``).
 
         Raises
         ------
@@ -165,7 +173,8 @@ class RunResult:
                 parquet = False
         names = []
         with staged_dir(out) as stage:
-            for name, table in {**self.tables(), "summary": self.summary_frame()}.items():
+            tables = {**self.tables(), "summary": self.summary_frame(), **(extra or {})}
+            for name, table in tables.items():
                 names.append(write_csv(table, stage / f"{name}.csv").name)
                 if parquet:
                     names.append(write_parquet(table, stage / f"{name}.parquet").name)

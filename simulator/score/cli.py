@@ -9,6 +9,7 @@ import argparse
 from pathlib import Path
 
 from simulator.exitcodes import EXIT_OK
+from simulator.spec.paths import add_allow_options
 
 
 def cmd_score(args: argparse.Namespace) -> int:
@@ -17,7 +18,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     from simulator.score import score_scenario
     from simulator.spec import load_scenario
 
-    scenario = load_scenario(args.scenario)
+    scenario = load_scenario(args.scenario, args.allow_dirs, args.allow_plugins)
     out_dir = check_output_dir(
         Path(args.output) if args.output else default_output_dir(scenario.name, "", "score")
     )
@@ -63,4 +64,5 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         default=None,
         help="chart format (repeatable; default png)",
     )
+    add_allow_options(score)
     score.set_defaults(handler=cmd_score, format=None)

@@ -25,6 +25,7 @@ from simulator.limits import (
 from simulator.output.names import NAME_RULE, name_problem, suggest_slug
 from simulator.placement.base import POLICIES
 from simulator.placement.objectives import OBJECTIVES, WEIGHT_KEYS
+from simulator.plugins import MODULE_PATTERN
 from simulator.scheduling import DISPATCHERS, SCHEDULERS, AdaptiveOptions
 from simulator.schema import (
     INVALID,
@@ -45,6 +46,7 @@ from simulator.spec.modeldefs import DTYPES, ModelChoice
 from simulator.spec.predictordefs import PREDICTOR
 from simulator.spec.scoredefs import SCORE
 from simulator.spec.sweepdefs import SWEEP
+from simulator.spec.uncertain import Uncertain
 from simulator.workload import ARRIVALS
 
 GIGA, MEGA, MILLI, MICRO = 1e9, 1e6, 1e-3, 1e-6
@@ -110,17 +112,22 @@ UNIT = Record(
         "kind": Field(Text(choices=UNIT_KINDS, what="unit kind")),
         "cores": Field(Number(integer=True, ge=1, le=MAX_CORES), default=1),
         "peak_gflops": Field(
-            MapOf(Number("GFLOP/s per core", GIGA, gt=0), keys=DTYPES), default={}, to="peak_flops"
+            MapOf(Uncertain(Number("GFLOP/s per core", GIGA, gt=0)), keys=DTYPES),
+            default={},
+            to="peak_flops",
         ),
         "efficiency": Field(
-            MapOf(Number(gt=0, le=1), keys=(*OP_KINDS, "default")), default={"default": 1.0}
+            MapOf(Uncertain(Number(gt=0, le=1)), keys=(*OP_KINDS, "default")),
+            default={"default": 1.0},
         ),
         "memory_bandwidth_gb_s": Field(
-            Number("GB/s", GIGA, gt=0), default=math.inf, to="memory_bandwidth_bytes_per_s"
+            Uncertain(Number("GB/s", GIGA, gt=0)),
+            default=math.inf,
+            to="memory_bandwidth_bytes_per_s",
         ),
-        "dispatch_us": Field(Number("µs", MICRO, ge=0), default=0.0, to="dispatch_s"),
-        "idle_w": Field(WATTS, default=0.0),
-        "active_w": Field(WATTS, default=0.0),
+        "dispatch_us": Field(Uncertain(Number("µs", MICRO, ge=0)), default=0.0, to="dispatch_s"),
+        "idle_w": Field(Uncertain(WATTS), default=0.0),
+        "active_w": Field(Uncertain(WATTS), default=0.0),
         "memory_mb": Field(Number("MB", MEGA, gt=0), default=math.inf, to="memory_bytes"),
         "cores_per_op": Field(
             Number(integer=True, ge=1, le=MAX_CORES),
@@ -192,7 +199,7 @@ SYNC_PAIR = Record(
 NODE = Record(
     {
         "role": Field(Text(choices=NODE_ROLES, what="node role"), default="device"),
-        "sync_us": Field(Number("µs", MICRO, ge=0), default=0.0, to="sync_s"),
+        "sync_us": Field(Uncertain(Number("µs", MICRO, ge=0)), default=0.0, to="sync_s"),
         "shared_memory_bandwidth_gb_s": Field(
             Number("GB/s", GIGA, gt=0), default=math.inf, to="shared_memory_bandwidth_bytes_per_s"
         ),
@@ -281,7 +288,7 @@ WORKLOAD = Record(
             ListOf(PLACEMENT, min_len=1), default=[], doc="placements to balance requests over"
         ),
         "dispatch": Field(
-            Text(choices=tuple(DISPATCHERS)),
+            Text(choices=DISPATCHERS.names, what="dispatcher"),
             default="round_robin",
             doc="which replica gets a request",
         ),
@@ -329,8 +336,17 @@ SCENARIO = Record(
         "models": Field(MapOf(ModelChoice(), min_len=1)),
         "workload": Field(ListOf(WORKLOAD, min_len=1)),
         "placement": Field(PLACEMENT, default=None),
+        "plugins": Field(
+            ListOf(Text(pattern=MODULE_PATTERN)),
+            default=[],
+            doc="Python modules imported first, in every process (they register policies, "
+            "schedulers...: docs/plugins.md); only an installed plug-in's modules, or those "
+            "allowed with --allow-plugin (docs/security.md)",
+        ),
         "scheduler": Field(
-            Text(choices=tuple(SCHEDULERS)), default="fcfs", doc="which ready op a free unit runs"
+            Text(choices=SCHEDULERS.names, what="unit scheduler"),
+            default="fcfs",
+            doc="which ready op a free unit runs",
         ),
         "sweep": Field(SWEEP, default=None, doc="for `socsim sweep`; `socsim run` ignores it"),
         "score": Field(SCORE, default=None, doc="for `socsim score`; `socsim run` ignores it"),

@@ -23,6 +23,7 @@ from simulator.schema import (
     Text,
 )
 from simulator.spec.paths import naming_dir, read_user_file, user_dirs
+from simulator.spec.uncertain import Uncertain
 
 MEGA, MILLI = 1e6, 1e-3
 #: Largest bandwidth trace file read, bytes (a day at 1 ms steps is ~1e9: use coarser steps).
@@ -129,9 +130,11 @@ LINK = Record(
     {
         "ends": Field(ListOf(Text(pattern=NAME_PATTERN), min_len=2, max_len=2)),
         "technology": Field(Text(), default=""),
-        "latency_ms": Field(Number("ms", MILLI, ge=0), to="latency_s"),
-        "bandwidth_mbps": Field(LINK_MBPS, to="bandwidth_bps"),
-        "reverse_bandwidth_mbps": Field(LINK_MBPS, default=None, to="reverse_bandwidth_bps"),
+        "latency_ms": Field(Uncertain(Number("ms", MILLI, ge=0)), to="latency_s"),
+        "bandwidth_mbps": Field(Uncertain(LINK_MBPS), to="bandwidth_bps"),
+        "reverse_bandwidth_mbps": Field(
+            Uncertain(LINK_MBPS), default=None, to="reverse_bandwidth_bps"
+        ),
         "radio": Field(RADIO, default=None),
         "sharing": Field(
             Text(choices=SHARING),

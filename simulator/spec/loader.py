@@ -7,6 +7,7 @@ each naming its file, YAML path and line.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,17 @@ from simulator.graph.model import ModelGraph
 from simulator.limits import MAX_REQUESTS
 from simulator.placement.base import PlacementSpec
 from simulator.platform import Platform
+from simulator.plugins import MODULE_PATTERN, allowed_plugin_names, import_plugins
+from simulator.registry import PluginError
+from simulator.rules import (
+    adaptive_dispatch,
+    app_bounded,
+    app_has_placement,
+    app_names_known,
+    app_names_unique,
+    placement_xor_replicas,
+    report,
+)
 from simulator.scheduling import PREDICTIVE_DISPATCHERS, AdaptiveOptions
 from simulator.schema import INVALID, Context, Loc, nearest
 from simulator.spec.definitions import LIBRARY, MEGA, SCENARIO
@@ -25,11 +37,17 @@ from simulator.spec.paths import allowed_dirs
 from simulator.spec.platformbuild import build_links, build_nodes
 from simulator.spec.presets import collect_presets, expand_presets, with_key
 from simulator.spec.scenario import Scenario
+from simulator.spec.uncertain import SampleKey, draw_document
 from simulator.spec.yamlio import YamlMap, load_yaml_file, plain
 from simulator.workload import WorkloadEntry, expected_requests
 
 
-def load_scenario(path: str | Path, allow_dirs: Sequence[str | Path] = ()) -> Scenario:
+def load_scenario(
+    path: str | Path,
+    allow_dirs: Sequence[str | Path] = (),
+    allow_plugins: Sequence[str] = (),
+    sample: SampleKey | None = None,
+) -> Scenario:
     """Load, validate and build the scenario in ``path``.
 
     Parameters
@@ -40,6 +58,14 @@ def load_scenario(path: str | Path, allow_dirs: Sequence[str | Path] = ()) -> Sc
         Directories that files named in the scenario (includes, traces) may lie in,
         besides the scenario's own directory and the shipped library (see
         :mod:`simulator.spec.paths`).
+    allow_plugins : sequence of str
+        Modules (and their submodules) that the scenario's ``plugins:`` may import besides
+        installed socsim plug-ins and this process's registrations
+        (:func:`simulator.plugins.plugin_allowed`).
+    sample : SampleKey, optional
+        Draw this Monte Carlo sample of the document's distributions
+        (:func:`~simulator.spec.uncertain.draw_document`); without it every distribution
+        gives its nominal value (mean or midpoint).
 
     Returns
     -------
@@ -53,7 +79,14 @@ def load_scenario(path: str | Path, allow_dirs: Sequence[str | Path] = ()) -> Sc
     """
     path = Path(path)
     document = load_yaml_file(path)
-    return parse_scenario(document, base_dir=path.parent, source=str(path), allow_dirs=allow_dirs)
+    return parse_scenario(
+        document,
+        base_dir=path.parent,
+        source=str(path),
+        allow_dirs=allow_dirs,
+        allow_plugins=allow_plugins,
+        sample=sample,
+    )
 
 
 def parse_scenario(
@@ -61,13 +94,20 @@ def parse_scenario(
     base_dir: str | Path = ".",
     source: str = "<scenario>",
     allow_dirs: Sequence[str | Path] = (),
+    allow_plugins: Sequence[str] = (),
+    sample: SampleKey | None = None,
 ) -> Scenario:
     """Validate and build a scenario from an already parsed document.
 
     ``document`` may be a plain dict (e.g. a sweep point); lines are then unknown.
     Files it names are resolved from ``base_dir`` and may lie there, in the shipped
-    library or in ``allow_dirs``.
+    library or in ``allow_dirs``. Modules under its ``plugins:`` are imported only when
+    allowed: installed socsim plug-ins, this process's registrations, ``allow_plugins``
+    (see :func:`load_scenario`). With ``sample``, the distributions of the
+    preset-expanded document are replaced by that sample's draws before it is checked
+    (the scenario's ``document`` then holds the drawn numbers).
     """
+    allow_plugins = allowed_plugin_names(allow_plugins)
     ctx = Context(
         default_file=source, base_dir=str(base_dir), allowed_dirs=allowed_dirs(base_dir, allow_dirs)
     )
@@ -75,6 +115,9 @@ def parse_scenario(
         raise ScenarioError([Problem("", "a scenario must be a mapping of keys", file=source)])
     presets = collect_presets(document, Path(base_dir), source, ctx, (Path(source).resolve(),))
     expanded, failed = expand_presets(document, presets, ctx)
+    _import_plugins(expanded, ctx, allow_plugins)  # first: the names they register are valid below
+    if sample is not None:
+        expanded = draw_document(expanded, sample)[0]
     checked = SCENARIO.check(expanded, Loc(""), ctx)
     # An entry whose preset is unknown lacks the preset's keys: say so once, not per key.
     ctx.problems[:] = [
@@ -131,6 +174,21 @@ def validate_library(path: str | Path, allow_dirs: Sequence[str | Path] = ()) ->
     return count
 
 
+def _import_plugins(document: Mapping, ctx: Context, allow_plugins: Sequence[str]) -> None:
+    """Import the modules listed under ``plugins:`` that are allowed; each one that is not
+    is a problem at ``plugins[i]``, never an import (their shape is the schema's to check)."""
+    modules = document.get("plugins")
+    if not isinstance(modules, list):
+        return
+    loc = Loc("plugins", document, "plugins")
+    for i, name in enumerate(modules):
+        if isinstance(name, str) and re.fullmatch(MODULE_PATTERN, name):
+            try:
+                import_plugins([name], allow_plugins)
+            except PluginError as exc:
+                ctx.problem(loc.child(modules, i), str(exc), getattr(exc, "suggestion", None))
+
+
 # -- names that refer to other parts of the document -------------------------------------
 def _check_names(raw: Mapping, ctx: Context) -> None:
     """Report link ends, workload models and sources that name nothing.
@@ -153,10 +211,11 @@ def _check_names(raw: Mapping, ctx: Context) -> None:
             if not isinstance(item, Mapping):
                 continue
             loc = Loc("workload").child(workload, i)
-            if isinstance(models, Mapping):
-                _check_name(ctx, loc.child(item, "model"), item.get("model"), "model", models)
-            if isinstance(nodes, Mapping):
-                _check_name(ctx, loc.child(item, "source"), item.get("source"), "node", nodes)
+            model = item.get("model") if isinstance(models, Mapping) else None
+            source = item.get("source") if isinstance(nodes, Mapping) else None
+            app = item.get("app")
+            for error in app_names_known(app, model, source, models or {}, nodes or {}):
+                report(ctx, error, loc, item)
 
 
 def _check_name(ctx: Context, loc: Loc, value: Any, kind: str, known: Mapping) -> None:
@@ -197,35 +256,25 @@ def _build(checked: dict, raw: Mapping, ctx: Context, source: str) -> Scenario |
 
     default_placement = _placement(checked["placement"])
     workload = []
-    apps: dict[str, int] = {}
+    for error in app_names_unique([entry["app"] for entry in checked["workload"]]):
+        report(ctx, error, Loc(""), raw)
     for i, entry in enumerate(checked["workload"]):
         loc = Loc("workload").child(raw["workload"], i)
         item = raw["workload"][i]
-        if entry["app"] in apps:
-            ctx.problem(
-                loc.child(item, "app"),
-                f"app name '{entry['app']}' already used by workload[{apps[entry['app']]}]",
-            )
-        apps.setdefault(entry["app"], i)
-        ok = True  # model and source are known: see _check_names
-        bounded = entry["count"] or entry["duration_s"] or checked["duration_s"]
-        if not bounded and entry["arrival"]["process"] != "trace":
-            ctx.problem(
-                loc, "open-ended arrivals: give 'count', or 'duration_s' here or at the top level"
-            )
-            ok = False
+        # model and source are known (see _check_names); the rules of simulator.rules
+        # that WorkloadEntry and Scenario raise on, here all reported at once:
+        app, duration_s = entry["app"], entry["duration_s"] or checked["duration_s"]
         placement = _placement(entry["placement"])
         replicas = tuple(_placement(r) for r in entry["replicas"])
-        if replicas and placement is not None:
-            ctx.problem(loc, "give either 'placement' or 'replicas', not both")
-            ok = False
+        errors = [
+            *app_bounded(app, entry["count"], duration_s, entry["arrival"]["process"]),
+            *placement_xor_replicas(app, placement, replicas),
+            *app_has_placement(app, placement, replicas, default_placement),
+        ]
+        for error in errors:
+            report(ctx, error, loc, item)
         adaptive = _adaptive(ctx, loc, item, entry, len(replicas))
-        if adaptive is INVALID:
-            ok = False
-        if placement is None and not replicas and default_placement is None:
-            ctx.problem(loc, "no placement: give 'placement:' here or at the top level")
-            ok = False
-        if ok:
+        if not errors and adaptive is not INVALID:
             if replicas:
                 prefix = f"workload[{i}].replicas"
             elif placement is not None:
@@ -242,7 +291,7 @@ def _build(checked: dict, raw: Mapping, ctx: Context, source: str) -> Scenario |
                     arrival=arrival.pop("process"),
                     arrival_options=arrival,
                     count=entry["count"],
-                    duration_s=entry["duration_s"] or checked["duration_s"],
+                    duration_s=duration_s,
                     deadline_s=entry["deadline_s"],
                     priority=entry["priority"],
                     placement=placement,
@@ -270,6 +319,7 @@ def _build(checked: dict, raw: Mapping, ctx: Context, source: str) -> Scenario |
         placement=default_placement,
         duration_s=checked["duration_s"],
         scheduler=checked["scheduler"],
+        plugins=tuple(checked["plugins"]),
         source_file=source,
         document=document,
     )
@@ -317,21 +367,13 @@ def _check_requests(ctx: Context, workload: list[WorkloadEntry]) -> None:
 def _adaptive(ctx: Context, loc: Loc, item: dict, entry: dict, n_replicas: int):
     """The AdaptiveOptions of a workload entry (None unless dispatch is 'adaptive')."""
     spec, dispatch = entry["adaptive"], entry["dispatch"]
-    if dispatch not in PREDICTIVE_DISPATCHERS:
-        if spec is not None:
-            ctx.problem(
-                loc.child(item, "adaptive"),
-                f"'adaptive' options need 'dispatch: adaptive' (this app has '{dispatch}')",
-            )
-            return INVALID
-        return None
-    if n_replicas < 2:
-        ctx.problem(
-            loc.child(item, "dispatch"),
-            "dispatch 'adaptive' chooses among candidate placements: list at least two "
-            "under 'replicas'",
-        )
+    errors = list(adaptive_dispatch(entry["app"], dispatch, spec is not None, n_replicas))
+    for error in errors:
+        report(ctx, error, loc, item)
+    if errors:
         return INVALID
+    if dispatch not in PREDICTIVE_DISPATCHERS:
+        return None
     options = AdaptiveOptions(**spec) if spec is not None else AdaptiveOptions()
     if options.fallback is not None and options.fallback >= n_replicas:
         ctx.problem(

@@ -238,3 +238,30 @@ def add_allow_dir_option(parser) -> None:
         dest="allow_dirs",
         help="let the scenario's includes and trace files lie in DIR too (repeatable)",
     )
+
+
+def _module_name(text: str) -> str:
+    import argparse
+    import re
+
+    from simulator.plugins import MODULE_PATTERN
+
+    if not re.fullmatch(MODULE_PATTERN, text):
+        raise argparse.ArgumentTypeError(f"'{text}' is not a module name like my_pkg.policies")
+    return text
+
+
+def add_allow_options(parser) -> None:
+    """Add what a scenario may reach beyond its folder and installed plug-ins to a command
+    that reads scenarios: ``--allow-dir DIR`` and ``--allow-plugin MODULE`` (repeatable)."""
+    add_allow_dir_option(parser)
+    parser.add_argument(
+        "--allow-plugin",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        dest="allow_plugins",
+        type=_module_name,
+        help="let the scenario's plugins: import MODULE and its submodules, running their "
+        "code (repeatable; installed socsim plug-ins need none)",
+    )

@@ -6,11 +6,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from simulator.errors import SocsimError
 from simulator.frozen import FrozenMap
 from simulator.graph.model import ModelGraph
 from simulator.placement.base import PlacementSpec
 from simulator.platform import Platform
+from simulator.rules import raise_first, scenario_apps
 from simulator.scheduling import SCHEDULERS
 from simulator.workload import WorkloadEntry
 
@@ -35,6 +35,9 @@ class Scenario:
         No arrival after this time (s); in-flight requests still finish.
     scheduler : str
         How a free unit picks its next ready op (:data:`simulator.scheduling.SCHEDULERS`).
+    plugins : tuple of str
+        Modules that register names the scenario uses (:mod:`simulator.plugins`); a
+        process given this scenario ready-made imports them before running it.
     source_file : str or None
         Where it was loaded from.
     accuracy_top1 : Mapping[str, float or None]
@@ -53,6 +56,7 @@ class Scenario:
     placement: PlacementSpec | None = None
     duration_s: float | None = None
     scheduler: str = "fcfs"
+    plugins: tuple[str, ...] = ()
     source_file: str | None = None
     document: Mapping[str, Any] = field(default_factory=FrozenMap)
     accuracy_top1: Mapping[str, float | None] = field(default_factory=FrozenMap)
@@ -61,16 +65,9 @@ class Scenario:
         object.__setattr__(self, "models", FrozenMap(self.models))
         object.__setattr__(self, "accuracy_top1", FrozenMap(self.accuracy_top1))
         object.__setattr__(self, "workload", tuple(self.workload))
-        apps = [entry.app for entry in self.workload]
-        if len(set(apps)) != len(apps):
-            raise SocsimError(f"app names must be unique, got {apps}")
-        for entry in self.workload:
-            if entry.model not in self.models:
-                raise SocsimError(f"app '{entry.app}' names unknown model '{entry.model}'")
-            if entry.source not in self.platform.nodes:
-                raise SocsimError(f"app '{entry.app}' names unknown source node '{entry.source}'")
-            if entry.placement is None and not entry.replicas and self.placement is None:
-                raise SocsimError(f"app '{entry.app}' has no placement and there is no default")
+        object.__setattr__(self, "plugins", tuple(self.plugins))
+        nodes = self.platform.nodes
+        raise_first(scenario_apps(self.workload, self.models, nodes, self.placement))
         SCHEDULERS.get(self.scheduler)  # raises with the nearest name
 
     def placement_for(self, entry: WorkloadEntry) -> PlacementSpec:

@@ -24,8 +24,6 @@ from simulator.schema import (
     Text,
 )
 
-#: How the points of a sweep are laid out (``simulator.sweep.design.DESIGNS`` implements them).
-DESIGN_NAMES = ("grid", "zip", "random", "lhs")
 #: A scenario path: dotted keys with list indices, e.g. ``workload[0].arrival.rate_hz``.
 PATH_PATTERN = r"[A-Za-z_][A-Za-z0-9_\-]*(\[\d+\])*(\.[A-Za-z_][A-Za-z0-9_\-]*(\[\d+\])*)*"
 _PATH_HINT = "dotted keys with [i] list indices, e.g. workload[0].arrival.rate_hz"
@@ -88,6 +86,12 @@ def _executor_schemas() -> Mapping[str, Record]:
     return EXECUTORS.schemas()
 
 
+def _design_names() -> tuple[str, ...]:
+    from simulator.sweep.design import DESIGNS
+
+    return DESIGNS.names()
+
+
 SWEEP = Record(
     {
         "parameters": Field(
@@ -95,7 +99,7 @@ SWEEP = Record(
             doc="scenario path -> values, e.g. `links.uplink.bandwidth_mbps: [1, 5.85, 18.88]`",
         ),
         "design": Field(
-            Text(choices=DESIGN_NAMES, what="sweep design"),
+            Text(choices=_design_names, what="sweep design"),
             default="grid",
             doc="grid: every combination; zip: i-th values together; random, lhs: `samples` draws",
         ),
@@ -104,6 +108,12 @@ SWEEP = Record(
         ),
         "replicates": Field(
             Number(integer=True, ge=1), default=1, doc="runs per point, seeds spawned per point"
+        ),
+        "mc_samples": Field(
+            Number(integer=True, ge=1),
+            default=None,
+            doc="Monte Carlo samples of the scenario's distributions per point, a column "
+            "`mc_sample` (docs/uncertainty.md)",
         ),
         "executor": Field(
             Tagged("name", _executor_schemas, what="sweep executor", default="processes"),

@@ -84,3 +84,16 @@ def plain(value: Any) -> Any:
     if isinstance(value, list):
         return [plain(v) for v in value]
     return value
+
+
+def shallow_copy(container: Any) -> Any:
+    """A shallow copy of a mapping or list that keeps the loader's file/line marks."""
+    if isinstance(container, YamlMap):
+        out = YamlMap(container, mark=container.mark)
+        out.key_marks.update(container.key_marks)
+        return out
+    if isinstance(container, YamlSeq):
+        out_seq = YamlSeq(container, mark=container.mark)
+        out_seq.item_marks.extend(container.item_marks)
+        return out_seq
+    return copy.copy(container)

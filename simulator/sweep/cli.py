@@ -15,10 +15,8 @@ from typing import Any
 from simulator.errors import Problem, ScenarioError
 from simulator.exitcodes import EXIT_OK
 from simulator.output import check_output_dir, default_output_dir
-from simulator.spec.paths import add_allow_dir_option
+from simulator.spec.paths import add_allow_options
 from simulator.spec.yamlio import load_yaml_text, plain
-from simulator.sweep.design import DESIGNS
-from simulator.sweep.executors import EXECUTORS
 
 _FUNCTION = re.compile(r"^(lin|log)\((.*)\)$")
 
@@ -90,11 +88,13 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         design=args.design,
         samples=args.samples,
         replicates=args.replicates,
+        mc_samples=args.mc_samples,
         fast=True if args.fast else None,
         executor=args.executor,
         workers=args.workers,
         scheduler=args.scheduler,
         allow_dirs=args.allow_dirs,
+        allow_plugins=args.allow_plugins,
     )
     name = prepared.meta["scenario"]
     out = check_output_dir(
@@ -102,8 +102,10 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         "the sweep folder",
     )
     spec = prepared.spec
+    points = len(prepared.points) // (spec.mc_samples or 1)
+    sampled = f" x {spec.mc_samples} Monte Carlo sample(s)" if spec.mc_samples else ""
     print(
-        f"sweep {name}: {len(prepared.points)} point(s) x "
+        f"sweep {name}: {points} point(s){sampled} x "
         f"{spec.replicates} replicate(s), design {spec.design}, executor {spec.executor}"
     )
     args.kept = f"the finished runs are in {out}/; run the same command to resume"
@@ -116,6 +118,13 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         notify=lambda note: print(f"note: {note}", file=sys.stderr),
     )
     failed = table[table["status"] != "ok"]
+    if spec.mc_samples:
+        from simulator.output import write_csv
+        from simulator.uncertainty.intervals import sweep_intervals
+
+        intervals = sweep_intervals(table, spec.paths, spec.mc_samples)
+        write_csv(intervals, out / "intervals.csv")
+        print(f"wrote the Monte Carlo intervals of every point to {out}/intervals.csv")
     print(f"wrote {len(table)} row(s) to {out}/ ({len(failed)} failed)")
     for row in failed.head(5).itertuples():
         print(f"  point {row.point} replicate {row.replicate}: {row.error}")
@@ -136,10 +145,21 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="sweep a scenario path: a,b,c | START:STOP:STEP | lin(A,B,N) | log(A,B,N) | "
         "START:STOP (random, lhs) (repeatable)",
     )
-    sweep.add_argument("--design", choices=tuple(DESIGNS), help="default: the section's, or grid")
+    # no argparse choices: the names are checked with the sweep section, against the
+    # registries (plug-ins included, loaded then rather than for every --help)
+    sweep.add_argument(
+        "--design", help="grid, zip, random, lhs or a plug-in's (default: the section's, or grid)"
+    )
     sweep.add_argument("--samples", type=int, help="points drawn by the random and lhs designs")
     sweep.add_argument("--replicates", type=int, help="runs per point (default 1)")
-    sweep.add_argument("--executor", choices=tuple(EXECUTORS), help="default: processes")
+    sweep.add_argument(
+        "--mc-samples",
+        type=int,
+        help="Monte Carlo samples of the scenario's distributions per point (docs/uncertainty.md)",
+    )
+    sweep.add_argument(
+        "--executor", help="serial, processes, dask or a plug-in's (default: processes)"
+    )
     sweep.add_argument("--workers", type=int, help="worker processes (default: every core)")
     sweep.add_argument("--scheduler", help="dask scheduler address, e.g. tcp://host:8786")
     sweep.add_argument("-o", "--output", help="sweep folder (default: runs/<name>_sweep)")
@@ -157,5 +177,5 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="drop bad lines of the folder's journal and run their points again",
     )
-    add_allow_dir_option(sweep)
+    add_allow_options(sweep)
     sweep.set_defaults(handler=cmd_sweep)

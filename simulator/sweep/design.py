@@ -24,6 +24,8 @@ if TYPE_CHECKING:  # numpy is imported where it runs: `socsim sweep --help` need
 
 #: spawn-key prefixes under the scenario seed: per-point seeds and the design's draws
 _POINT_STREAM, _DESIGN_STREAM = 0, 1
+#: The column of a point's Monte Carlo sample (``mc_samples``, docs/uncertainty.md).
+MC_COLUMN = "mc_sample"
 
 
 @dataclass(frozen=True)
@@ -64,10 +66,17 @@ class SweepSpec:
     executor: str = "processes"
     executor_options: Mapping[str, Any] = field(default_factory=dict)
     fast: bool = False
+    mc_samples: int | None = None
 
     @property
     def paths(self) -> tuple[str, ...]:
         return tuple(p.path for p in self.parameters)
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """The point columns of the table: the swept paths, then ``mc_sample`` when the
+        sweep draws Monte Carlo samples."""
+        return (*self.paths, MC_COLUMN) if self.mc_samples else self.paths
 
 
 def range_values(
@@ -147,7 +156,7 @@ def _check_size(checked: Mapping[str, Any], where: str, file: str | None) -> Non
         points = max(counts.values(), default=0)
     else:
         points = math.prod(counts.values())
-    runs = points * checked["replicates"]
+    runs = points * checked["replicates"] * (checked.get("mc_samples") or 1)
     if runs > MAX_SWEEP_RUNS:
         raise ScenarioError(
             [
@@ -217,6 +226,7 @@ def sweep_spec(checked: Mapping[str, Any], where: str = "sweep", file: str | Non
         executor=executor.pop("name"),
         executor_options=executor,
         fast=checked["fast"],
+        mc_samples=checked.get("mc_samples"),
     )
 
 
@@ -224,7 +234,7 @@ def sweep_spec(checked: Mapping[str, Any], where: str = "sweep", file: str | Non
 # A design returns a sequence of value tuples that is indexed, not built: a point is made
 # when it is needed, so a 1,000,000-point grid costs its value lists, not a million tuples.
 Design = Callable[[Sequence[Parameter], int | None, "np.random.Generator"], Sequence[tuple]]
-DESIGNS: Registry[Design] = Registry("sweep design")
+DESIGNS: Registry[Design] = Registry("sweep design", "socsim.designs")
 _NO_OPTIONS = Record({}, name="design options")
 
 
@@ -328,6 +338,31 @@ class PointSet(_Indexed):
 
     def _item(self, index: int) -> dict[str, Any]:
         return dict(zip(self.paths, self.rows[index], strict=True))
+
+
+class SampledPoints(_Indexed):
+    """Every point of ``points`` ``samples`` times: item ``p x samples + s`` is point
+    ``p`` with ``{MC_COLUMN: s}`` (its Monte Carlo sample ``s``)."""
+
+    def __init__(self, points: Sequence[dict[str, Any]], samples: int):
+        self.points, self.samples = points, samples
+        self._length = len(points) * samples
+
+    def _item(self, index: int) -> dict[str, Any]:
+        point, sample = divmod(index, self.samples)
+        return {**self.points[point], MC_COLUMN: sample}
+
+
+class RepeatedSeeds(_Indexed):
+    """``seeds`` with each repeated ``samples`` times: the samples of a point share the
+    point's seed (they differ only in their parameters)."""
+
+    def __init__(self, seeds: Sequence[int], samples: int):
+        self.seeds, self.samples = seeds, samples
+        self._length = len(seeds) * samples
+
+    def _item(self, index: int) -> int:
+        return self.seeds[index // self.samples]
 
 
 def point_set(spec: SweepSpec, seed: int) -> PointSet:

@@ -16,6 +16,7 @@ from typing import Any
 from simulator.engine import plan_replicas, simulate
 from simulator.placement.estimate import estimate
 from simulator.platform import CostOracle
+from simulator.plugins import import_plugins
 from simulator.spec.modelcache import MODEL_CACHE, BoundedCache, exact_key
 from simulator.spec.scenario import Scenario
 
@@ -194,6 +195,8 @@ def run_task(task: Task) -> dict[str, Any]:
     row.update(replicate=task.replicate, seed=task.seed, status="ok", error="")
     name = task.scenario.name if task.scenario is not None else task.resolver.name
     try:
+        if task.scenario is not None:  # made in another process: import what it names
+            import_plugins(task.scenario.plugins)
         scenario = task.resolve()
         if task.fast and fast_path_applies(scenario):
             summary = fast_summary(scenario, task.replicate)

@@ -28,7 +28,7 @@ IN_FLIGHT_PER_WORKER = 2
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
 Executor = Callable[..., Iterator[list[dict]]]
 
-EXECUTORS: Registry[Executor] = Registry("sweep executor")
+EXECUTORS: Registry[Executor] = Registry("sweep executor", "socsim.executors")
 
 _WORKERS = Field(
     Number(integer=True, ge=1), default=None, doc="worker processes (default: every core)"
@@ -86,20 +86,43 @@ def serial(work: Work, batches: Iterable[Batch], **_: Any) -> Iterator[list[dict
         yield work(batch)
 
 
-@EXECUTORS.register("processes", Record({"workers": _WORKERS}, name="processes executor options"))
+@EXECUTORS.register(
+    "processes",
+    Record(
+        {
+            "workers": _WORKERS,
+            "start_method": Field(
+                Text(choices=("fork", "spawn", "forkserver")),
+                default=None,
+                doc="how workers start (default: the platform's; spawn: fresh interpreters, "
+                "as on macOS and Windows)",
+            ),
+        },
+        name="processes executor options",
+    ),
+)
 def processes(
-    work: Work, batches: Collection[Batch], workers: int | None = None, **_: Any
+    work: Work,
+    batches: Collection[Batch],
+    workers: int | None = None,
+    start_method: str | None = None,
+    **_: Any,
 ) -> Iterator[list[dict]]:
     """Local worker processes (``concurrent.futures``), all cores by default.
 
     The workers die with this process (:func:`die_with_parent`)."""
+    import multiprocessing
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
     count = min(workers or default_workers(), max(len(batches), 1))
-    # the platform's start method: fork on Linux (workers start without re-importing
-    # numpy, pandas and the simulator, seconds each on a loaded machine); spawn on macOS
-    # and Windows, which the top-level ``work`` functions are written for
-    pool = ProcessPoolExecutor(count, initializer=die_with_parent, initargs=(os.getpid(),))
+    # the platform's start method by default: fork on Linux (workers start without
+    # re-importing numpy, pandas and the simulator, seconds each on a loaded machine);
+    # spawn on macOS and Windows, which the top-level ``work`` functions are written for
+    # (a spawned worker loads the plug-ins itself: docs/plugins.md)
+    context = multiprocessing.get_context(start_method)
+    pool = ProcessPoolExecutor(
+        count, mp_context=context, initializer=die_with_parent, initargs=(os.getpid(),)
+    )
     try:
         limit = IN_FLIGHT_PER_WORKER * count
         submit = functools.partial(pool.submit, work)

@@ -3,8 +3,8 @@ sweep's design and every flag that changes rows.
 
 A sweep folder records these parts in ``sweep.json``; a resume whose parts differ is
 refused (:mod:`simulator.sweep.store`) and the message names what differs. The executor,
-its workers and ``--allow-dir`` are left out: they do not change a row (every task carries
-its seed).
+its workers, ``--allow-dir`` and ``--allow-plugin`` are left out: they do not change a row
+(every task carries its seed; a file or module not allowed stops the sweep before it runs).
 """
 
 from __future__ import annotations
@@ -113,6 +113,8 @@ def fingerprint_parts(
         "samples": spec.samples,
         "replicates": spec.replicates,
         "fast": spec.fast,
+        # only when given: the fingerprints of sweeps without samples stay as they were
+        **({"mc_samples": spec.mc_samples} if spec.mc_samples else {}),
     }
 
 
@@ -133,10 +135,15 @@ def differences(old: Any, new: Mapping[str, Any]) -> list[str]:
     if not isinstance(old, Mapping) or old.get("version") != new["version"]:
         return [_LABELS["version"] + " (its fingerprint covers other things)"]
     out = [_LABELS[key] for key in ("scenario", "parameters") if old.get(key) != new[key]]
-    flags = {"design": "--design", "samples": "--samples", "replicates": "--replicates"}
+    flags = {
+        "design": "--design",
+        "samples": "--samples",
+        "replicates": "--replicates",
+        "mc_samples": "--mc-samples",
+    }
     for key, flag in flags.items():
-        if old.get(key) != new[key]:
-            out.append(f"{flag}: {old.get(key)} before, {new[key]} now")
+        if old.get(key) != new.get(key):
+            out.append(f"{flag}: {old.get(key)} before, {new.get(key)} now")
     if old.get("fast") != new["fast"]:
         out.append(
             f"--fast: {'on' if old.get('fast') else 'off'} before, "

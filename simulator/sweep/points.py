@@ -9,7 +9,6 @@ a sweep; the points themselves are made lazily (:class:`PointResolver`), in the 
 
 from __future__ import annotations
 
-import copy
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
@@ -22,8 +21,10 @@ from simulator.spec.loader import parse_scenario
 from simulator.spec.paths import allowed_dirs
 from simulator.spec.presets import collect_presets, expand_presets
 from simulator.spec.scenario import Scenario
-from simulator.spec.yamlio import YamlMap, YamlSeq, plain
-from simulator.sweep.design import Parameter, SweepSpec
+from simulator.spec.uncertain import SampleKey, path_text
+from simulator.spec.yamlio import YamlMap, plain
+from simulator.spec.yamlnodes import shallow_copy
+from simulator.sweep.design import MC_COLUMN, Parameter, SweepSpec
 
 _SEGMENT = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
 #: top-level keys a point document drops: expanded already, or about the sweep itself
@@ -53,26 +54,6 @@ def parse_path(path: str) -> tuple[str | int, ...]:
     return tuple(segments)
 
 
-def _shown(segments: Sequence[str | int]) -> str:
-    text = ""
-    for s in segments:
-        text += f"[{s}]" if isinstance(s, int) else (f".{s}" if text else s)
-    return text
-
-
-def _copy(container: Any) -> Any:
-    """A shallow copy that keeps the loader's file/line marks."""
-    if isinstance(container, YamlMap):
-        out = YamlMap(container, mark=container.mark)
-        out.key_marks.update(container.key_marks)
-        return out
-    if isinstance(container, YamlSeq):
-        out = YamlSeq(container, mark=container.mark)
-        out.item_marks.extend(container.item_marks)
-        return out
-    return copy.copy(container)
-
-
 def set_path(document: Mapping, path: str, value: Any, file: str | None = None) -> Mapping:
     """A copy of ``document`` with ``value`` at ``path`` (the original is left alone).
 
@@ -85,11 +66,11 @@ def set_path(document: Mapping, path: str, value: Any, file: str | None = None) 
         Naming the path, what exists there and the nearest valid key.
     """
     segments = parse_path(path)
-    root = _copy(document)
+    root = shallow_copy(document)
     here = root
     for depth, key in enumerate(segments):
         last = depth == len(segments) - 1
-        where = _shown(segments[:depth]) or "the document root"
+        where = path_text(segments[:depth]) or "the document root"
         if isinstance(key, int):
             if not isinstance(here, list):
                 raise ScenarioError(
@@ -118,7 +99,7 @@ def set_path(document: Mapping, path: str, value: Any, file: str | None = None) 
         if last:
             here[key] = value
         else:
-            child = _copy(here[key])
+            child = shallow_copy(here[key])
             here[key] = child
             here = child
     return root
@@ -156,8 +137,9 @@ class PointResolver:
     ----------
     expanded : mapping
         :func:`expanded_document` of the scenario.
-    base_dir, source, allow_dirs
-        As for :func:`~simulator.spec.loader.parse_scenario`.
+    base_dir, source, allow_dirs, allow_plugins
+        As for :func:`~simulator.spec.loader.parse_scenario`; the resolver carries them
+        to the workers that make the points.
     """
 
     def __init__(
@@ -166,19 +148,26 @@ class PointResolver:
         base_dir: str | Path,
         source: str,
         allow_dirs: Sequence[str | Path] = (),
+        allow_plugins: Sequence[str] = (),
     ):
         self.expanded, self.base_dir, self.source = expanded, Path(base_dir), source
         self.allow_dirs = tuple(allow_dirs)
+        self.allow_plugins = tuple(allow_plugins)
         self.name = str(expanded.get("name", ""))
+        seed = expanded.get("seed", 0)
+        self.base_seed = seed if isinstance(seed, int) and not isinstance(seed, bool) else 0
         self._last: tuple[str, Scenario] | None = None
 
     def __getstate__(self) -> dict:
         return {**self.__dict__, "_last": None}  # a worker builds its own
 
     def document(self, values: Mapping[str, Any], seed: int | None = None) -> Mapping:
-        """The expanded document with ``values`` set (and ``seed``, when given)."""
+        """The expanded document with ``values`` set (and ``seed``, when given); a Monte
+        Carlo sample index (``mc_sample``) is not a path and is left out."""
         doc = self.expanded
         for path, value in values.items():
+            if path == MC_COLUMN:
+                continue
             doc = set_path(doc, path, value, self.source)
         return doc if seed is None else set_path(doc, "seed", seed, self.source)
 
@@ -193,11 +182,16 @@ class PointResolver:
         key = repr((sorted(values.items()), seed))
         if self._last is not None and self._last[0] == key:
             return self._last[1]
+        # the parameter draws derive from the scenario's own seed, not the point's: sample
+        # s draws the same values at every point (common random numbers across points)
+        sample = values.get(MC_COLUMN)
         scenario = parse_scenario(
             self.document(values, seed),
             base_dir=self.base_dir,
             source=self.source,
             allow_dirs=self.allow_dirs,
+            sample=None if sample is None else SampleKey(self.base_seed, sample),
+            allow_plugins=self.allow_plugins,
         )
         self._last = (key, scenario)
         return scenario

@@ -13,11 +13,21 @@ from typing import Any
 import pandas as pd
 
 from simulator.errors import Problem, ScenarioError, SocsimError
+from simulator.plugins import python_registered_modules
 from simulator.schema import INVALID, Context, Loc
 from simulator.spec.loader import parse_scenario
 from simulator.spec.sweepdefs import SWEEP
+from simulator.spec.uncertain import uncertain_paths
 from simulator.spec.yamlio import load_yaml_file, plain
-from simulator.sweep.design import PointSet, SeedList, SweepSpec, _Indexed, point_set, sweep_spec
+from simulator.sweep.design import (
+    RepeatedSeeds,
+    SampledPoints,
+    SeedList,
+    SweepSpec,
+    _Indexed,
+    point_set,
+    sweep_spec,
+)
 from simulator.sweep.execute import Task, columns, run_batch, run_task
 from simulator.sweep.executors import EXECUTORS, default_workers
 from simulator.sweep.fingerprint import fingerprint, fingerprint_parts
@@ -34,6 +44,12 @@ _OVERRIDES = (
     "workers",
     "scheduler",
     "executor_options",
+    "mc_samples",
+)
+_NOTHING_TO_SAMPLE = (
+    "Monte Carlo samples draw the distributions of the scenario and its presets, and "
+    "there is none; give a figure as {mean: m, sd: s} or {low: a, high: b} "
+    "(docs/uncertainty.md lists the fields)"
 )
 #: Most runs in one batch: what a kill can lose per worker, and what a worker holds.
 MAX_BATCH_RUNS = 256
@@ -72,14 +88,14 @@ class PreparedSweep:
     """
 
     spec: SweepSpec
-    points: PointSet
+    points: Sequence[dict[str, Any]]
     seeds: Sequence[int]
     resolver: PointResolver
     meta: dict[str, Any]
 
     @property
     def columns(self) -> list[str]:
-        return columns(self.spec.paths)
+        return columns(self.spec.columns)
 
     @property
     def tasks(self) -> TaskList:
@@ -112,7 +128,7 @@ def sweep_section(
     section = dict(document.get("sweep") or {})
     if parameters:
         section["parameters"] = {**(section.get("parameters") or {}), **parameters}
-    for key in ("design", "samples", "replicates", "fast"):
+    for key in ("design", "samples", "replicates", "fast", "mc_samples"):
         if overrides.get(key) is not None:
             section[key] = overrides[key]
     executor = dict(section.get("executor") or {"name": "processes"})
@@ -130,6 +146,7 @@ def prepare_sweep(
     path: str | Path,
     parameters: Mapping[str, Any] | None = None,
     allow_dirs: Sequence[str | Path] = (),
+    allow_plugins: Sequence[str] = (),
     **overrides: Any,
 ) -> PreparedSweep:
     """Load the scenario in ``path``, expand its sweep and validate its swept values
@@ -143,6 +160,11 @@ def prepare_sweep(
         Extra swept paths, as in the section (``{"links.up.latency_ms": [5, 50]}``).
     allow_dirs : sequence of str or Path
         More directories the scenario's files may lie in (:mod:`simulator.spec.paths`).
+    allow_plugins : sequence of str
+        Modules the scenario's ``plugins:`` may import besides installed socsim plug-ins
+        (:func:`simulator.plugins.plugin_allowed`). The workers of every executor get
+        them, with the modules this process allowed by itself (its ``plugins:`` and the
+        modules of its ``register_*`` calls).
     **overrides
         See :func:`sweep_section`.
 
@@ -154,7 +176,18 @@ def prepare_sweep(
     path = Path(path)
     source = str(path)
     document = load_yaml_file(path)
-    base = parse_scenario(document, base_dir=path.parent, source=source, allow_dirs=allow_dirs)
+    base = parse_scenario(
+        document,
+        base_dir=path.parent,
+        source=source,
+        allow_dirs=allow_dirs,
+        allow_plugins=allow_plugins,
+    )
+    # a spawned or Dask worker has not imported this process's plug-in modules: it gets
+    # the decisions made here (the modules are the same, their code already trusted)
+    allow_plugins = tuple(
+        dict.fromkeys((*allow_plugins, *base.plugins, *python_registered_modules()))
+    )
     section = sweep_section(document, parameters, **overrides)
     if not section.get("parameters"):
         raise ScenarioError(
@@ -165,9 +198,15 @@ def prepare_sweep(
     if checked is INVALID or ctx.problems:
         raise ScenarioError(ctx.problems)
     spec = sweep_spec(checked, file=source)
-    points = point_set(spec, base.seed)
+    points: Sequence[dict[str, Any]] = point_set(spec, base.seed)
+    seeds: Sequence[int] = SeedList(base.seed, len(points))
+    if spec.mc_samples:
+        if not uncertain_paths(base.document):
+            raise ScenarioError([Problem("sweep.mc_samples", _NOTHING_TO_SAMPLE, source)])
+        points = SampledPoints(points, spec.mc_samples)
+        seeds = RepeatedSeeds(seeds, spec.mc_samples)
     expanded = expanded_document(document, path.parent, source, allow_dirs)
-    resolver = PointResolver(expanded, path.parent, source, allow_dirs)
+    resolver = PointResolver(expanded, path.parent, source, allow_dirs, allow_plugins)
     check_values(resolver, spec, functools.partial(_first_use, spec))
     parts = fingerprint_parts(expanded, spec, path.parent, allow_dirs)
     meta = {
@@ -179,11 +218,12 @@ def prepare_sweep(
         "points": len(points),
         "replicates": spec.replicates,
         "rows": len(points) * spec.replicates,
-        "columns": columns(spec.paths),
+        "columns": columns(spec.columns),
+        **({"mc_samples": spec.mc_samples} if spec.mc_samples else {}),
         "fingerprint": fingerprint(parts),
         "fingerprint_parts": parts,
     }
-    return PreparedSweep(spec, points, SeedList(base.seed, len(points)), resolver, meta)
+    return PreparedSweep(spec, points, seeds, resolver, meta)
 
 
 def _first_use(spec: SweepSpec, path: str, value: Any) -> str:
@@ -332,7 +372,8 @@ def run_sweep(
         See :func:`run_prepared`.
     **overrides
         ``design``, ``samples``, ``replicates``, ``fast``, ``executor``, ``workers``,
-        ``scheduler``, ``executor_options`` (see :func:`sweep_section`).
+        ``scheduler``, ``executor_options`` (see :func:`sweep_section`), ``allow_dirs``
+        and ``allow_plugins`` (see :func:`prepare_sweep`).
 
     Returns
     -------

@@ -18,9 +18,13 @@ from faults.output_fixtures import REPO, tiny_document, tree, write_scenario
 
 from simulator.exitcodes import EXIT_INTERRUPTED, EXIT_TERMINATED
 
-# imports done before "ready", so the signal lands in the command, not in start-up
+# imports done before "ready", so the signal lands in the command, not in start-up;
+# SIGINT handled as an interactive shell leaves it: a suite started in the background
+# (``pytest &``) passes SIGINT on ignored, and a process that inherits SIG_IGN rightly
+# keeps ignoring it
 BOOT = (
-    "import sys, simulator.engine, simulator.spec\n"
+    "import signal, sys, simulator.engine, simulator.spec\n"
+    "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
     "from simulator.cli import main\n"
     "print('ready', flush=True)\n"
     "sys.exit(main(sys.argv[1:]))\n"
@@ -61,3 +65,19 @@ def test_a_signal_mid_run_ends_with_its_status_and_one_line(tmp_path, signum, st
     assert stderr.count("\n") == 1 and word in stderr and "Traceback" not in stderr
     assert "nothing was written" in stderr and "run the same command again" in stderr
     assert stdout == "" and tree(tmp_path) == ["scenario.yaml"]
+
+
+def test_ctrl_c_while_the_command_line_is_read_is_one_line_and_130(monkeypatch, capsys):
+    """Start-up is lazy, so a real Ctrl-C can land in building the parser: no traceback."""
+    from simulator import cli
+
+    def interrupted_parser():
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "build_parser", interrupted_parser)
+    assert cli.main(["run", "x.yaml"]) == EXIT_INTERRUPTED
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == (
+        "socsim: interrupted (SIGINT) before the command started; nothing was written\n"
+    )

@@ -4,6 +4,8 @@
 ``tests/frozen_decisions.py``): per case and policy variant, the op -> unit map, the order, every
 note (split_point's whole curve, min_cut's cut value and tensors, HEFT's makespan...),
 the estimate of the result, or the error raised. Floats are compared as exact hex.
+PEFT, added later, is frozen as its code decided when it was added (``--add peft``): a
+change to it, or to the shared list-scheduling code, that moves a decision shows here.
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from strategies import scenarios
 
 from simulator.engine import plan_apps, simulate
@@ -95,7 +96,7 @@ def test_greedy_eft_by_hand():
     assert plan.placement.notes["scheduled_makespan_s"] == pytest.approx(0.088, rel=1e-12)
 
 
-@pytest.mark.parametrize("policy", ["heft", "cpop", "greedy_eft"])
+@pytest.mark.parametrize("policy", ["heft", "cpop", "peft", "greedy_eft"])
 def test_a_unit_that_cannot_run_anything_changes_nothing(policy):
     # "infinitely slow" in scheduling tables is the ∞ entry: the unit is no candidate
     base = plan_apps(topcuoglu({"policy": policy}))["dag"]
@@ -104,7 +105,7 @@ def test_a_unit_that_cannot_run_anything_changes_nothing(policy):
     assert more.placement.notes == base.placement.notes
 
 
-@pytest.mark.parametrize("policy", ["heft", "cpop", "greedy_eft"])
+@pytest.mark.parametrize("policy", ["heft", "cpop", "peft", "greedy_eft"])
 def test_deadline_and_exclusion_constraints(policy):
     with pytest.raises(PlacementError) as info:
         plan_apps(topcuoglu({"policy": policy, "deadline_ms": 50}))
@@ -130,9 +131,9 @@ SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[Healt
 
 
 @SETTINGS
-@given(scenarios(requests=1))
-def test_engine_never_exceeds_the_heft_schedule(doc):
-    doc["placement"] = {"policy": "heft"}
+@given(scenarios(requests=1), st.sampled_from(["heft", "peft"]))
+def test_engine_never_exceeds_the_heft_schedule(doc, policy):
+    doc["placement"] = {"policy": policy}
     doc["workload"][0]["arrival"] = {"process": "periodic", "period_ms": 1}
     scenario = parse_scenario(doc)
     oracle = CostOracle(scenario.platform)

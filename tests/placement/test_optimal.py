@@ -82,13 +82,13 @@ SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[Healt
 @given(table_dags())
 def test_optimal_equals_brute_force_and_no_heuristic_beats_it(doc):
     optimum = {}
-    for policy in ("optimal", "heft", "cpop", "greedy_eft", "random"):
+    for policy in ("optimal", "heft", "cpop", "peft", "greedy_eft", "random"):
         scenario = parse_scenario(dict(doc, placement={"policy": policy}))
         oracle = CostOracle(scenario.platform)
         plan = plan_apps(scenario, oracle)["a"]
         optimum[policy] = estimate(plan, oracle).latency_s
     assert optimum["optimal"] * 1e3 == pytest.approx(brute_force_ms(doc), abs=1e-9)
-    for policy in ("heft", "cpop", "greedy_eft", "random"):
+    for policy in ("heft", "cpop", "peft", "greedy_eft", "random"):
         assert optimum[policy] >= optimum["optimal"] - 1e-12, policy
 
 

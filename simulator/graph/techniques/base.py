@@ -55,7 +55,7 @@ class Technique:
 
 
 #: Technique name -> :class:`Technique` with its option schema.
-TECHNIQUES: Registry[Any] = Registry("technique")
+TECHNIQUES: Registry[Any] = Registry("technique", "socsim.techniques")
 
 
 def given_delta(family: str | None, options: Mapping[str, Any]) -> float | None:

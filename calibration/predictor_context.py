@@ -1,0 +1,106 @@
+"""Sweep kernels re-scaled to the context of a real network, before a predictor trains.
+
+A kernel sweep (:mod:`calibration.sweeps`) runs a dozen kernels in a model whose weights
+and activations all fit in the host's last-level cache. Inside a real ImageNet CNN the
+same kernel runs while megabytes of weights stream through that cache between layers,
+and a memory-bound kernel pays for it. Measured on this host (1 thread, runs of
+2026-12-03 16:15 UTC), a predictor trained on the sweeps alone predicts the zoo CNNs'
+in-network kernels (the fit set's real architectures) with median ratios measured /
+predicted of 1.26 (ReLU), 1.34 (Add), 1.40 (pooling), 1.13 (reshape), against 0.95-1.01
+for conv, depthwise and FC; and the ratio grows with the network's weights, from
+0.5-1.1 for the fit set's small synthetic networks (< 6 MB) to 1.3-1.5 above 40 MB.
+docs/calibration.md ("Sweep context") has the table.
+
+So, per op kind, a *context factor*: the median of measured / predicted over the
+*reference* rows (in-network kernels of the real architectures, ``zoo_*`` models) of a
+model trained on the sweep rows alone. A kind with fewer than
+:data:`MIN_REFERENCE_ROWS` reference rows (BatchNorm and Concat: the zoo's BNs are fused
+into convs, its CNNs concatenate nothing) takes the pooled factor of all memory-bound
+reference rows (below :data:`MEMORY_BOUND_FLOP_PER_BYTE`) when its own rows are memory
+bound, else 1. The sweep rows' times are multiplied by their kind's factor and the
+predictor trains on every row as before: the sweeps still give the shapes, the real
+networks the level. A table with no sweep or no reference rows (imported profiles) is
+left unchanged (every factor 1).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+import numpy as np
+import pandas as pd
+
+#: Model-name prefixes of the sweep rows and of the reference (real-network) rows.
+SWEEP_PREFIX = "sweep_"
+REFERENCE_PREFIX = "zoo_"
+#: Fewest reference rows a kind needs for a factor of its own.
+MIN_REFERENCE_ROWS = 5
+#: A row below this arithmetic intensity (FLOP/B) is memory bound (pooled factor).
+MEMORY_BOUND_FLOP_PER_BYTE = 1.0
+
+#: ``fit_predict(train_rows, test_rows)``: predicted times (s) of ``test_rows`` by a model
+#: trained on ``train_rows`` (one kind), or None when ``train_rows`` are too few.
+FitPredict = Callable[[pd.DataFrame, pd.DataFrame], "np.ndarray | None"]
+
+
+def _intensity(rows: pd.DataFrame) -> np.ndarray:
+    nbytes = rows["bytes"].to_numpy(dtype=float)
+    return np.divide(rows["flops"].to_numpy(dtype=float), nbytes, where=nbytes > 0,
+                     out=np.zeros(len(rows)))  # fmt: skip
+
+
+def context_factors(rows: pd.DataFrame, fit_predict: FitPredict) -> dict[str, float]:
+    """The context factor of every kind of ``rows`` (see the module docstring).
+
+    Parameters
+    ----------
+    rows : DataFrame
+        Op rows with ``model``, ``kind``, ``median_s`` (s), ``flops``, ``bytes``.
+    fit_predict : callable
+        Trains one kind's model on some rows and predicts others (:data:`FitPredict`).
+
+    Returns
+    -------
+    dict of str to float
+        Kind -> factor (> 0); 1 for kinds without sweep rows or without evidence.
+    """
+    names = rows["model"].astype(str)
+    sweep = names.str.startswith(SWEEP_PREFIX)
+    reference = names.str.startswith(REFERENCE_PREFIX)
+    ratios: dict[str, np.ndarray] = {}
+    memory_ratios = []
+    for kind, group in rows.groupby("kind", sort=True):
+        train, test = group[sweep[group.index]], group[reference[group.index]]
+        if train.empty or test.empty:
+            continue
+        predicted = fit_predict(train, test)
+        if predicted is None:
+            continue
+        ok = np.isfinite(predicted) & (predicted > 0)
+        ratio = test["median_s"].to_numpy(dtype=float)[ok] / predicted[ok]
+        ratios[str(kind)] = ratio
+        memory_ratios.append(ratio[_intensity(test)[ok] < MEMORY_BOUND_FLOP_PER_BYTE])
+    pooled_rows = np.concatenate(memory_ratios) if memory_ratios else np.empty(0)
+    pooled = float(np.median(pooled_rows)) if pooled_rows.size >= MIN_REFERENCE_ROWS else 1.0
+    factors = {}
+    for kind, group in rows.groupby("kind", sort=True):
+        own = ratios.get(str(kind), np.empty(0))
+        if not sweep[group.index].any():
+            factors[str(kind)] = 1.0
+        elif own.size >= MIN_REFERENCE_ROWS:
+            factors[str(kind)] = float(np.median(own))
+        elif np.median(_intensity(group)) < MEMORY_BOUND_FLOP_PER_BYTE:
+            factors[str(kind)] = pooled
+        else:
+            factors[str(kind)] = 1.0
+    return factors
+
+
+def apply_context(rows: pd.DataFrame, factors: Mapping[str, float]) -> pd.DataFrame:
+    """A copy of ``rows`` whose sweep rows' ``median_s`` is multiplied by their kind's
+    factor (kinds not in ``factors``: 1)."""
+    out = rows.copy()
+    sweep = out["model"].astype(str).str.startswith(SWEEP_PREFIX)
+    scale = out.loc[sweep, "kind"].map(lambda kind: factors.get(str(kind), 1.0))
+    out.loc[sweep, "median_s"] = out.loc[sweep, "median_s"] * scale.astype(float)
+    return out

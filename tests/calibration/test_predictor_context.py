@@ -1,0 +1,118 @@
+"""Sweep rows re-scaled to the real networks' context (calibration.predictor_context)
+and the per-thread default statistic, with hand-computed values."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from calibration.predictor_context import apply_context, context_factors
+from calibration.predictor_synth import synthetic_table
+from calibration.table import resolve_statistic
+
+
+def _rows(model: str, kind: str, ratios, flops_per_byte: float) -> list[dict]:
+    """Rows of 1e6..(n)e6 bytes whose time is ``ratio`` x the fake law bytes x 1e-10 s."""
+    return [
+        {
+            "model": model,
+            "kind": kind,
+            "bytes": 1e6 * (i + 1),
+            "flops": flops_per_byte * 1e6 * (i + 1),
+            "median_s": r * 1e-10 * 1e6 * (i + 1),
+        }
+        for i, r in enumerate(ratios)
+    ]
+
+
+def _law(train: pd.DataFrame, test: pd.DataFrame) -> np.ndarray:
+    """A "model trained on the sweeps" that always predicts bytes x 1e-10 s."""
+    assert train["model"].str.startswith("sweep_").all()
+    return test["bytes"].to_numpy() * 1e-10
+
+
+def test_context_factors_by_hand():
+    rows = pd.DataFrame(
+        _rows("sweep_a", "activation", [1.0] * 6, 0.25)
+        + _rows("zoo_r", "activation", [1.2, 1.3, 1.4, 1.5, 1.6], 0.25)  # own: median 1.4
+        + _rows("sweep_a", "conv", [1.0] * 6, 10.0)
+        + _rows("zoo_r", "conv", [0.9] * 5, 10.0)  # own 0.9; compute bound: not pooled
+        + _rows("sweep_a", "pool", [1.0] * 6, 0.5)
+        + _rows("zoo_r", "pool", [2.0, 2.0, 2.0], 0.5)  # 3 < 5 rows: pooled
+        + _rows("sweep_a", "norm", [1.0] * 6, 0.5)  # no reference rows, memory bound
+        + _rows("sweep_a", "fc", [1.0] * 6, 10.0)  # no reference rows, compute bound
+        + _rows("zoo_r", "matmul", [3.0] * 6, 10.0)  # no sweep rows
+    )
+    factors = context_factors(rows, _law)
+    # pooled: memory-bound reference ratios 1.2 1.3 1.4 1.5 1.6 2 2 2 -> (1.5 + 1.6) / 2
+    assert factors == pytest.approx(
+        {"activation": 1.4, "conv": 0.9, "pool": 1.55, "norm": 1.55, "fc": 1.0, "matmul": 1.0}
+    )
+    scaled = apply_context(rows, factors)
+    sweep = rows["model"] == "sweep_a"
+    norm = sweep & (rows["kind"] == "norm")
+    assert np.allclose(scaled.loc[norm, "median_s"], 1.55 * rows.loc[norm, "median_s"])
+    assert scaled.loc[~sweep, "median_s"].equals(rows.loc[~sweep, "median_s"])
+
+
+def test_no_reference_rows_no_change():
+    rows = pd.DataFrame(
+        _rows("sweep_a", "norm", [1.0] * 6, 0.5) + _rows("fit_b", "norm", [2.0] * 6, 0.5)
+    )
+    assert context_factors(rows, _law) == {"norm": 1.0}
+
+
+def test_train_predictor_learns_the_reference_level():
+    """Sweep rows at the formula's times, the same ops in a zoo network 1.3 x slower:
+    the factor is 1.3 (the trees reproduce their training rows to well under 3 %), and
+    the context-trained model predicts 1.3 x the plain one."""
+    pytest.importorskip("sklearn")
+    from calibration.predictor_fit import train_predictor
+    from simulator.hardware.predictor import KernelPredictor
+
+    sweep = synthetic_table(60, seed=0, noise=0.0).assign(model="sweep_conv_0")
+    zoo = sweep.assign(model="zoo_net", median_s=1.3 * sweep["median_s"])
+    settings = {"n_estimators": 200}
+    both = pd.concat([sweep, zoo], ignore_index=True)
+    with_context = train_predictor(both, kinds=["conv"], settings=settings, min_rows=10)
+    factor = with_context["provenance"]["context_factors"]["fp32/1"]["conv"]
+    assert factor == pytest.approx(1.3, rel=0.03)
+    plain = train_predictor(both, kinds=["conv"], settings=settings, min_rows=10, context=False)
+    assert "context_factors" not in plain["provenance"]
+    # every conv row now stands for 1.3 x the formula: the mean prediction moves by ~1.3 / 1.15
+    ratio = _mean_prediction(with_context, zoo) / _mean_prediction(plain, zoo)
+    assert ratio == pytest.approx(1.3 / 1.15, rel=0.03)
+    # a table without sweep rows is not touched
+    alone = train_predictor(zoo, kinds=["conv"], settings=settings, min_rows=10)
+    assert (
+        alone["models"]
+        == train_predictor(zoo, kinds=["conv"], settings=settings, min_rows=10, context=False)[
+            "models"
+        ]
+    )
+    assert KernelPredictor(with_context)
+
+
+def _mean_prediction(artifact, table) -> float:
+    from calibration.predictor_fit import group_data, predict_model
+
+    model = artifact["models"][0]
+    rows = table[table["kind"] == "conv"]
+    return float(np.mean(predict_model(model, group_data(rows, model["features"]))))
+
+
+@pytest.mark.parametrize(
+    ("statistic", "threads", "expected"),
+    [("auto", 1, "median"), ("auto", 2, "q1"), ("auto", 8, "q1"), ("q1", 1, "q1"),
+     ("median", 2, "median")],
+)  # fmt: skip
+def test_resolve_statistic(statistic, threads, expected):
+    assert resolve_statistic(statistic, threads) == expected
+
+
+def test_resolve_statistic_refuses_bad_input():
+    with pytest.raises(ValueError, match="one of"):
+        resolve_statistic("mean", 1)
+    with pytest.raises(ValueError, match="threads"):
+        resolve_statistic("auto", 0)
