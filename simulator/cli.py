@@ -254,6 +254,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from simulator.engine import plan_apps, simulate
+    from simulator.placement.attribution import gap_table
+    from simulator.placement.base import dvfs_basis
     from simulator.placement.estimate import estimate
     from simulator.placement.explain import cut_table, op_table, stall_table
     from simulator.platform import CostOracle
@@ -271,13 +273,15 @@ def cmd_explain(args: argparse.Namespace) -> int:
             f"policy {plan.placement.policy}"
         )
         print(f"  decision: {plan.label}")
+        spec = scenario.placements_for(entry)[0]
+        print(f"  DVFS levels its choice assumed: {dvfs_basis(spec.name, spec.options)}")
         for key, value in plan.placement.notes.items():
             if isinstance(value, tuple) and value and isinstance(value[0], dict):
                 print(f"\n  {key} (predicted for a lone request):")
                 _print_table(pd.DataFrame(list(value)))
             else:
                 print(f"  {key}: {value}")
-        print("\n  ops (predicted for a lone request):")
+        print("\n  ops (predicted for a lone request; level -1: a unit without DVFS):")
         _print_table(op_table(plan, oracle))
         cuts = cut_table(plan, oracle)
         print(f"\n  tensors leaving their unit: {len(cuts)}, {int(cuts['bytes'].sum()):,} bytes")
@@ -296,11 +300,13 @@ def cmd_explain(args: argparse.Namespace) -> int:
                 f"  memory stall (ops waiting for their node's shared DRAM): "
                 f"{stalls.sum() / len(mine) * 1e3:.4g} ms per request"
             )
-        if len(mine) and mine.min() > predicted.latency_s * (1 + 1e-9):
+        gap = gap_table(plan, oracle, entry.app, result.requests, result.ops, result.transfers)
+        if len(gap):
             print(
-                "  (simulated > predicted: requests contend for units or links, and ops "
-                "running at once share DRAM, which the estimate does not model)"
+                "\n  predicted vs simulated latency, mean over the requests of this placement "
+                "(docs/placement.md#predicted-and-simulated-latency):"
             )
+            _print_table(gap.assign(ms=[f"{v:.4f}" for v in gap["ms"]]))
         stalled = stall_table(result.ops, entry.app)
         if len(stalled):
             print("\n  ops slowed most by shared DRAM (simulated, mean over requests):")

@@ -60,7 +60,8 @@ class Platform:
             if node.name in self.nodes:
                 raise SocsimError(f"duplicate node name '{node.name}'")
             self.nodes[node.name] = node
-        self.network = Network(self.nodes, links)
+        devices = [name for name, node in self.nodes.items() if node.role == "device"]
+        self.network = Network(self.nodes, links, devices)
         self._units: dict[str, tuple[Node, ComputeUnit]] = {
             unit_id(node.name, unit.name): (node, unit)
             for node in self.nodes.values()

@@ -18,7 +18,6 @@ from simulator.engine.book import RequestBook
 from simulator.engine.clock import wake
 from simulator.engine.dram import DramChannel
 from simulator.engine.dram import Stream as DramStream
-from simulator.engine.dvfs import DvfsState
 from simulator.engine.fallback import Fallback
 from simulator.engine.ledger import Ledger
 from simulator.engine.network import Network
@@ -37,6 +36,7 @@ from simulator.engine.state import (
 )
 from simulator.engine.watch import PowerWatch
 from simulator.errors import SimulationError
+from simulator.hardware.dvfs_state import DvfsState
 from simulator.network.topology import BITS_PER_BYTE
 from simulator.scheduling import UnitScheduler
 
@@ -245,7 +245,8 @@ class Dataflow:
                 request.app.entry.transfer_timeout_s,
                 lambda: self._timed_out(request, track),
             )
-        payload = (request, fast, k, now, track)
+        # a download's hop is queued when its first bytes reach the device (docs/energy.md)
+        payload = (request, fast, k, now + self.network.lead_s[direction], track)
         self.network.send(
             direction, move.nbytes, self._hop_done, payload, track, lambda: request.abandoned
         )

@@ -5,6 +5,14 @@ radios the hop uses (a promotion may take time), puts the bits on the link direc
 channel once every radio is connected, and when the last bit is sent releases the radios
 and calls back with the delay until the bits arrive at the other end. What a hop means
 for the request (its next hop, its arrival, its timeout) is the caller's.
+
+A download (a hop whose only device radio receives: ``Hop.lead_s``) pays the link's
+propagation latency *first*: the bytes reach the phone's side one latency after the
+server sends, and that is when the phone's radio is asked to connect (a promotion, if it
+is idle or in a tail stage that needs one), receives at the link's rate, and starts its
+tail when the last bytes are in, not one latency before (what remains after the last
+bit is the jitter and retransmission delay). An upload keeps the order radio, bits,
+propagation: the phone's radio is done when its last bit has left.
 """
 
 from __future__ import annotations
@@ -16,6 +24,7 @@ import simpy
 
 from simulator.engine.links import FluidLink
 from simulator.engine.radio import RadioState
+from simulator.engine.servers import call_later
 from simulator.engine.state import HopTrack, RadioRates
 from simulator.network.impairments import impairments_for
 from simulator.network.topology import BITS_PER_BYTE
@@ -38,9 +47,10 @@ class Network:
         Every stochastic link direction draws from its own stream of (seed, replicate).
     """
 
-    __slots__ = ("hop_radios", "links", "radios")
+    __slots__ = ("env", "hop_radios", "lead_s", "links", "radios")
 
     def __init__(self, env: simpy.Environment, platform: Platform, seed: int, replicate: int):
+        self.env = env
         #: every device-end radio, in link order (the ``radios`` table's order)
         self.radios: list[RadioState] = []
         #: per direction, the radios it uses: (radio, True when the radio sends)
@@ -56,6 +66,16 @@ class Network:
                 self.hop_radios[(link.name, src)] = tuple(
                     (ends[n], n == src) for n in (src, dst) if n in ends
                 )
+        #: per direction, the latency paid before the bits enter the channel: the link's
+        #: latency on a download (only receiving device radios), else 0
+        self.lead_s: dict[Direction, float] = {
+            direction: (
+                platform.network.links[direction[0]].latency_s
+                if radios and not any(sending for _, sending in radios)
+                else 0.0
+            )
+            for direction, radios in self.hop_radios.items()
+        }
         self.links: dict[Direction, FluidLink] = {}
         for link in platform.network.links.values():
             for src, dst in ((link.a, link.b), (link.b, link.a)):
@@ -66,8 +86,9 @@ class Network:
                     link.capacity_steps(src),
                     link.sharing,
                     RadioRates(radios) if radios else None,
-                    link.latency_s,
-                    impairments_for(link, src, seed, replicate),
+                    # what follows the last bit: on a download, the latency was paid first
+                    link.latency_s - self.lead_s[(link.name, src)],
+                    impairments_for(link, src, seed, replicate, self.lead_s[(link.name, src)]),
                 )
 
     def send(
@@ -85,7 +106,32 @@ class Network:
         (the radios are released by then). ``track``, when given, receives the flow (a
         handle to cancel it). ``given_up()`` is asked when the radios are connected: true,
         the sender gave up while they woke, and they are released at once.
+
+        On a download (``lead_s[direction] > 0``) the radios are asked that long after
+        the call (when the first bytes reach the device), unless the sender gave up by
+        then, and ``delay_s`` is only what follows the last bit beyond the latency (the
+        link direction was built with the rest: jitter, retransmission round trips).
         """
+        lead_s = self.lead_s[direction]
+        if lead_s > 0:
+
+            def reached() -> None:  # the first bytes are at the device's end of the link
+                if not given_up():
+                    self._send(direction, nbytes, on_sent, payload, track, given_up)
+
+            call_later(self.env, lead_s, reached)
+            return
+        self._send(direction, nbytes, on_sent, payload, track, given_up)
+
+    def _send(
+        self,
+        direction: Direction,
+        nbytes: int,
+        on_sent: OnSent,
+        payload: Any,
+        track: HopTrack | None,
+        given_up: Callable[[], bool],
+    ) -> None:
         channel = self.links[direction]
         radios = self.hop_radios[direction]
         bits = nbytes * BITS_PER_BYTE

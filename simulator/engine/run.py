@@ -5,7 +5,7 @@ components (each with one job and explicit inputs) and wires them:
 
 * units: one :class:`~simulator.engine.servers.Server` per compute unit;
 * :class:`~simulator.engine.network.Network`: link directions and device radios;
-* DVFS states (:mod:`simulator.engine.dvfs`) and shared DRAM channels
+* DVFS states (:mod:`simulator.hardware.dvfs_state`) and shared DRAM channels
   (:mod:`simulator.engine.dram`);
 * :class:`~simulator.engine.watch.PowerWatch`: node power, thermal models, batteries;
 * :class:`~simulator.engine.book.RequestBook` and the
@@ -31,7 +31,6 @@ from simulator.engine.arrivals import Arrivals
 from simulator.engine.book import RequestBook
 from simulator.engine.dataflow import Dataflow
 from simulator.engine.dram import DramChannel
-from simulator.engine.dvfs import DvfsState
 from simulator.engine.fallback import Fallback
 from simulator.engine.ledger import Ledger
 from simulator.engine.links import FluidLink
@@ -45,6 +44,7 @@ from simulator.engine.state import App, FastMove, OpStep, Replica
 from simulator.engine.thermal import NodeThermal
 from simulator.engine.watch import PowerWatch
 from simulator.errors import SimulationError
+from simulator.hardware.dvfs_state import DvfsState
 from simulator.placement.plan import ExecutionPlan
 from simulator.platform import CostOracle, unit_id
 from simulator.scheduling import DISPATCHERS, SCHEDULERS

@@ -13,12 +13,12 @@ import simpy
 
 from simulator.engine.clock import Wakeup
 from simulator.engine.dram import DramChannel
-from simulator.engine.dvfs import DvfsState
 from simulator.engine.ledger import Ledger
 from simulator.engine.links import FluidLink
 from simulator.engine.offload import AdaptiveApp
 from simulator.engine.servers import Server
 from simulator.engine.tally import UnitTally
+from simulator.hardware.dvfs_state import DvfsState
 from simulator.placement.plan import ExecutionPlan, Move
 from simulator.scheduling import NO_DEADLINE, Dispatcher
 from simulator.workload import WorkloadEntry

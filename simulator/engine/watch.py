@@ -12,12 +12,12 @@ from collections.abc import Mapping, Sequence
 
 import simpy
 
-from simulator.engine.dvfs import DvfsState
 from simulator.engine.ledger import Ledger
 from simulator.engine.power import Battery, NodePower
 from simulator.engine.radio import RadioState
 from simulator.engine.state import Request
 from simulator.engine.thermal import NodeThermal
+from simulator.hardware.dvfs_state import DvfsState
 from simulator.platform import Platform
 
 

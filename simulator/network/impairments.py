@@ -237,9 +237,12 @@ class DirectionImpairments:
         The end the direction leaves.
     seed, replicate : int
         The scenario seed and replicate index.
+    lead_s : float
+        The part of the latency paid before the bits enter the link (all of it on a
+        download, ``Hop.lead_s``): the delay after the last bit starts from the rest.
     """
 
-    def __init__(self, link: Link, src: str, seed: int, replicate: int):
+    def __init__(self, link: Link, src: str, seed: int, replicate: int, lead_s: float = 0.0):
         up = src == link.a
         self.distribution = (
             link.bandwidth_distribution if up else link.reverse_bandwidth_distribution
@@ -248,6 +251,7 @@ class DirectionImpairments:
         self.loss_rate = link.loss_rate
         self.packet_bits = link.mtu_bytes * 8
         self.latency_s = link.latency_s
+        self.lead_s = lead_s
         streams = direction_seed(seed, replicate, link.name, src).spawn(3)
         self.capacity_rng, self.jitter_rng, self.loss_rng = map(np.random.default_rng, streams)
         self._path_arrival_s = -math.inf
@@ -279,7 +283,7 @@ class DirectionImpairments:
         trip, ``2 × latency``, per retransmission round (a transfer waiting for lost
         packets can be overtaken).
         """
-        delay = self.latency_s
+        delay = self.latency_s - self.lead_s  # the latency itself when nothing is paid ahead
         if self.jitter is not None:
             delay += self.jitter.draw(self.jitter_rng)
         last = self._path_arrival_s
@@ -291,6 +295,10 @@ class DirectionImpairments:
         return delay + (rounds - 1) * 2 * self.latency_s
 
 
-def impairments_for(link: Link, src: str, seed: int, replicate: int) -> DirectionImpairments | None:
+def impairments_for(
+    link: Link, src: str, seed: int, replicate: int, lead_s: float = 0.0
+) -> DirectionImpairments | None:
     """The direction's random state, or None when the link is deterministic."""
-    return DirectionImpairments(link, src, seed, replicate) if link.stochastic else None
+    if not link.stochastic:
+        return None
+    return DirectionImpairments(link, src, seed, replicate, lead_s)

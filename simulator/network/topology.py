@@ -151,6 +151,11 @@ class Hop:
     dst: str
     latency_s: float
     bandwidth_bps: float
+    #: the part of ``latency_s`` that comes before serialisation: all of it on a hop
+    #: that only a receiving device's radio takes part in (a download: the radio
+    #: connects when the first bytes reach the phone, and its tail starts when the last
+    #: ones have), else 0
+    lead_s: float = 0.0
 
     def serialise_s(self, nbytes: float) -> float:
         """Time (s) to put ``nbytes`` on this hop at its bandwidth."""
@@ -164,13 +169,22 @@ class Hop:
 class Network:
     """The topology: nodes joined by links; routes are least-latency paths.
 
+    Parameters
+    ----------
+    nodes : iterable of str
+    links : iterable of Link
+    devices : iterable of str
+        The nodes whose link radios are modelled (role ``device``): a hop into one of
+        them from a node that is not one is a download (``Hop.lead_s``).
+
     Raises
     ------
     SocsimError
         On a link naming an unknown node or two links joining the same pair of nodes.
     """
 
-    def __init__(self, nodes: Iterable[str], links: Iterable[Link]):
+    def __init__(self, nodes: Iterable[str], links: Iterable[Link], devices: Iterable[str] = ()):
+        self._devices = frozenset(devices)  # nodes whose radios are modelled
         graph = nx.Graph()
         graph.add_nodes_from(nodes)
         self.links: dict[str, Link] = {}
@@ -218,7 +232,9 @@ class Network:
         hops = []
         for u, v in itertools.pairwise(path):
             link = self._graph.edges[u, v]["link"]
-            hops.append(Hop(link.name, u, v, link.latency_s, link.bandwidth_from(u)))
+            download = link.radio is not None and v in self._devices and u not in self._devices
+            lead_s = link.latency_s if download else 0.0
+            hops.append(Hop(link.name, u, v, link.latency_s, link.bandwidth_from(u), lead_s))
         return tuple(hops)
 
     def transfer_time_s(self, nbytes: float, src: str, dst: str) -> float:

@@ -25,6 +25,48 @@ PolicyFunction = Callable[[ModelGraph, CostOracle, str, Mapping[str, Any]], "Pla
 
 POLICIES: Registry[PolicyFunction] = Registry("placement policy", "socsim.placement")
 
+_GOVERNOR = "the governors' levels for a lone request (list-schedule estimate)"
+_TOP = "each unit's top DVFS level (per-op costs)"
+_NONE = "none (the assignment reads no cost)"
+
+#: What each shipped policy assumes of a DVFS unit's level when it compares candidates
+#: (docs/placement.md, "DVFS levels the policies assume"). Estimate-based choices
+#: replay the governors (:class:`~simulator.placement.estimate.LevelReplay`); per-op cost
+#: tables (HEFT's, the min cut's) are at the top level, because a level that depends on
+#: what ran before has no per-op cost; "the fastest unit" (``offload``, the default
+#: units of ``split_point`` and ``min_cut``) is a lone request's ops back to back at the
+#: governors' levels. ``deadline_ms`` is
+#: always checked on the estimate, at the governors' levels.
+DVFS_BASIS: Mapping[str, str] = {
+    "split_point": _GOVERNOR,  # also its default device and remote units
+    "optimal": f"{_TOP} for the latency search; {_GOVERNOR} for the other objectives",
+    "heft": _TOP,
+    "peft": _TOP,
+    "cpop": _TOP,
+    "greedy_eft": _TOP,
+    "min_cut": f"{_TOP}; its device and remote units, when not named, are the fastest at "
+    "the governors' levels",
+    "co_execute": f"{_TOP} for the split ratios",
+    "offload": "the governors' levels for a lone request (the model's ops back to back on "
+    "each unit) to pick the fastest unit when none is named",
+    "single": _NONE,
+    "fallback": _NONE,
+    "manual": _NONE,
+    "cut": _NONE,
+    "random": _NONE,
+}
+
+
+def dvfs_basis(policy: str, options: Mapping[str, Any]) -> str:
+    """What ``policy`` (with ``options``) assumes of DVFS levels, in words."""
+    if policy == "optimal":
+        if options.get("objective", "latency") != "latency":
+            return _GOVERNOR
+        return _TOP
+    if policy == "offload" and options.get("unit"):
+        return _NONE
+    return DVFS_BASIS.get(policy, "unknown (a custom policy)")
+
 
 @dataclass(frozen=True)
 class Placement:

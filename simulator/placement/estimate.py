@@ -3,6 +3,13 @@
 It evaluates the same :class:`~simulator.placement.plan.ExecutionPlan` the engine
 executes, adding times in the engine's order, so that with one request and no
 contention the two agree bit for bit (tested).
+
+An op on a unit with a DVFS table runs at the level its governor picks, as in the
+engine: the estimate replays a fresh :class:`~simulator.hardware.dvfs_state.DvfsState`
+per unit (the engine's own object, pure) over the request's op starts, so a lone
+request's levels are the governor's by construction (an idle, unthrottled unit: the
+state every unit has before its first op). ``levels="top"`` gives the figure at every
+unit's top operating point instead (what the per-op costs of the cost oracle assume).
 """
 
 from __future__ import annotations
@@ -12,6 +19,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from simulator.frozen import FrozenMap
+from simulator.hardware.cost import op_time_parts_s
+from simulator.hardware.dvfs_state import DvfsState
 from simulator.network.radio import Radio
 from simulator.network.topology import BITS_PER_BYTE
 from simulator.placement.plan import ExecutionPlan, Move
@@ -54,6 +63,24 @@ NOMINAL = Conditions()
 
 
 @dataclass(frozen=True)
+class Observed:
+    """Times seen in a run, to replay one request's list schedule with them (SI units).
+
+    Attributes
+    ----------
+    op_s : tuple of (float or None)
+        Per op of the plan, the time it ran for (None: the estimate's own).
+    move_s : Mapping of (src op index or None, dst unit or None) -> s
+        Per network move, the time from leaving its producer (or the request's arrival)
+        to arriving (waits for a radio or a busy link, serialisation, propagation);
+        moves not listed use the estimate's.
+    """
+
+    op_s: tuple[float | None, ...]
+    move_s: Mapping[tuple[int | None, str | None], float] = field(default_factory=FrozenMap)
+
+
+@dataclass(frozen=True)
 class Estimate:
     """Contention-free schedule of one request arriving at t = 0 (seconds)."""
 
@@ -64,6 +91,8 @@ class Estimate:
     device_op_energy_j: float
     radio_energy_j: float
     bytes_sent: int
+    #: per op, the DVFS level it ran at (-1: a unit without DVFS, or ``levels="top"``)
+    levels: tuple[int, ...] = ()
 
     @property
     def energy_j(self) -> float:
@@ -74,6 +103,54 @@ class Estimate:
     def device_energy_j(self) -> float:
         """The part of :attr:`energy_j` drawn on device nodes (radios are at device ends)."""
         return self.device_op_energy_j + self.radio_energy_j
+
+
+class LevelReplay:
+    """The governors' levels for one request on idle units (pure).
+
+    One fresh :class:`~simulator.hardware.dvfs_state.DvfsState` per DVFS unit, asked at
+    each op start in time order per unit, exactly as the engine asks its own: the level,
+    time and energy of an op are the engine's floats for a lone request.
+    """
+
+    __slots__ = ("platform", "states")
+
+    def __init__(self, platform):
+        self.platform = platform
+        self.states: dict[str, DvfsState] = {}
+
+    def run(
+        self, uid: str, start_s: float, parts: tuple[float, float, float], core_share: float
+    ) -> tuple[int, float, float]:
+        """(level, time in s, energy in J) of an op of ``parts`` (fixed, compute, memory
+        s at the top level) starting on ``uid`` at ``start_s``."""
+        state = self.states.get(uid)
+        if state is None:
+            state = self.states[uid] = DvfsState(self.platform.unit(uid))
+        # the engine's per-level figures (computed once per plan op there, per call here)
+        times_s, energies_j = state.op_costs(*parts, core_share)
+        level = state.start(start_s, times_s)
+        return level, times_s[level], energies_j[level]
+
+
+def back_to_back_s(oracle: CostOracle, ops, uid: str) -> float:
+    """Time (s) of ``ops`` run one after the other on ``uid`` by a lone request.
+
+    On a DVFS unit, at the levels its governor picks from idle (:class:`LevelReplay`), as
+    the engine runs them; otherwise the sum of the oracle's op times. What a policy that
+    picks "the fastest unit" compares.
+    """
+    unit = oracle.platform.unit(uid)
+    if unit.dvfs is None:
+        return sum(oracle.op_time_s(op, uid) for op in ops)
+    replay = LevelReplay(oracle.platform)
+    share = unit.op_cores / unit.cores
+    t = 0.0
+    for op in ops:
+        oracle.op_time_s(op, uid)  # raises the oracle's PlacementError if it cannot run
+        _, duration_s, _ = replay.run(uid, t, op_time_parts_s(op, unit, uid), share)
+        t += duration_s
+    return t
 
 
 def move_time_s(move: Move) -> float:
@@ -155,8 +232,9 @@ def arrival_s(
 ) -> float:
     """When a move started at ``start_s`` arrives, without contention.
 
-    Adds hop by hop (serialise, then propagate) in the engine's order, so that the
-    estimate equals the engine bit for bit. With ``oracle`` and ``radios`` ((link, node)
+    Adds hop by hop (serialise, then propagate; a download propagates first,
+    ``Hop.lead_s``) in the engine's order, so that the estimate equals the engine bit
+    for bit. With ``oracle`` and ``radios`` ((link, node)
     -> :class:`RadioUse`, filled as hops meet radios), a hop through a stateful radio
     waits for the promotion the radio's state calls for (from idle, or from a tail stage
     such as UMTS FACH) and the radio's tail starts when the hop has serialised.
@@ -165,9 +243,12 @@ def arrival_s(
         return start_s + move.fixed_delay_s
     t = start_s
     for hop in move.hops:
+        # a download propagates first: its radio connects when the first bytes reach
+        # the device (``Hop.lead_s``; 0 otherwise, and t + 0.0 is t)
+        t += hop.lead_s
         if radios is None:
             t += _serialise_s(hop, move.nbytes, conditions)
-            t += hop.latency_s
+            t += hop.latency_s - hop.lead_s
             continue
         held = []
         for node, radio in _device_radios(hop, oracle):
@@ -179,7 +260,7 @@ def arrival_s(
         for use, connected in held:
             use.hold(connected, t, end)
         t = end
-        t += hop.latency_s
+        t += hop.latency_s - hop.lead_s
     return t
 
 
@@ -198,11 +279,19 @@ def radio_energy_j(move: Move, oracle: CostOracle, conditions: Conditions = NOMI
     return total
 
 
-def estimate(plan: ExecutionPlan, oracle: CostOracle, conditions: Conditions = NOMINAL) -> Estimate:
+def estimate(
+    plan: ExecutionPlan,
+    oracle: CostOracle,
+    conditions: Conditions = NOMINAL,
+    levels: str = "governor",
+    observed: Observed | None = None,
+) -> Estimate:
     """List-schedule estimate of one request on an idle platform.
 
     Assumes no contention: no other request, and no two moves of this request on the
     same link direction at once. Under those conditions it equals the engine exactly.
+    DVFS units run at the levels their governors pick for this request alone, starting
+    idle and unthrottled (:class:`LevelReplay`).
     Radio energy includes, for every stateful radio the request wakes, each promotion
     its transfers pay, the tail between them and one full tail after the last (what an
     isolated request costs the battery).
@@ -214,16 +303,28 @@ def estimate(plan: ExecutionPlan, oracle: CostOracle, conditions: Conditions = N
     conditions : Conditions
         Observed link bandwidths, queued work per unit and awake radios (a run-time
         decision's view); the default is the nominal, idle platform.
+    levels : {"governor", "top"}
+        ``governor``: each DVFS unit at the level its governor picks (the engine's);
+        ``top``: every unit at its top operating point (the oracle's per-op costs).
+    observed : Observed or None
+        Op and move times seen in a run, used instead of the estimate's own where given
+        (energies stay the estimate's): ``socsim explain`` replays a simulated request
+        with them to split its gap from the prediction into causes.
 
     Returns
     -------
     Estimate
         ``latency_s`` is ``inf`` when an observed bandwidth on a used direction is 0.
     """
+    if levels not in ("governor", "top"):
+        raise ValueError(f"estimate: levels must be 'governor' or 'top', got {levels!r}")
     n = plan.size
     ready = [0.0] * n
     start = [0.0] * n
     end = [0.0] * n
+    op_j = list(plan.energy_j)
+    level = [-1] * n
+    replay = LevelReplay(oracle.platform) if levels == "governor" else None
     radio = 0.0
     sent = 0
     finish = 0.0
@@ -232,8 +333,16 @@ def estimate(plan: ExecutionPlan, oracle: CostOracle, conditions: Conditions = N
         link_radio = oracle.platform.network.links[link].radio
         radios[(link, node)] = RadioUse(link_radio, -ago_s)
     unit_free = dict(conditions.unit_free_s)
+
+    def arrive_at(move: Move, t: float) -> float:
+        if observed is not None and move.hops:
+            seen_s = observed.move_s.get((move.src_op, move.dst_unit))
+            if seen_s is not None:
+                return t + seen_s
+        return arrival_s(move, t, oracle, radios, conditions)
+
     for move in plan.input_moves:
-        arrive = arrival_s(move, 0.0, oracle, radios, conditions)
+        arrive = arrive_at(move, 0.0)
         radio += radio_energy_j(move, oracle, conditions)
         sent += move.nbytes if move.hops else 0
         for j in move.consumers:
@@ -241,11 +350,20 @@ def estimate(plan: ExecutionPlan, oracle: CostOracle, conditions: Conditions = N
     for i in range(n):  # placement order is topological and respects unit order
         free = unit_free.pop(plan.units[i], None)  # only a unit's first op waits for it
         start[i] = ready[i] if free is None else max(ready[i], free)
-        end[i] = start[i] + plan.duration_s[i]
+        parts = plan.dvfs_parts[i]
+        seen_s = observed.op_s[i] if observed is not None else None
+        if seen_s is not None:
+            end[i] = start[i] + seen_s
+        elif replay is None or parts is None:
+            end[i] = start[i] + plan.duration_s[i]
+        else:
+            uid = plan.units[i]
+            level[i], duration_s, op_j[i] = replay.run(uid, start[i], parts, plan.core_share[i])
+            end[i] = start[i] + duration_s
         for j in plan.local_next[i]:
             ready[j] = max(ready[j], end[i])
         for move in plan.moves_out[i]:
-            arrive = arrival_s(move, end[i], oracle, radios, conditions)
+            arrive = arrive_at(move, end[i])
             radio += radio_energy_j(move, oracle, conditions)
             sent += move.nbytes if move.hops else 0
             if move.dst_unit is None:
@@ -255,10 +373,15 @@ def estimate(plan: ExecutionPlan, oracle: CostOracle, conditions: Conditions = N
     radio += sum(use.finish_j() for use in radios.values())
     platform = oracle.platform
     device_j = sum(
-        e
-        for e, uid in zip(plan.energy_j, plan.units, strict=True)
-        if platform.node_of(uid).role == "device"
+        e for e, uid in zip(op_j, plan.units, strict=True) if platform.node_of(uid).role == "device"
     )
     return Estimate(
-        finish, tuple(start), tuple(end), float(sum(plan.energy_j)), float(device_j), radio, sent
+        finish,
+        tuple(start),
+        tuple(end),
+        float(sum(op_j)),
+        float(device_j),
+        radio,
+        sent,
+        tuple(level),
     )

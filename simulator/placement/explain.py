@@ -11,7 +11,8 @@ from simulator.platform import CostOracle
 
 def op_table(plan: ExecutionPlan, oracle: CostOracle) -> pd.DataFrame:
     """One row per op: unit, node, the model that costs it (``table``, ``predictor`` or
-    ``roofline``), its time and predicted start/end (s) of a lone request."""
+    ``roofline``), its time at the top DVFS level (``time_s``), and for a lone request
+    the level its governor picks (-1: no DVFS) and its predicted start/end (s)."""
     predicted = estimate(plan, oracle)
     return pd.DataFrame(
         {
@@ -21,6 +22,7 @@ def op_table(plan: ExecutionPlan, oracle: CostOracle) -> pd.DataFrame:
             "node": [oracle.platform.node_of(u).name for u in plan.units],
             "model": plan.cost_models,
             "time_s": plan.duration_s,
+            "level": predicted.levels,
             "start_s": predicted.start_s,
             "end_s": predicted.end_s,
         }

@@ -7,6 +7,7 @@ from typing import Any
 
 from simulator.errors import PlacementError, SocsimError
 from simulator.graph.model import ModelGraph
+from simulator.placement.estimate import back_to_back_s
 from simulator.placement.objectives import (
     Objective,
     candidate_units,
@@ -53,8 +54,10 @@ def _default_unit(
     """The unit of ``units`` (and ``allowed``) that runs the most ops, then the fastest.
 
     So: the fastest unit that runs every op when there is one; otherwise the one that
-    can take the largest part of the model (the other side takes the rest). Ties by unit
-    order; None when no unit is allowed or none runs any op.
+    can take the largest part of the model (the other side takes the rest). Fastest is a
+    lone request's time of those ops back to back, a DVFS unit at its governor's levels
+    (:func:`~simulator.placement.estimate.back_to_back_s`). Ties by unit order; None when
+    no unit is allowed or none runs any op.
     """
     best, best_key = None, None
     for uid in units:
@@ -63,7 +66,7 @@ def _default_unit(
         able = [op for op in graph if oracle.supports(op, uid)]
         if not able:
             continue
-        key = (-len(able), sum(oracle.op_time_s(op, uid) for op in able))
+        key = (-len(able), back_to_back_s(oracle, able, uid))  # at its governor's levels
         if best_key is None or key < best_key:
             best, best_key = uid, key
     return best

@@ -17,11 +17,16 @@ It is O(n) Python steps; the float work stays O(n²) element operations, vectori
 because a float sum cannot be shifted to a different starting value without changing
 its rounding (an exact O(n) recurrence would change the low bits of the curve).
 
+D's DVFS governor, if it has one, is replayed along D's timeline as the estimate does
+(:class:`~simulator.placement.estimate.LevelReplay`): that timeline is the same for every
+cut, so D's levels are scalars too.
+
 Valid when the estimate is stateless, which :func:`prefix_cut_estimates` checks (None
 otherwise, and ``split_point`` evaluates each cut's plan): no stateful radio on the
-routes used (promotions and tails make an arrival depend on earlier transfers), no edge
-with an explicit ``comm_s`` (it moves alone), non-negative durations (so R's last op
-ends last), and a left-to-right float ``sum`` (Python before 3.12).
+routes used (promotions and tails make an arrival depend on earlier transfers), on R no
+DVFS governor whose level depends on history (it would depend on the cut), no edge with
+an explicit ``comm_s`` (it moves alone), non-negative durations (so R's last op ends
+last), and a left-to-right float ``sum`` (Python before 3.12).
 """
 
 from __future__ import annotations
@@ -30,7 +35,9 @@ import numpy as np
 
 from simulator.errors import SocsimError
 from simulator.graph.model import ModelGraph
-from simulator.placement.estimate import Estimate, arrival_s, radio_energy_j
+from simulator.hardware.cost import op_time_parts_s
+from simulator.hardware.dvfs_state import constant_level
+from simulator.placement.estimate import Estimate, LevelReplay, arrival_s, radio_energy_j
 from simulator.placement.plan import Move
 from simulator.platform import CostOracle, Transfer
 
@@ -54,13 +61,25 @@ def _stateful(transfer: Transfer, oracle: CostOracle) -> bool:
 
 def _times(oracle: CostOracle, ops, uid: str, indices) -> tuple[dict, dict] | None:
     """(durations, energies) of ``ops[i]`` on ``uid`` for i in ``indices``; None if a
-    duration is negative or NaN (the fast path needs a unit's ends in order)."""
+    duration is negative or NaN (the fast path needs a unit's ends in order), or if the
+    unit's DVFS level depends on its history (see :func:`constant_level`)."""
+    unit = oracle.platform.unit(uid)
+    replay = None
+    if unit.dvfs is not None:
+        if constant_level(unit) is None:
+            return None
+        replay = LevelReplay(oracle.platform)  # no window: the start time is not read
+    share = unit.op_cores / unit.cores
     time_s, energy_j = {}, {}
     for i in indices:
-        time_s[i] = oracle.op_time_s(ops[i], uid)
+        if replay is None:
+            time_s[i] = oracle.op_time_s(ops[i], uid)
+            energy_j[i] = oracle.op_energy_j(ops[i], uid)
+        else:
+            parts = op_time_parts_s(ops[i], unit, uid)
+            _, time_s[i], energy_j[i] = replay.run(uid, 0.0, parts, share)
         if not time_s[i] >= 0:
             return None
-        energy_j[i] = oracle.op_energy_j(ops[i], uid)
     return time_s, energy_j
 
 
@@ -105,7 +124,9 @@ def prefix_cut_estimates(
         return None
     if any(_stateful(t, oracle) for t in (cross, in_d, in_r, out_d, out_r)):
         return None
-    on_d = _times(oracle, ops, device, range(hi))
+    unit_d = oracle.platform.unit(device)
+    # D's governor is replayed along D's timeline below (the same for every cut)
+    on_d = _times(oracle, ops, device, range(hi)) if unit_d.dvfs is None else ({}, {})
     on_r = _times(oracle, ops, remote, range(lo, n))
     if on_d is None or on_r is None:
         return None
@@ -139,6 +160,8 @@ def prefix_cut_estimates(
         if move.hops:
             sent[part] += nbytes_in
 
+    replay = LevelReplay(oracle.platform) if unit_d.dvfs is not None else None
+    share_d = unit_d.op_cores / unit_d.cores
     end_d = 0.0
     for i in range(n):
         op = ops[i]
@@ -148,10 +171,15 @@ def prefix_cut_estimates(
             ready = end_d
             if i in is_entry and ready_in_d > ready:
                 ready = ready_in_d
-            end_d = ready + dur_d[i]
-            op_j[c0:] += energy_d[i]
+            if replay is None:
+                duration_s, energy = dur_d[i], energy_d[i]
+            else:  # the plan's dvfs parts: the same call on the same op and unit
+                parts = op_time_parts_s(op, unit_d, device)
+                _, duration_s, energy = replay.run(device, ready, parts, share_d)
+            end_d = ready + duration_s
+            op_j[c0:] += energy
             if device_role:
-                device_j[c0:] += energy_d[i]
+                device_j[c0:] += energy
             if exit_op:
                 move = Move(i, device, None, op.output_bytes, out_d, ())
                 finish_d[c0] = max(finish_d[c0], arrival_s(move, end_d))

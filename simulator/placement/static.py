@@ -9,6 +9,7 @@ from typing import Any
 from simulator.errors import PlacementError, SocsimError
 from simulator.graph.model import OP_KINDS, ModelGraph
 from simulator.placement.base import POLICIES, Placement
+from simulator.placement.estimate import back_to_back_s
 from simulator.platform import CostOracle
 from simulator.schema import Field, ListOf, Record, Ref, Text
 
@@ -144,7 +145,8 @@ def manual(
             "unit": Field(
                 Text(),
                 default=None,
-                doc="unit name on that node; default: the fastest that runs every op",
+                doc="unit name on that node; default: the fastest that runs every op "
+                "(a lone request, DVFS units at their governors' levels)",
             ),
         },
         name="offload placement",
@@ -163,7 +165,7 @@ def offload(
     best, best_s = None, None
     for uid in oracle.platform.units_of(node):
         if all(oracle.supports(op, uid) for op in graph):
-            total_s = sum(oracle.op_time_s(op, uid) for op in graph)
+            total_s = back_to_back_s(oracle, list(graph), uid)  # at its governor's levels
             if best_s is None or total_s < best_s:
                 best, best_s = uid, total_s
     if best is None:

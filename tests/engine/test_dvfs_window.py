@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simulator.engine.dvfs import BusyWindow, SerialBusyWindow
 from simulator.errors import SimulationError
+from simulator.hardware.dvfs_state import BusyWindow, SerialBusyWindow
 
 
 def reference_busy_s(intervals, now: float, window_s: float) -> float:

@@ -306,4 +306,4 @@ def test_the_lossy_lte_example_gives_the_figures_of_links_md():
     doc["workload"][0]["count"] = 200
     constant = simulate(parse_scenario(doc)).summary
     assert round(constant["latency_p50_s"] * 1e3, 1) == 896.5
-    assert round(constant["device_energy_per_inference_j"] * 1e3) == 3570
+    assert round(constant["device_energy_per_inference_j"] * 1e3) == 3571  # tail to the response

@@ -103,17 +103,19 @@ def test_isolated_3g_upload_pays_idle_promotion_transfer_and_both_tail_stages():
     states = by_state(result)
     assert states["promotion"] == pytest.approx(2.0 * 0.65, rel=EXACT)
     assert states["connected"] == pytest.approx(UP_W * UP_S, rel=EXACT)
-    # DCH is held from the upload's end; the response (inside T1) restarts it: 0.101 + 4 s
-    assert states["tail_dch"] == pytest.approx((response_at - upload_end + 4.0) * 1.30, rel=EXACT)
+    # DCH is held from the upload's end; the response restarts it (inside T1) when it
+    # reaches the phone, one latency after the cloud sends it: 0.201 + 4 s
+    reached = response_at + LATENCY_S
+    assert states["tail_dch"] == pytest.approx((reached - upload_end + 4.0) * 1.30, rel=EXACT)
     assert states["fach"] == pytest.approx(10.0 * 0.30, rel=EXACT)  # then the whole of T2
-    assert result.summary["window_end_s"] == pytest.approx(response_at + 14.0, rel=EXACT)
+    assert result.summary["window_end_s"] == pytest.approx(reached + 14.0, rel=EXACT)
     row = result.energy.set_index("component").loc["radio:air"]
     assert row["energy_j"] == pytest.approx(sum(states.values()), rel=EXACT)
 
 
 def test_a_second_3g_upload_starting_in_fach_pays_the_fach_promotion_and_restarts_the_tail():
-    first_response = 2.0 + UP_S + LATENCY_S + CLOUD_S
-    second = 16.0  # FACH runs from first_response + 4 = 13.37 s to first_response + 14 = 23.37 s
+    first_response = 2.0 + UP_S + LATENCY_S + CLOUD_S + LATENCY_S  # at the phone
+    second = 16.0  # FACH runs from first_response + 4 = 13.47 s to first_response + 14 = 23.47 s
     assert first_response + 4 < second < first_response + 14
     result = simulate(parse_scenario(upload_doc([0, second * 1e3], UMTS)))
     # FACH -> DCH promotion: 1.5 s instead of IDLE -> DCH's 2 s
@@ -122,12 +124,12 @@ def test_a_second_3g_upload_starting_in_fach_pays_the_fach_promotion_and_restart
     states = by_state(result)
     assert states["promotion"] == pytest.approx(2.0 * 0.65 + 1.5 * 0.80, rel=EXACT)
     assert states["connected"] == pytest.approx(2 * UP_W * UP_S, rel=EXACT)
-    dch_s = LATENCY_S + CLOUD_S + 4.0  # each request: upload end -> response -> T1
+    dch_s = LATENCY_S + CLOUD_S + LATENCY_S + 4.0  # each: upload end -> response in -> T1
     assert states["tail_dch"] == pytest.approx(2 * dch_s * 1.30, rel=EXACT)
     # FACH: cut short by the second upload, then all of it after the second response
     fach_s = (second - (first_response + 4.0)) + 10.0
     assert states["fach"] == pytest.approx(fach_s * 0.30, rel=EXACT)
-    second_response = second + 1.5 + UP_S + LATENCY_S + CLOUD_S
+    second_response = second + 1.5 + UP_S + LATENCY_S + CLOUD_S + LATENCY_S
     assert result.summary["window_end_s"] == pytest.approx(second_response + 14.0, rel=EXACT)
     assert "idle" not in states  # never idle inside the window
 
@@ -140,7 +142,7 @@ def test_an_upload_after_the_3g_tail_has_ended_pays_the_idle_promotion_again():
     assert states["promotion"] == pytest.approx(2 * 2.0 * 0.65, rel=EXACT)
     assert states["fach"] == pytest.approx(2 * 10.0 * 0.30, rel=EXACT)
     idle = result.radio_states[result.radio_states["state"] == "idle"]
-    first_idle_s = 2.0 + round_trip - LATENCY_S + 14.0  # first response + T1 + T2
+    first_idle_s = 2.0 + round_trip + 14.0  # first response at the phone + T1 + T2
     assert len(idle) == 1
     assert [idle["start_s"].iloc[0], idle["end_s"].iloc[0]] == pytest.approx(
         [first_idle_s, 40.0], rel=EXACT
@@ -169,9 +171,11 @@ def test_wifi_isolated_upload_pays_no_promotion_and_a_quarter_second_tail():
     assert states["connected"] == pytest.approx(
         5.4791096 * up_s, rel=EXACT
     )  # 283.17 x 18.88 + 132.86 mW
-    assert states["tail"] == pytest.approx((response_at - up_s + 0.25) * 0.13286, rel=EXACT)
+    # the tail runs from the upload's end until the response reaches the phone, then 0.25 s
+    reached = response_at + 0.005
+    assert states["tail"] == pytest.approx((reached - up_s + 0.25) * 0.13286, rel=EXACT)
     assert sum(states.values()) == pytest.approx(
-        5.4791096 * up_s + (0.006 + 0.25) * 0.13286, rel=EXACT
+        5.4791096 * up_s + (0.011 + 0.25) * 0.13286, rel=EXACT
     )
 
 
@@ -211,7 +215,8 @@ def test_the_5g_preset_loads_and_pays_lte_promotion_and_a_ten_second_tail():
     assert states["promotion"] == pytest.approx(0.26 * 1.21, rel=EXACT)
     # 2 x 1288.04 mW + 64.1145 mW/Mbps x 40 Mbit/s = 5140.66 mW
     assert states["connected"] == pytest.approx(5.14066 * up_s, rel=EXACT)
-    assert states["tail"] == pytest.approx((response_at - 0.26 - up_s + 10.0) * 2.12, rel=EXACT)
+    reached = response_at + 0.015  # the response at the phone restarts the tail
+    assert states["tail"] == pytest.approx((reached - 0.26 - up_s + 10.0) * 2.12, rel=EXACT)
 
 
 def test_pure_stage_lookup_promotion_and_tail_energy():

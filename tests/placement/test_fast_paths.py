@@ -58,6 +58,35 @@ def test_prefix_cut_estimates_equal_each_cuts_own_plan(scenario, device, remote,
             assert fields(fast[k - lo]) == fields(estimate(plan, oracle)), k
 
 
+@pytest.mark.parametrize(
+    ("device", "remote"), [("phone.cpu_big", "cloud.gpu"), ("phone.cpu_big", "phone.gpu")]
+)
+def test_prefix_cut_estimates_replay_the_device_governor(tmp_path, device, remote):
+    """A schedutil device unit: its levels follow its own timeline, the same for every cut."""
+    text = (ROOT / "scenarios" / "examples" / "neurosurgeon_alexnet.yaml").read_text()
+    text = text.replace("../devices/", f"{ROOT / 'scenarios' / 'devices'}/")
+    text = text.replace(
+        "cpu_big: {dvfs: {governor: {name: performance}}}",
+        "cpu_big: {dvfs: {governor: {name: schedutil}}}",
+    )
+    (tmp_path / "s.yaml").write_text(text)
+    oracle = CostOracle(load_scenario(tmp_path / "s.yaml").platform)
+    graph = random_dag(45, 4)
+    n = len(graph)
+    fast = prefix_cut_estimates(graph, oracle, "phone", device, remote, 0, n)
+    assert fast is not None
+    slower = 0
+    for k in range(n + 1):
+        cut = {name: device if i < k else remote for i, name in enumerate(graph.order)}
+        plan = compile_plan(graph, Placement(cut, graph.order, "cut", "phone"), oracle)
+        predicted = estimate(plan, oracle)
+        assert fields(fast[k]) == fields(predicted), k
+        slower += predicted.latency_s > estimate(plan, oracle, levels="top").latency_s
+    assert slower == n  # every cut with an op on the device runs it below the top clock
+    # a remote unit whose governor's level depends on history: no fast path
+    assert prefix_cut_estimates(graph, oracle, "phone", remote, device, 0, n) is None
+
+
 def test_prefix_cut_estimates_decline_what_they_cannot_reproduce():
     lte = oracle_of("alexnet_lossy_lte.yaml")  # a stateful radio: arrivals depend on history
     graph = random_dag(20, 5)

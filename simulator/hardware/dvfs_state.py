@@ -1,4 +1,8 @@
-"""A unit's DVFS state during a run: the governor is asked at every op start.
+"""A unit's DVFS state: the governor is asked at every op start (pure, no SimPy).
+
+The engine keeps one per DVFS unit during a run; the list-schedule estimate replays a
+fresh one over a lone request's op starts, so both pick levels with the same code (the
+governor prepared once as a rule, :func:`~simulator.hardware.governors.governor_rule`).
 
 The utilisation a governor sees is the unit's busy fraction over the governor's window
 just before the op starts (ops already scheduled to run into the future count up to
@@ -338,3 +342,23 @@ class DvfsState:
             changes.append((now, level))
         self.level = level
         return level
+
+
+def constant_level(unit: ComputeUnit) -> int | None:
+    """The level ``unit``'s governor picks whatever the unit's history, else None.
+
+    True of a governor without a sampling window that answers the same for every
+    current level and for both utilisations it can see (0 before the unit's first op, 1
+    after), unthrottled: ``performance`` (the top), ``powersave`` (0), ``fixed``. Asked
+    of the governor's own rule, so a new governor is classified without a list.
+    None also for a unit without a DVFS table.
+    """
+    table = unit.dvfs
+    if table is None:
+        return None
+    state = DvfsState(unit)
+    if state.window_s > 0:
+        return None
+    rule = state._rule
+    answers = {rule(u, current, None) for u in (0.0, 1.0) for current in range(table.top + 1)}
+    return answers.pop() if len(answers) == 1 else None
