@@ -12,7 +12,7 @@ The busy time is kept exactly, as integer multiples of a power of two of seconds
 (every float is one), and rounded to a float once per decision: it is the correctly
 rounded value of the exact busy time, whatever the order the intervals arrived and left
 in, and each decision costs O(1) amortised instead of a pass over the window
-(docs/performance.md).
+(``bench/dvfs_window.py``; docs/performance.md).
 """
 
 from __future__ import annotations
