@@ -29,11 +29,12 @@ from simulator.network.radio_range import (
     warn_run,
     warn_scenario,
 )
-from simulator.spec import parse_scenario
+from simulator.spec import load_scenario, parse_scenario
 
 EXACT = 1e-12
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).parent
+REPO = HERE.parents[1]
 PRESET_FILES = sorted((ROOT / "scenarios" / "networks").glob("*.yaml")) + sorted(
     (ROOT / "scenarios" / "devices").glob("*.yaml")
 )
@@ -323,3 +324,19 @@ def test_the_wifi_offload_crossovers_are_where_the_docs_say():
     assert edge[1500][1] > cpu_j > edge[2000][1]  # phone-energy crossover with the CPU
     assert edge[2000][1] > gpu_j  # never below the GPU up to 2 Gbit/s
     assert round(edge[2000][1] * 1e3, 1) == 65.6
+
+
+def test_a_rate_carried_at_exactly_the_measured_top_is_inside_the_range():
+    # a run's carried rate is bytes * 8 / busy seconds: at the top it may round a few
+    # ulps above it (alexnet_phone_cloud's 13 Mbit/s LTE downlink did), which is no excess
+    radio = load(18.88, 18.88).platform.network.links["air"].radio
+    top = radio.measured_up_bps
+    assert radio.beyond_measured(np.nextafter(top, np.inf), 0.0) == {}
+    assert radio.beyond_measured(top * 1.001, 0.0) == {"uplink": top}
+
+
+def test_the_shipped_lte_example_runs_without_a_range_warning():
+    scenario = load_scenario(REPO / "scenarios" / "examples" / "alexnet_phone_cloud.yaml")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert warn_run(scenario, simulate(scenario, trace="summary")) == 0
