@@ -192,16 +192,17 @@ def describe(excesses: Iterable[RadioExcess]) -> str:
         f"{e.direction} {e.rate_bps / MEGA:.4g} Mbit/s (measured up to {e.top_bps / MEGA:.4g})"
         for e in excesses
     ]
-    if radio.max_w is None:
-        beyond = "beyond it the linear fit is extrapolated without bound (give max_w)"
-    else:
-        beyond = (
-            f"beyond it the linear fit is extrapolated and saturates at max_w = {radio.max_w:.4g} W"
-        )
     return (
         f"radio of link '{first.link}' at node '{first.node}' ({radio.model}) runs at "
-        f"{', '.join(parts)}, outside the range its power model was measured on; {beyond}"
+        f"{', '.join(parts)}, outside the range its power model was measured on; "
+        + _beyond_text(radio)
     )
+
+
+def _beyond_text(radio: Radio) -> str:
+    if radio.max_w is None:
+        return "beyond it the linear fit is extrapolated without bound (give max_w)"
+    return f"beyond it the linear fit is extrapolated and saturates at max_w = {radio.max_w:.4g} W"
 
 
 def warn_excesses(excesses: Iterable[RadioExcess], where: str = "") -> int:
@@ -226,6 +227,58 @@ def warn_scenario(scenario, where: str = "") -> int:
     """:func:`warn_excesses` for a loaded Scenario at its links' rates (``validate``)."""
     platform = scenario.platform
     return warn_excesses(link_excesses(platform.network.links, _roles(platform)), where)
+
+
+def warn_sweep(checked: Iterable[tuple[str, object]], where: str = "") -> int:
+    """:func:`warn_excesses` for a sweep's validated values, before anything runs.
+
+    Parameters
+    ----------
+    checked : iterable of (label, Scenario)
+        Each swept value's scenario (the value set alone, as ``check_values`` makes it)
+        and its label, e.g. ``links.air.bandwidth_mbps=300``.
+    where : str
+        Prefixes each message (the sweep file).
+
+    Returns
+    -------
+    int
+        Warnings emitted: one per radio that runs beyond its measured range at one or
+        more values; per direction it names the values (at most five) or says "at every
+        value", and the highest rate.
+    """
+    hits: dict[tuple[str, str], dict[str, list[tuple[str, RadioExcess]]]] = {}
+    total = 0
+    for label, scenario in checked:
+        total += 1
+        platform = scenario.platform  # type: ignore[attr-defined]
+        for excess in link_excesses(platform.network.links, _roles(platform)):
+            per_direction = hits.setdefault((excess.link, excess.node), {})
+            per_direction.setdefault(excess.direction, []).append((label, excess))
+    prefix = f"{where}: " if where else ""
+    for (link, node), per_direction in hits.items():
+        parts = []
+        for direction, found in per_direction.items():
+            top = max(e.rate_bps for _, e in found)
+            if len(found) == total:
+                which = "at every swept value"
+            else:
+                labels = [label for label, _ in found]
+                more = f" and {len(labels) - 5} more" if len(labels) > 5 else ""
+                which = f"at {len(labels)} of {total} swept values ({', '.join(labels[:5])}{more})"
+            parts.append(
+                f"{direction} up to {top / MEGA:.4g} Mbit/s {which} (measured up to "
+                f"{found[0][1].top_bps / MEGA:.4g})"
+            )
+        radio = next(iter(per_direction.values()))[0][1].radio
+        warnings.warn(
+            f"{prefix}sweep: radio of link '{link}' at node '{node}' ({radio.model}) runs "
+            f"beyond the range its power model was measured on: {'; '.join(parts)}; "
+            + _beyond_text(radio),
+            RadioRangeWarning,
+            stacklevel=2,
+        )
+    return len(hits)
 
 
 def warn_run(scenario, result, where: str = "") -> int:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from simulator.errors import Problem, ScenarioError
+from simulator.network.radio_range import warn_sweep
 from simulator.schema import Context, nearest
 from simulator.spec.loader import parse_scenario
 from simulator.spec.paths import allowed_dirs
@@ -228,16 +229,30 @@ def check_values(
     ScenarioError
         Listing every bad path, and every bad value with its YAML path and where it is
         first used (``sweep value links.wlan.latency_ms=-1 (point 1): ...``).
+
+    Warns
+    -----
+    RadioRangeWarning
+        Once per device radio that some values take beyond the throughput its power
+        model was measured on (:func:`simulator.network.radio_range.warn_sweep`).
     """
     for path in spec.paths:  # structure first: a bad path is one problem, not one per value
         set_path(resolver.expanded, path, None, resolver.source)
     problems: list[Problem] = []
+    checked: list[tuple[str, Scenario]] = []
     for parameter in spec.parameters:
         for value in checked_values(parameter):
             try:
-                resolver.scenario({parameter.path: value}, resolver.expanded.get("seed", 0))
+                scenario = resolver.scenario(
+                    {parameter.path: value}, resolver.expanded.get("seed", 0)
+                )
             except ScenarioError as exc:
                 label = f"sweep value {parameter.path}={value!r}{where(parameter.path, value)}"
                 problems += [replace(p, message=f"{label}: {p.message}") for p in exc.problems]
+            else:
+                checked.append((f"{parameter.path}={value!r}", scenario))
     if problems:
         raise ScenarioError(problems)
+    # a radio swept (or set) beyond the throughput its power fit was measured on says so
+    # once per radio, as `run` and `validate` do
+    warn_sweep(checked, resolver.source)

@@ -28,6 +28,7 @@ from simulator.network.radio_range import (
     warn_excesses,
     warn_run,
     warn_scenario,
+    warn_sweep,
 )
 from simulator.spec import load_scenario, parse_scenario
 
@@ -340,3 +341,30 @@ def test_the_shipped_lte_example_runs_without_a_range_warning():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert warn_run(scenario, simulate(scenario, trace="summary")) == 0
+
+
+def test_a_sweep_warns_once_per_radio_naming_the_values_beyond_the_range():
+    # the Wi-Fi fit was measured up to 20 Mbit/s each way (measured_up/down_mbps)
+    checked = [(f"links.air.bandwidth_mbps={up}", load(up, 18)) for up in (10, 18.88, 300, 50)]
+    with pytest.warns(RadioRangeWarning) as caught:
+        assert warn_sweep(checked, "s.yaml") == 1
+    assert len(caught) == 1
+    text = str(caught[0].message)
+    assert text.startswith("s.yaml: sweep: radio of link 'air' at node 'phone' (rrc)")
+    assert (
+        "uplink up to 300 Mbit/s at 2 of 4 swept values "
+        "(links.air.bandwidth_mbps=300, links.air.bandwidth_mbps=50)"
+    ) in text
+    assert "downlink" not in text and "max_w = 5.796 W" in text
+
+
+def test_a_sweep_says_when_the_file_itself_is_beyond_the_range():
+    checked = [(f"links.air.bandwidth_mbps={up}", load(up, 100)) for up in (5, 10)]
+    with pytest.warns(RadioRangeWarning, match="downlink up to 100 Mbit/s at every swept value"):
+        assert warn_sweep(checked) == 1
+
+
+def test_a_sweep_inside_the_range_is_silent():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert warn_sweep([("a=1", load(5, 5)), ("a=2", load(18, 18))]) == 0
