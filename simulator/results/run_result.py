@@ -43,7 +43,7 @@ THERMAL_COLUMNS = [
 ]
 
 
-@dataclass
+@dataclass(repr=False)
 class RunResult:
     """Everything one replicate of a scenario produced.
 
@@ -124,6 +124,19 @@ class RunResult:
     document: dict[str, Any] = field(default_factory=dict)
     links: pd.DataFrame = field(default_factory=pd.DataFrame)
     trace: str = "full"
+
+    def __repr__(self) -> str:
+        """Three lines: scenario, requests done, latency, energy, table sizes
+        (:mod:`simulator.results.display`); the tables are attributes."""
+        from simulator.results.display import table_sizes, text_view
+
+        return text_view(self.summary, table_sizes(self.tables()), self.trace)
+
+    def _repr_html_(self) -> str:
+        """The summary and the table sizes as HTML (Jupyter shows it for a result)."""
+        from simulator.results.display import html_view, table_sizes
+
+        return html_view(self.summary, table_sizes(self.tables()), self.trace)
 
     def summary_frame(self) -> pd.DataFrame:
         return pd.DataFrame([self.summary])
