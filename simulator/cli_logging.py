@@ -8,9 +8,10 @@ configures logging; the command line does that here, one line per record on stde
 =========  ===========  ===============================================================
 option     level        shown on stderr
 =========  ===========  ===============================================================
-``-q``     ERROR        errors only: no progress, no notes (socsim warnings still show:
-                        they go through :mod:`warnings`, :mod:`simulator.cli_warnings`)
-(none)     WARNING      progress, notes (e.g. a sweep journal line repaired)
+``-q``     ERROR        errors only, no progress (socsim warnings still show: they go
+                        through :mod:`warnings`, :mod:`simulator.cli_warnings`; so do a
+                        sweep's notes on rows it discarded or repaired)
+(none)     WARNING      also progress
 ``-v``     INFO         also the preset files loaded and each app's placement
 ``-vv``    DEBUG        also every preset taken from each file
 =========  ===========  ===============================================================

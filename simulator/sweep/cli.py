@@ -7,8 +7,8 @@ raised and turned into exit statuses there.
 from __future__ import annotations
 
 import argparse
-import logging
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -99,7 +99,6 @@ def parse_set(text: str) -> tuple[str, Any]:
 def cmd_sweep(args: argparse.Namespace) -> int:
     from simulator.sweep.runner import prepare_sweep, run_prepared
 
-    log = logging.getLogger("socsim.sweep")
     say = (lambda text: None) if args.json else print  # --json: stdout is the JSON only
 
     parameters = dict(parse_set(text) for text in args.set)
@@ -136,7 +135,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         quiet=args.quiet,
         restart=args.restart,
         repair=args.repair,
-        notify=lambda note: log.warning("note: %s", note),
+        # rows discarded or repaired: said even with -q (it is the user's data)
+        notify=lambda note: print(f"note: {note}", file=sys.stderr),
     )
     failed = table[table["status"] != "ok"]
     if spec.mc_samples:
