@@ -22,11 +22,13 @@ ROOT = Path(__file__).resolve().parents[1]
 ALEXNET = ROOT / "scenarios/examples/alexnet_phone_cloud.yaml"
 
 
-def _json_run(capsys, *args: str) -> dict:
+def _json_run(capsys, *args: str, stderr: list | None = None) -> dict:
     assert main(["run", *args, "--json"]) == 0
-    out = capsys.readouterr().out
-    assert out.count("\n") == 1  # one object, one line: nothing else on stdout
-    return json.loads(out)
+    captured = capsys.readouterr()
+    assert captured.out.count("\n") == 1  # one object, one line: nothing else on stdout
+    if stderr is not None:
+        stderr.append(captured.err)
+    return json.loads(captured.out)
 
 
 def test_run_json_is_the_summary_the_apps_and_the_folder(tmp_path, capsys):
@@ -137,3 +139,18 @@ def test_sweep_json_is_one_object(tmp_path, capsys):
         "design": "grid", "points": 3, "replicates": 1, "mc_samples": None, "rows": 3,
         "failed": [], "output_dir": str(out),
     }  # fmt: skip
+
+
+def test_run_json_with_samples_carries_the_intervals_and_quiet_drops_their_progress(
+    tmp_path, capsys
+):
+    pixel3 = str(ROOT / "scenarios/examples/uncertain_pixel3.yaml")
+    common = ["--samples", "3", "--executor", "serial"]
+    err: list[str] = []
+    document = _json_run(capsys, pixel3, "-o", str(tmp_path / "a"), *common, "-q", stderr=err)
+    assert err == [""]
+    written = (tmp_path / "a" / "intervals.csv").read_text().splitlines()
+    assert len(document["intervals"]) == len(written) - 1 > 0  # one per row, header apart
+    assert {row["samples"] for row in document["intervals"]} == {3}
+    _json_run(capsys, pixel3, "-o", str(tmp_path / "b"), *common, stderr=err)
+    assert "socsim run: 3 of 3 samples done" in err[1]  # their progress, without -q
