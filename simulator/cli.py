@@ -1,7 +1,8 @@
 """The ``socsim`` command line: the composition root of the library.
 
 Subcommands: ``run``, ``validate``, ``zoo``, ``explain``, ``sweep``, ``score``,
-``presets``, ``plot``, ``report``, ``calibrate``; ``--version``. Library
+``presets``, ``plot``, ``report``, ``calibrate``; ``--version``; every subcommand takes
+``-q``/``-v`` (:mod:`simulator.cli_logging`). Library
 errors are raised as :class:`~simulator.errors.SocsimError`; only here are they printed
 and turned into an exit status (:mod:`simulator.exitcodes`).
 """
@@ -14,7 +15,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from simulator.cli_logging import add_verbosity_options, socsim_logging
 from simulator.cli_outcome import interrupted_before_start, run_command
+from simulator.cli_run import load_run_scenario, log_placements, stderr_progress
 from simulator.cli_warnings import socsim_warnings_to_stderr
 from simulator.errors import PlacementError, ScenarioError, SocsimError
 from simulator.exitcodes import EXIT_INVALID, EXIT_OK
@@ -80,10 +83,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     from simulator.engine import simulate
     from simulator.network.radio_range import warn_run
     from simulator.output import check_output_dir, default_output_dir
-    from simulator.spec import load_scenario
 
     check_replicate(args.replicate)
-    scenario = load_scenario(args.scenario, args.allow_dirs, args.allow_plugins)
+    scenario, document = load_run_scenario(args)
     out_dir = check_output_dir(
         Path(args.output) if args.output else default_output_dir(scenario.name)
     )
@@ -92,22 +94,28 @@ def cmd_run(args: argparse.Namespace) -> int:
 
         mc.check_samples(args.samples)
         mc.uncertain_fields(scenario)
+    progress = None if args.quiet else stderr_progress(scenario)
     try:
-        result = simulate(
-            scenario, replicate=args.replicate, trace=args.trace, progress=stderr_progress(scenario)
-        )
+        result = simulate(scenario, replicate=args.replicate, trace=args.trace, progress=progress)
     except PlacementError:
-        raise_placement_problems(scenario, args.scenario)  # every one, at its YAML path
+        raise_placement_problems(scenario, args.scenario, document)  # each at its YAML path
         raise
+    log_placements(result.apps)
     warn_run(scenario, result, args.scenario)  # radios beyond their measured range
     extra = None
     if args.samples is not None:
         extra = mc.sample_tables(
-            scenario, result, args.samples, args.executor, args.workers, args.allow_dirs
-        )
+            scenario, result, args.samples, args.executor, args.workers, args.allow_dirs,
+            progress=not args.quiet,
+        )  # fmt: skip
     # before printing: a closed stdout loses nothing
     written = result.write(out_dir, extra=extra)
     args.kept = f"the results are complete in {out_dir}/"
+    if args.json:
+        from simulator.cli_json import run_json
+
+        print(run_json(result, out_dir, written, extra))
+        return EXIT_OK
     print(format_summary(result.summary))
     print("\napps:")
     _print_table(
@@ -148,35 +156,16 @@ def check_replicate(replicate: int) -> int:
     return replicate
 
 
-def stderr_progress(scenario):
-    """A ``simulate(progress=...)`` hook printing one line to stderr per report: simulated
-    time against the horizon, requests done against the total (where they are known)."""
-    from simulator.workload import expected_requests
-
-    entries = scenario.workload
-    durations = [e.duration_s for e in entries]
-    horizon = max(durations) if None not in durations else None
-    counts = [
-        expected_requests(e.arrival, e.arrival_options, e.count, e.duration_s) for e in entries
-    ]
-    total = int(sum(counts)) if None not in counts else None
-
-    def report(now_s: float, issued: int, completed: int) -> None:
-        when = f"{now_s:.4g} s" + (f" of {horizon:.4g} s" if horizon else "")
-        done = f"{completed:,}" + (f" of {total:,}" if total else f" ({issued:,} issued)")
-        print(f"socsim run: simulated {when}, {done} requests done", file=sys.stderr, flush=True)
-
-    return report
-
-
-def raise_placement_problems(scenario, path: str) -> None:
+def raise_placement_problems(scenario, path: str, document=None) -> None:
     """Raise a ScenarioError of every placement of ``scenario`` that cannot be made, each at
-    its YAML path in the file ``path`` (as ``socsim validate`` reports them); return when
-    every app can be planned."""
+    its YAML path in the file ``path`` (as ``socsim validate`` reports them), or in
+    ``document`` when given; return when every app can be planned."""
     from simulator.placement.check import plan_problems
     from simulator.spec.yamlio import load_yaml_file
 
-    problems = plan_problems(scenario, load_yaml_file(Path(path)), path)
+    if document is None:
+        document = load_yaml_file(Path(path))
+    problems = plan_problems(scenario, document, path)
     if problems:
         raise ScenarioError(problems) from None
 
@@ -344,6 +333,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="who runs the samples (default processes; results do not depend on it)",
     )
     run.add_argument("--workers", type=int, help="worker processes of --samples (default: cores)")
+    run.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="PATH=VALUE",
+        help="set a scenario path, as a sweep point does, e.g. links.uplink.bandwidth_mbps=20 "
+        "(after presets are expanded; repeatable)",
+    )
+    run.add_argument(
+        "--json", action="store_true", help="print one JSON object: summary, apps, output folder"
+    )
     add_allow_options(run)
     run.set_defaults(handler=cmd_run)
 
@@ -385,6 +385,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_plot_parser(sub)
     add_report_parser(sub)
+    for command in sub.choices.values():
+        add_verbosity_options(command)
     return parser
 
 
@@ -396,7 +398,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:  # Ctrl-C while the command line is read (start-up is lazy)
         return interrupted_before_start()
     handler: Callable[[argparse.Namespace], int] = args.handler
-    with socsim_warnings_to_stderr():
+    with socsim_warnings_to_stderr(), socsim_logging(args):
         return run_command(handler, args)
 
 

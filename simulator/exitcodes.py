@@ -1,7 +1,7 @@
 """The exit statuses of the ``socsim`` command, one contract for every subcommand.
 
 Scripts branch on these, so the values never change once released. The README's
-Commands section and docs/security.md list them; ``tests/faults/test_exit_codes.py``
+Commands section, docs/cli.md and docs/security.md list them; ``tests/faults/test_exit_codes.py``
 checks each from a real command.
 
 ========================  =====  ====================================================

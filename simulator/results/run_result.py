@@ -43,7 +43,7 @@ THERMAL_COLUMNS = [
 ]
 
 
-@dataclass
+@dataclass(repr=False)
 class RunResult:
     """Everything one replicate of a scenario produced.
 
@@ -125,6 +125,19 @@ class RunResult:
     links: pd.DataFrame = field(default_factory=pd.DataFrame)
     trace: str = "full"
 
+    def __repr__(self) -> str:
+        """Three lines: scenario, requests done, latency, energy, table sizes
+        (:mod:`simulator.results.display`); the tables are attributes."""
+        from simulator.results.display import table_sizes, text_view
+
+        return text_view(self.summary, table_sizes(self.tables()), self.trace)
+
+    def _repr_html_(self) -> str:
+        """The summary and the table sizes as HTML (Jupyter shows it for a result)."""
+        from simulator.results.display import html_view, table_sizes
+
+        return html_view(self.summary, table_sizes(self.tables()), self.trace)
+
     def summary_frame(self) -> pd.DataFrame:
         return pd.DataFrame([self.summary])
 
@@ -178,16 +191,17 @@ class RunResult:
                 names.append(write_csv(table, stage / f"{name}.csv").name)
                 if parquet:
                     names.append(write_parquet(table, stage / f"{name}.parquet").name)
-            summary = json.dumps(_jsonable(self.summary), indent=2) + "\n"
+            summary = json.dumps(jsonable(self.summary), indent=2) + "\n"
             resolved = yaml.safe_dump(self.document, sort_keys=False, allow_unicode=True)
             names.append(write_text(stage / "scenario.resolved.yaml", resolved).name)
             names.append(write_text(stage / "summary.json", summary).name)
         return [out / name for name in names]
 
 
-def _jsonable(value: Any) -> Any:
+def jsonable(value: Any) -> Any:
+    """``value`` (dicts nested) with numpy scalars as Python numbers, NaN and inf as None."""
     if isinstance(value, dict):
-        return {k: _jsonable(v) for k, v in value.items()}
+        return {k: jsonable(v) for k, v in value.items()}
     if isinstance(value, (np.integer,)):
         return int(value)
     if isinstance(value, (np.floating, float)):

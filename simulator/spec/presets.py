@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +32,16 @@ class Presets:
         default_factory=lambda: {s: {} for s in PRESET_SECTIONS}
     )
     broken: bool = False
+
+
+def _log_include(path: Path, source: str, presets: Presets) -> None:
+    """``socsim -v``: which preset file was loaded (``-vv``: and which presets it gave)."""
+    log = logging.getLogger("socsim.spec")
+    if log.isEnabledFor(logging.INFO):
+        names = [(s, n) for s in PRESET_SECTIONS for n in presets.by_section[s]]
+        log.info("loaded preset file %s (included by %s): %d preset(s)", path, source, len(names))
+        for section, name in names:
+            log.debug("  preset %s.%s from %s", section, name, presets.by_section[section][name][1])
 
 
 def collect_presets(document, base_dir: Path, source: str, ctx: Context, seen: tuple) -> Presets:
@@ -89,6 +100,7 @@ def collect_presets(document, base_dir: Path, source: str, ctx: Context, seen: t
             found.broken = True
             continue
         nested = collect_presets(library, path.parent, str(path), ctx, (*seen, path))
+        _log_include(path, source, nested)
         found.broken = found.broken or nested.broken
         for section in PRESET_SECTIONS:
             for name, entry in nested.by_section[section].items():

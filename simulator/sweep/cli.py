@@ -36,6 +36,24 @@ def _scalar(text: str) -> Any:
         return text
 
 
+def parse_assignment(text: str) -> tuple[str, Any]:
+    """``PATH=VALUE`` of ``socsim run --set`` -> (path, value), the value read as YAML
+    (``placement={policy: single, unit: gpu}``, ``links.up.latency_ms=5``), as one value
+    of the sweep's ``--set``.
+
+    Raises
+    ------
+    ScenarioError
+        Naming ``--set`` and what was expected.
+    """
+    path, sep, value = text.partition("=")
+    if not sep or not path.strip() or not value.strip():
+        raise ScenarioError(
+            [Problem(text, "--set takes PATH=VALUE, e.g. links.uplink.bandwidth_mbps=20")]
+        )
+    return path.strip(), _scalar(value.strip())
+
+
 def parse_set(text: str) -> tuple[str, Any]:
     """``PATH=VALUES`` of ``--set`` -> (path, the values as a ``sweep.parameters`` entry).
 
@@ -81,6 +99,8 @@ def parse_set(text: str) -> tuple[str, Any]:
 def cmd_sweep(args: argparse.Namespace) -> int:
     from simulator.sweep.runner import prepare_sweep, run_prepared
 
+    say = (lambda text: None) if args.json else print  # --json: stdout is the JSON only
+
     parameters = dict(parse_set(text) for text in args.set)
     prepared = prepare_sweep(
         args.scenario,
@@ -104,7 +124,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     spec = prepared.spec
     points = len(prepared.points) // (spec.mc_samples or 1)
     sampled = f" x {spec.mc_samples} Monte Carlo sample(s)" if spec.mc_samples else ""
-    print(
+    say(
         f"sweep {name}: {points} point(s){sampled} x "
         f"{spec.replicates} replicate(s), design {spec.design}, executor {spec.executor}"
     )
@@ -115,6 +135,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         quiet=args.quiet,
         restart=args.restart,
         repair=args.repair,
+        # rows discarded or repaired: said even with -q (it is the user's data)
         notify=lambda note: print(f"note: {note}", file=sys.stderr),
     )
     failed = table[table["status"] != "ok"]
@@ -124,7 +145,12 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
         intervals = sweep_intervals(table, spec.paths, spec.mc_samples)
         write_csv(intervals, out / "intervals.csv")
-        print(f"wrote the Monte Carlo intervals of every point to {out}/intervals.csv")
+        say(f"wrote the Monte Carlo intervals of every point to {out}/intervals.csv")
+    if args.json:
+        from simulator.cli_json import sweep_json
+
+        print(sweep_json(prepared.meta, points, table, out, spec))
+        return EXIT_OK
     print(f"wrote {len(table)} row(s) to {out}/ ({len(failed)} failed)")
     for row in failed.head(5).itertuples():
         print(f"  point {row.point} replicate {row.replicate}: {row.error}")
@@ -166,7 +192,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     sweep.add_argument(
         "--fast", action="store_true", help="lone-request points: analytic estimate, no engine"
     )
-    sweep.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    sweep.add_argument(
+        "--json", action="store_true", help="print one JSON object (rows, failures, folder)"
+    )
     sweep.add_argument(
         "--restart",
         action="store_true",

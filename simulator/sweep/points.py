@@ -256,3 +256,50 @@ def check_values(
     # a radio swept (or set) beyond the throughput its power fit was measured on says so
     # once per radio, as `run` and `validate` do
     warn_sweep(checked, resolver.source)
+
+
+def scenario_with_values(
+    path: str | Path,
+    values: Mapping[str, Any],
+    allow_dirs: Sequence[str | Path] = (),
+    allow_plugins: Sequence[str] = (),
+) -> tuple[Scenario, Mapping]:
+    """The scenario in ``path`` with ``values`` set at their paths, as one sweep point
+    (``socsim run --set``): set after includes and presets are expanded, so a path may
+    override a preset's figure; the paths are checked first, then the whole scenario.
+
+    Returns
+    -------
+    (Scenario, mapping)
+        The validated scenario and its expanded document with the values set (for the
+        YAML lines of later problems).
+
+    Raises
+    ------
+    ScenarioError
+        A path that does not exist (naming what exists there and the nearest key), or a
+        value the scenario refuses, at its YAML path, each labelled ``--set PATH=VALUE``.
+    """
+    from simulator.spec.yamlio import load_yaml_file
+
+    path = Path(path)
+    expanded = expanded_document(load_yaml_file(path), path.parent, str(path), allow_dirs)
+    for where in values:  # structure first: one problem per bad path
+        set_path(expanded, where, None, str(path))
+    resolver = PointResolver(expanded, path.parent, str(path), allow_dirs, allow_plugins)
+    document = resolver.document(values)
+    try:
+        scenario = parse_scenario(
+            document, path.parent, str(path), allow_dirs, allow_plugins=allow_plugins
+        )
+    except ScenarioError as exc:
+        raise ScenarioError([_label_set(p, values) for p in exc.problems]) from None
+    return scenario, document
+
+
+def _label_set(problem: Problem, values: Mapping[str, Any]) -> Problem:
+    """``problem`` prefixed with the ``--set`` that put a value at or above its path."""
+    for where, value in values.items():
+        if problem.path == where or problem.path.startswith((f"{where}.", f"{where}[")):
+            return replace(problem, message=f"--set {where}={value!r}: {problem.message}")
+    return problem

@@ -1,4 +1,10 @@
-"""A one-line progress bar on stderr: points done, rate and ETA (quiet unless a TTY)."""
+"""Progress of a sweep: ``tqdm.auto`` when installed, else a one-line bar on stderr.
+
+:func:`open_progress` picks the bar. With tqdm installed, ``tqdm.auto`` draws a widget in
+a Jupyter notebook (where stderr is not a terminal, so the plain bar stays off) and a text
+bar on a terminal; without tqdm, :class:`Progress` draws on a terminal only. Both are off
+when asked to be quiet, and neither draws into a pipe or a log file.
+"""
 
 from __future__ import annotations
 
@@ -63,3 +69,48 @@ class Progress:
         if self.enabled:
             self.stream.write("\r" + self.line(time.monotonic()) + "\n")
             self.stream.flush()
+
+
+class _TqdmBar:
+    """A ``tqdm.auto`` bar behind the :class:`Progress` interface (``update``, ``close``)."""
+
+    def __init__(self, bar):
+        self.bar = bar
+
+    def update(self, count: int = 1) -> None:
+        self.bar.update(count)
+
+    def close(self) -> None:
+        self.bar.close()
+
+
+def _tqdm_class():
+    """``tqdm.auto.tqdm``, or None when tqdm is not installed."""
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        return None
+    return tqdm
+
+
+def _is_notebook_bar(cls: type) -> bool:
+    return any(getattr(c, "__module__", "") == "tqdm.notebook" for c in getattr(cls, "__mro__", ()))
+
+
+def open_progress(
+    total: int, done: int = 0, quiet: bool = False, stream: TextIO | None = None
+) -> Progress | _TqdmBar:
+    """The progress bar of a sweep of ``total`` runs, ``done`` of them already finished.
+
+    ``tqdm.auto`` when it imports, drawn in a notebook (its widget class) or on a terminal
+    ``stream``; otherwise :class:`Progress`, drawn on a terminal only. ``quiet``: no bar.
+    """
+    stream = stream or sys.stderr
+    tqdm = None if quiet else _tqdm_class()
+    if tqdm is None:
+        return Progress(total, done, stream, enabled=False if quiet else None)
+    # inside a Jupyter kernel (whose stderr is no TTY) tqdm.auto derives from tqdm.notebook's
+    shown = _is_notebook_bar(tqdm) or stream.isatty()
+    return _TqdmBar(
+        tqdm(total=total, initial=done, unit="run", desc="sweep", file=stream, disable=not shown)
+    )

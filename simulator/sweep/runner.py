@@ -32,7 +32,7 @@ from simulator.sweep.execute import Task, columns, run_batch, run_task
 from simulator.sweep.executors import EXECUTORS, default_workers
 from simulator.sweep.fingerprint import fingerprint, fingerprint_parts
 from simulator.sweep.points import PointResolver, _key, check_values, expanded_document
-from simulator.sweep.progress import Progress
+from simulator.sweep.progress import open_progress
 from simulator.sweep.store import SweepStore
 
 _OVERRIDES = (
@@ -325,7 +325,7 @@ def run_prepared(
         # a remote Dask cluster may not see the scenario's files: points travel resolved
         remote = spec.executor == "dask" and options.get("scheduler") is not None
         batches = Batches(tasks, begun.done, batch_size, resolve_here=remote)
-        progress = Progress(len(tasks), len(begun.done), enabled=False if quiet else None)
+        progress = open_progress(len(tasks), len(begun.done), quiet)
         work = functools.partial(run_batch, run=run)
         try:
             if pending:  # a finished sweep starts no workers (nor a Dask cluster)
@@ -362,7 +362,8 @@ def run_sweep(
     parameters : mapping, optional
         Swept paths added to the ``sweep:`` section's.
     quiet : bool
-        No progress bar (it is also off when stderr is not a terminal).
+        No progress bar. Otherwise ``tqdm.auto`` draws one when installed (a widget in a
+        notebook), else a text bar on a terminal (:func:`~simulator.sweep.progress.open_progress`).
     run : callable
         Runs one task into a row (tests substitute it).
     batch_size : int, optional

@@ -272,10 +272,12 @@ def sample_tables(
     executor: str = "processes",
     workers: int | None = None,
     allow_dirs: Sequence[str | Path] = (),
+    progress: bool = True,
 ) -> dict[str, pd.DataFrame]:
     """``{"samples": ..., "intervals": ...}`` of ``socsim run --samples``: the samples of
     ``scenario`` at the nominal run's replicate, their intervals around ``nominal`` (the
-    nominal :class:`~simulator.results.RunResult`), progress on stderr."""
+    nominal :class:`~simulator.results.RunResult`), progress on stderr unless ``progress``
+    is False (``-q``)."""
     from simulator.engine import simulate
 
     table = run_samples(
@@ -285,7 +287,7 @@ def sample_tables(
         executor,
         workers,
         allow_dirs,
-        progress=stderr_progress(),
+        progress=stderr_progress() if progress else None,
     )
     if nominal.trace == "none":  # the per-app figures need its requests table
         nominal = simulate(scenario, replicate=nominal.summary["replicate"], trace="summary")

@@ -115,3 +115,38 @@ def test_an_unreachable_dask_scheduler_is_a_clear_error_within_the_timeout(monke
     monkeypatch.setattr(executors, "SCHEDULER_TIMEOUT_S", 0.5)
     with pytest.raises(SocsimError, match=r"cannot reach the dask scheduler tcp://127\.0\.0\.1:9"):
         next(executors.dask(len, [[1]], scheduler="tcp://127.0.0.1:9"))
+
+
+@pytest.mark.parametrize(
+    ("assignment", "said"),
+    [
+        ("links.uplnk.bandwidth_mbps=5", "no key 'uplnk' in links; keys there: uplink "
+         "(did you mean 'uplink'?)"),
+        ("links.uplink.bandwidth_mbps=-5", "links.uplink.bandwidth_mbps: --set "
+         "links.uplink.bandwidth_mbps=-5: expected a number"),
+        ("workload[4].count=1", "workload[4].count: workload has 1 item(s); no index [4]"),
+        ("links.uplink.bandwidth_mbps", "--set takes PATH=VALUE"),
+        ("placement.policy=singel", "unknown placement policy 'singel'"),
+    ],
+)  # fmt: skip
+def test_a_bad_run_set_is_invalid_input_with_its_yaml_path(tmp_path, capsys, assignment, said):
+    scenario = write_scenario(tmp_path, tiny_document())
+    out = tmp_path / "o"
+    status = main(["run", str(scenario), "-o", str(out), "--set", assignment, "--json"])
+    assert status == EXIT_INVALID
+    captured = capsys.readouterr()
+    assert captured.out == "" and said in captured.err and "Traceback" not in captured.err
+    assert not out.exists()
+
+
+def test_quiet_and_verbose_together_is_a_usage_error():
+    status, err = socsim("run", "x.yaml", "-q", "-v")
+    assert status == EXIT_USAGE and "not allowed with argument -q/--quiet" in err
+
+
+def test_sweep_json_errors_keep_stdout_empty(tmp_path, capsys):
+    scenario = write_scenario(tmp_path, tiny_document())
+    status = main(["sweep", str(scenario), "--set", "links.uplink.bandwith_mbps=1,2", "--json"])
+    assert status == EXIT_INVALID
+    captured = capsys.readouterr()
+    assert captured.out == "" and "did you mean 'bandwidth_mbps'?" in captured.err
