@@ -1,4 +1,4 @@
-"""The rules a scenario's apps obey, written once (issue 17, item 1).
+"""The rules a scenario's apps and links obey, written once (issue 17, item 1).
 
 Each rule is a pure function that yields :class:`RuleError` records, one per breach,
 each carrying its facts as fields (what is wrong, the YAML path of the value at fault
@@ -167,6 +167,17 @@ def scenario_apps(
             yield error.within("workload", i)
         for error in app_has_placement(entry.app, entry.placement, entry.replicas, default):
             yield error.within("workload", i)
+
+
+# -- the network ---------------------------------------------------------------------------
+def link_ends_known(link: str, ends: Sequence[Any], nodes: Collection[str]):
+    """A link joins nodes of its scenario; each unknown end is reported at its index."""
+    names = ", ".join(str(n) for n in nodes)
+    for i, end in enumerate(ends):
+        if isinstance(end, str) and end and end not in nodes:
+            yield RuleError(
+                f"unknown node '{end}'; nodes: {names}", ("ends", i), end, nodes, f"link '{link}'"
+            )
 
 
 # -- translating a breach into a problem of a YAML document -----------------------------------

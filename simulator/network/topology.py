@@ -13,6 +13,7 @@ import networkx as nx
 from simulator.errors import SocsimError
 from simulator.network.impairments import BandwidthDistribution, Jitter
 from simulator.network.radio import Radio
+from simulator.rules import link_ends_known, raise_first
 
 BITS_PER_BYTE = 8
 SHARING: tuple[str, ...] = ("fifo", "fair")
@@ -189,9 +190,7 @@ class Network:
         graph.add_nodes_from(nodes)
         self.links: dict[str, Link] = {}
         for link in links:
-            for end in (link.a, link.b):
-                if end not in graph:
-                    raise SocsimError(f"link '{link.name}' names unknown node '{end}'")
+            raise_first(link_ends_known(link.name, (link.a, link.b), graph.nodes))
             if graph.has_edge(link.a, link.b):
                 other = graph.edges[link.a, link.b]["link"].name
                 raise SocsimError(f"links '{other}' and '{link.name}' join the same nodes")

@@ -25,6 +25,7 @@ from simulator.rules import (
     app_has_placement,
     app_names_known,
     app_names_unique,
+    link_ends_known,
     placement_xor_replicas,
     report,
 )
@@ -203,9 +204,8 @@ def _check_names(raw: Mapping, ctx: Context) -> None:
             ends = body.get("ends") if isinstance(body, Mapping) else None
             if not isinstance(ends, list):
                 continue
-            loc = Loc("links").child(links, name).child(body, "ends")
-            for i, end in enumerate(ends):
-                _check_name(ctx, loc.child(ends, i), end, "node", nodes)
+            for error in link_ends_known(name, ends, nodes):
+                report(ctx, error, Loc("links").child(links, name), body)
     if isinstance(workload, list):
         for i, item in enumerate(workload):
             if not isinstance(item, Mapping):
@@ -216,12 +216,6 @@ def _check_names(raw: Mapping, ctx: Context) -> None:
             app = item.get("app")
             for error in app_names_known(app, model, source, models or {}, nodes or {}):
                 report(ctx, error, loc, item)
-
-
-def _check_name(ctx: Context, loc: Loc, value: Any, kind: str, known: Mapping) -> None:
-    if isinstance(value, str) and value and value not in known:
-        names = ", ".join(str(k) for k in known)
-        ctx.problem(loc, f"unknown {kind} '{value}'; {kind}s: {names}", nearest(value, known))
 
 
 # -- building the domain objects ----------------------------------------------------------

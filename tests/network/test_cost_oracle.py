@@ -157,5 +157,5 @@ def test_platform_rejects_duplicate_nodes_and_bad_links():
     node = Node("a", "device", (ComputeUnit("cpu", "cpu"),))
     with pytest.raises(SocsimError, match="duplicate node name 'a'"):
         Platform([node, node])
-    with pytest.raises(SocsimError, match="names unknown node 'b'"):
+    with pytest.raises(SocsimError, match="link 'l': unknown node 'b'; nodes: a"):
         Platform([node], [Link("l", "a", "b", 0.0, 1e6, 1e6)])

@@ -120,7 +120,7 @@ def test_duplicate_link_is_an_error():
 
 
 def test_link_naming_unknown_node():
-    with pytest.raises(SocsimError, match="link 'ax' names unknown node 'x'"):
+    with pytest.raises(SocsimError, match="link 'ax': unknown node 'x'; nodes: a, b"):
         Network(["a", "b"], [Link("ax", "a", "x", 0.01, 1e6, 1e6)])
 
 

@@ -123,3 +123,19 @@ def test_rule_error_pickles_with_its_fields():
         == str(error)
         == ("app 'a': unknown model 'nett'; models: net (did you mean 'net'?)")
     )
+
+
+def test_link_ends_rule_fires_from_yaml_and_from_python(spec):
+    from simulator.network.topology import Link, Network
+
+    problem = spec.problem(spec.edit(spec.BASE, "ends: [phone, cloud]", "ends: [phone, clud]"))
+    assert problem.path == "links.uplink.ends[1]"
+    assert problem.message == "unknown node 'clud'; nodes: phone, cloud"
+    assert problem.suggestion == "cloud" and problem.line is not None
+    with pytest.raises(RuleError) as caught:
+        Network(["phone", "cloud"], [Link("uplink", "phone", "clud", 0.02, 5.85e6, 13e6)])
+    error = caught.value
+    assert error.message == problem.message and error.path == ("ends", 1)
+    assert str(error) == (
+        "link 'uplink': unknown node 'clud'; nodes: phone, cloud (did you mean 'cloud'?)"
+    )
