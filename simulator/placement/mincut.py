@@ -14,7 +14,9 @@ request input (one tensor of ``graph.request_input_bytes``) reaches each locatio
 runs an entry op, once; every exit op's output returns to the source node. Costs by
 objective: ``latency`` adds seconds, ``device_energy`` adds op energy on device-role
 nodes plus radio energy at device ends, ``total_energy`` adds all op energy plus radio
-energy, ``weighted`` adds the weighted sum of those three. Pure: no SimPy, no I/O.
+energy, ``weighted`` adds the weighted sum of those three. A node's ``load_factor``
+(Neurosurgeon's K_load) multiplies the time of every op on its units, not their energy.
+Pure: no SimPy, no I/O.
 """
 
 from __future__ import annotations
@@ -30,7 +32,12 @@ import networkx as nx
 from simulator.errors import PlacementError
 from simulator.graph.model import ModelGraph, Op
 from simulator.placement.base import POLICIES, Placement
-from simulator.placement.estimate import estimate, radio_energy_j
+from simulator.placement.estimate import (
+    declared_conditions,
+    declared_load,
+    estimate,
+    radio_energy_j,
+)
 from simulator.placement.locations import (
     INPUT_LABEL,
     LOCATION_OPTIONS,
@@ -62,6 +69,8 @@ class _Costs:
         self.exact = exact
         self.zero = Fraction(0) if exact else 0.0
         self.weights = {k: self.num(w) for k, w in objective.weights.items()}
+        # the nodes' declared load_factor (K_load) stretches op times, not op energy
+        self.load = declared_load(oracle.platform)
 
     def num(self, value: float):
         return Fraction(repr(float(value))) if self.exact else float(value)
@@ -84,6 +93,9 @@ class _Costs:
                 return None
             time_s = self.oracle.op_time_s(op, uid)
             energy_j = self.oracle.op_energy_j(op, uid)
+        factor = self.load.get(uid)
+        if factor is not None:
+            time_s *= factor
         on_device = self.oracle.platform.node_of(uid).role == "device"
         return self.combine(time_s, energy_j if on_device else 0.0, energy_j)
 
@@ -378,7 +390,7 @@ def min_cut(
     assignment = {name: device if i in on_device else remote for i, name in enumerate(ops)}
     placement = Placement(assignment, ops, policy, source)
     plan = compile_plan(graph, placement, oracle)
-    predicted = estimate(plan, oracle)
+    predicted = estimate(plan, oracle, declared_conditions(oracle.platform))
     cut = tuple(
         {
             "tensor": plan.ops[i],

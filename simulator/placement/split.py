@@ -20,7 +20,7 @@ from typing import Any
 from simulator.errors import PlacementError
 from simulator.graph.model import ModelGraph
 from simulator.placement.base import POLICIES, Placement
-from simulator.placement.estimate import estimate
+from simulator.placement.estimate import NOMINAL, declared_conditions, estimate
 from simulator.placement.locations import (
     INPUT_LABEL,
     LOCATION_OPTIONS,
@@ -87,8 +87,14 @@ def split_point(
             remote_floor, remote_why = i + 1, f"'{remote}' cannot run '{ops[i]}': {reason}"
             break
 
+    # the nodes' declared load_factor (Neurosurgeon's K_load) stretches their op times
+    conditions = declared_conditions(oracle.platform)
     # every cut's estimate in one pass when that is exact (None: one plan per cut)
-    fast = prefix_cut_estimates(graph, oracle, source, device, remote, remote_floor, device_limit)
+    fast = None
+    if conditions is NOMINAL:  # the one-pass curve knows no load factor
+        fast = prefix_cut_estimates(
+            graph, oracle, source, device, remote, remote_floor, device_limit
+        )
     prefix_weights = [0]
     for name in ops:
         prefix_weights.append(prefix_weights[-1] + graph.op(name).weight_bytes)
@@ -107,7 +113,7 @@ def split_point(
             predicted = fast[k - remote_floor]
         else:
             placement = Placement(_cut(ops, k, device, remote), ops, policy, source)
-            predicted = estimate(compile_plan(graph, placement, oracle), oracle)
+            predicted = estimate(compile_plan(graph, placement, oracle), oracle, conditions)
         weights = None
         if check_memory:  # resident weights per unit, in op order as the check lists them
             weights = {device: prefix_weights[k]} if k else {}
