@@ -83,13 +83,6 @@ def declared_load(platform) -> dict[str, float]:
     }
 
 
-def declared_conditions(platform) -> Conditions:
-    """The conditions a static placement assumes: the nodes' declared ``load_factor``
-    (:data:`NOMINAL` when no node declares one, so nothing else changes)."""
-    load = declared_load(platform)
-    return Conditions(load_factor=load) if load else NOMINAL
-
-
 @dataclass(frozen=True)
 class Observed:
     """Times seen in a run, to replay one request's list schedule with them (SI units).

@@ -158,6 +158,27 @@ def test_static_policies_weigh_the_declared_load_factor(policy, factor, cut_afte
     assert on_phone == expected
 
 
+@pytest.mark.parametrize(
+    ("policy", "queued_ms", "on_phone"),
+    [
+        # split_point (list schedule: x starts at max(arrival 10 ms, Q)):
+        #   all cloud max(0.01, Q) + 0.0002, after x max(0.1, Q) + 0.0001, phone 0.2
+        ("split_point", 150.0, ["x"]),  # 0.1502 / 0.1501 / 0.2
+        ("split_point", 250.0, ["x", "y"]),  # 0.2502 / 0.2501 / 0.2
+        # min_cut (sequential: the wait adds once if any op is remote):
+        #   all cloud 0.01 + Q + 0.0002, after x 0.1 + Q + 0.0001, phone 0.2
+        ("min_cut", 150.0, []),  # 0.1602 / 0.2501 / 0.2
+        ("min_cut", 250.0, ["x", "y"]),  # 0.2602 / 0.3501 / 0.2
+    ],
+)
+def test_static_policies_weigh_the_declared_remote_queue(policy, queued_ms, on_phone):
+    placement = {"policy": policy, "device": "cpu", "node": "cloud", "remote_queued_ms": queued_ms}
+    plan = plan_replicas(parse_scenario(doc(placement=placement)))["cam"][0]
+    assert [op for op, uid in zip(plan.ops, plan.units, strict=True) if uid == "phone.cpu"] == (
+        on_phone
+    )
+
+
 def test_load_factor_must_be_positive():
     with pytest.raises(ScenarioError, match=r"nodes\.cloud\.load_factor"):
         parse_scenario(doc(load_factor=0))
