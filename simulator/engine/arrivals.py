@@ -15,6 +15,7 @@ import numpy as np
 import simpy
 
 from simulator.engine.book import RequestBook
+from simulator.engine.load import LoadTracker
 from simulator.engine.network import Network
 from simulator.engine.servers import Server
 from simulator.engine.state import App, Request
@@ -55,6 +56,11 @@ class Arrivals:
         self.book = book
         self.units = units
         self.network = network
+        # the work committed to each unit, for predictive dispatchers only (None: no
+        # app predicts, nothing is tracked)
+        self.load = (
+            LoadTracker(book, units) if any(app.adaptive is not None for app in apps) else None
+        )
         self.sources: list[simpy.Process] = []
         #: battery runs: succeeds when no request can come or is in flight, and every
         #: radio is idle (None: not watched)
@@ -107,6 +113,8 @@ class Arrivals:
             rep.in_flight += 1
             request = Request(self.book.issued, app, rep, now)
             self.book.add(request)
+            if self.load is not None:
+                self.load.add(request.rid)
             start(request, now)
             app.issued += 1
 
@@ -117,9 +125,9 @@ class Arrivals:
             return 0
         predicted = None
         if app.adaptive is not None:
-            backlog = {uid: server.backlog_s for uid, server in self.units.items()}
+            committed = self.load.remaining_s(now)
             awake, live = self.network.conditions(now)
-            predicted = app.adaptive.predict(now, backlog, awake, live)
+            predicted = app.adaptive.predict(now, committed, awake, live)
         loads = [
             ReplicaLoad(
                 r.in_flight,

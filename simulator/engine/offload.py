@@ -3,9 +3,10 @@
 An app with ``dispatch: adaptive`` lists candidate placements as replicas. For each
 request the engine asks its :class:`AdaptiveApp` for every candidate's objective
 predicted *now*: the contention-free estimate of the candidate's plan under the observed
-conditions (EWMA throughput per link direction, work queued on each unit, radios already
-awake). The ``adaptive`` dispatcher then takes the best. Hops that time out abandon the
-attempt and restart it on the fallback replica (see ``Engine._abandon``).
+conditions (EWMA throughput per link direction, work committed to each unit, radios
+already awake, declared node load factors). The ``adaptive`` dispatcher then takes the
+best. Hops that time out abandon the attempt and restart it on the fallback replica (see
+``Engine._abandon``).
 
 No SimPy here: the engine feeds observations in and reads predictions out.
 """
@@ -16,7 +17,7 @@ import math
 from collections.abc import Mapping, Sequence
 
 from simulator.errors import PlacementError
-from simulator.placement.estimate import Conditions, estimate
+from simulator.placement.estimate import Conditions, declared_load, estimate
 from simulator.placement.objectives import Objective
 from simulator.placement.plan import ExecutionPlan
 from simulator.platform import CostOracle
@@ -100,6 +101,7 @@ class AdaptiveApp:
                 )
             self.fallback = local[0]
         self._units = tuple(dict.fromkeys(uid for plan in self.plans for uid in plan.units))
+        self._load = declared_load(oracle.platform)
         self.predictions = 0
 
     def predict(
@@ -115,7 +117,9 @@ class AdaptiveApp:
         ----------
         now_s : float
         backlog_s : Mapping of unit id -> s
-            Work queued on each unit, not started.
+            Work committed to each unit (:class:`~simulator.engine.load.LoadTracker`):
+            the rest of the ops it runs, its queue, and the ops of requests in flight
+            placed on it that are not ready yet.
         radio_tail_s : Mapping of (link, node) -> s
             Radios not idle: how long ago each one's tail began (``-inf``: busy).
         live_bps : Mapping of (link, src node) -> bit/s, optional
@@ -128,6 +132,7 @@ class AdaptiveApp:
             bandwidth_bps=observed,
             unit_free_s={uid: backlog_s[uid] for uid in self._units if backlog_s[uid] > 0},
             radio_tail_s=radio_tail_s,
+            load_factor=self._load,
         )
         self.predictions += 1
         values = []

@@ -51,6 +51,7 @@ class Server:
     __slots__ = (
         "_idle",
         "_queue",
+        "_workers",
         "backlog_s",
         "busy_s",
         "env",
@@ -72,8 +73,10 @@ class Server:
         self.jobs_served = 0
         self.on_start: OnStart | None = None
         self.on_finish: OnFinish | None = None
-        for _ in range(workers):
-            _Worker(self).wait()
+        # kept only to read what each serves (LoadTracker); the idle list drives them
+        self._workers = tuple(_Worker(self) for _ in range(workers))
+        for worker in self._workers:
+            worker.wait()
 
     def serve_with(self, on_start: OnStart, on_finish: OnFinish) -> None:
         """Start and end every job through these callbacks (before the first job)."""

@@ -215,6 +215,10 @@ class Node:
         DRAM bandwidth all the node's units together can pull (B/s), shared by the ops
         running at once (``docs/shared-dram.md``). None: the largest unit
         ``memory_bandwidth_bytes_per_s`` (see :attr:`dram_bps`).
+    load_factor : float
+        Neurosurgeon's K_load (> 0, default 1): the placement estimates multiply the
+        time of every op on the node's units by it (a declared background load); the
+        engine runs ops at their own durations.
     """
 
     name: str
@@ -227,9 +231,14 @@ class Node:
     battery_j: float | None = None
     caches: tuple[CacheLevel, ...] = ()
     dram_bandwidth_bytes_per_s: float | None = None
+    load_factor: float = 1.0
 
     def __post_init__(self) -> None:
         self._resolve_caches()
+        if not self.load_factor > 0 or not math.isfinite(self.load_factor):
+            raise SocsimError(
+                f"node '{self.name}': load_factor must be > 0, got {self.load_factor}"
+            )
         if self.role not in NODE_ROLES:
             raise SocsimError(f"node '{self.name}': role must be one of {NODE_ROLES}")
         if not self.units:

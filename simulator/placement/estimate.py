@@ -38,17 +38,25 @@ class Conditions:
         nominal bandwidth.
     unit_free_s : Mapping of unit id -> s
         Earliest time (from the request's arrival) a unit can start this request's
-        first op on it: the work already queued there.
+        first op on it: the work already queued or reserved there (a run-time snapshot:
+        the rest of the op it runs, its queue, and the ops of requests in flight placed
+        on it that are not ready yet). Only the request's first op on the unit waits.
     radio_tail_s : Mapping of (link, node) -> s
         Stateful radios that are not idle: how long ago each one's tail began
         (``-inf`` for a radio that is carrying transfers). The estimate follows the
         state machine from there: a radio still connected pays no promotion, one in a
         tail stage pays that stage's promotion; idle radios are not listed.
+    load_factor : Mapping of unit id -> factor
+        Neurosurgeon's K_load (> 0): each op on a listed unit lasts ``factor`` times its
+        plan duration in the estimate (its energy is unchanged: the op runs as long, it
+        is the request that waits). :func:`declared_load` reads it from the nodes'
+        ``load_factor``.
     """
 
     bandwidth_bps: Mapping[tuple[str, str], float] = field(default_factory=FrozenMap)
     unit_free_s: Mapping[str, float] = field(default_factory=FrozenMap)
     radio_tail_s: Mapping[tuple[str, str], float] = field(default_factory=FrozenMap)
+    load_factor: Mapping[str, float] = field(default_factory=FrozenMap)
 
     def __post_init__(self) -> None:
         for key, bps in self.bandwidth_bps.items():
@@ -57,9 +65,22 @@ class Conditions:
         object.__setattr__(self, "bandwidth_bps", FrozenMap(self.bandwidth_bps))
         object.__setattr__(self, "unit_free_s", FrozenMap(self.unit_free_s))
         object.__setattr__(self, "radio_tail_s", FrozenMap(self.radio_tail_s))
+        for uid, factor in self.load_factor.items():
+            if not (factor > 0 and math.isfinite(factor)):
+                raise ValueError(f"load factor of '{uid}' must be > 0, got {factor}")
+        object.__setattr__(self, "load_factor", FrozenMap(self.load_factor))
 
 
 NOMINAL = Conditions()
+
+
+def declared_load(platform) -> dict[str, float]:
+    """Unit id -> the ``load_factor`` of its node, for the nodes that declare one != 1."""
+    return {
+        uid: platform.node_of(uid).load_factor
+        for uid in platform.unit_ids
+        if platform.node_of(uid).load_factor != 1.0
+    }
 
 
 @dataclass(frozen=True)
@@ -333,6 +354,7 @@ def estimate(
         link_radio = oracle.platform.network.links[link].radio
         radios[(link, node)] = RadioUse(link_radio, -ago_s)
     unit_free = dict(conditions.unit_free_s)
+    load = conditions.load_factor
 
     def arrive_at(move: Move, t: float) -> float:
         if observed is not None and move.hops:
@@ -352,14 +374,16 @@ def estimate(
         start[i] = ready[i] if free is None else max(ready[i], free)
         parts = plan.dvfs_parts[i]
         seen_s = observed.op_s[i] if observed is not None else None
+        factor = load.get(plan.units[i]) if load else None
         if seen_s is not None:
             end[i] = start[i] + seen_s
         elif replay is None or parts is None:
-            end[i] = start[i] + plan.duration_s[i]
+            duration_s = plan.duration_s[i]
+            end[i] = start[i] + (duration_s if factor is None else duration_s * factor)
         else:
             uid = plan.units[i]
             level[i], duration_s, op_j[i] = replay.run(uid, start[i], parts, plan.core_share[i])
-            end[i] = start[i] + duration_s
+            end[i] = start[i] + (duration_s if factor is None else duration_s * factor)
         for j in plan.local_next[i]:
             ready[j] = max(ready[j], end[i])
         for move in plan.moves_out[i]:

@@ -7,14 +7,19 @@ from typing import Any
 
 from simulator.errors import PlacementError, SocsimError
 from simulator.graph.model import ModelGraph
-from simulator.placement.estimate import back_to_back_s
+from simulator.placement.estimate import (
+    NOMINAL,
+    Conditions,
+    back_to_back_s,
+    declared_load,
+)
 from simulator.placement.objectives import (
     Objective,
     candidate_units,
     objective_of,
 )
 from simulator.platform import CostOracle
-from simulator.schema import Field, Ref
+from simulator.schema import Field, Number, Ref
 
 LOCATION_OPTIONS: dict[str, Field] = {
     "device": Field(
@@ -37,7 +42,28 @@ LOCATION_OPTIONS: dict[str, Field] = {
     ),
 }
 
+#: the load a static two-location policy is told of (``split_point``, ``min_cut``)
+LOAD_OPTIONS: dict[str, Field] = {
+    "remote_queued_ms": Field(
+        Number("ms", 1e-3, ge=0),
+        default=0.0,
+        to="remote_queued_s",
+        doc="work already queued or reserved on the remote unit: the request's first op "
+        "there starts no earlier (docs/placement.md#load-aware-estimates)",
+    ),
+}
+
 INPUT_LABEL = "<input>"
+
+
+def load_conditions(oracle: CostOracle, remote: str, options: Mapping[str, Any]) -> Conditions:
+    """What a static policy assumes of the load: the nodes' ``load_factor`` and the
+    ``remote_queued_ms`` option (:data:`NOMINAL` when neither is given)."""
+    load = declared_load(oracle.platform)
+    queued_s = options.get("remote_queued_s", 0.0)
+    if not load and not queued_s:
+        return NOMINAL
+    return Conditions(unit_free_s={remote: queued_s} if queued_s else {}, load_factor=load)
 
 
 # -- locations -----------------------------------------------------------------------------

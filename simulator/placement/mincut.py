@@ -14,7 +14,10 @@ request input (one tensor of ``graph.request_input_bytes``) reaches each locatio
 runs an entry op, once; every exit op's output returns to the source node. Costs by
 objective: ``latency`` adds seconds, ``device_energy`` adds op energy on device-role
 nodes plus radio energy at device ends, ``total_energy`` adds all op energy plus radio
-energy, ``weighted`` adds the weighted sum of those three. Pure: no SimPy, no I/O.
+energy, ``weighted`` adds the weighted sum of those three. A node's ``load_factor``
+(Neurosurgeon's K_load) multiplies the time of every op on its units, not their energy;
+option ``remote_queued_ms`` adds that wait once when any op is remote (latency terms).
+Pure: no SimPy, no I/O.
 """
 
 from __future__ import annotations
@@ -30,10 +33,12 @@ import networkx as nx
 from simulator.errors import PlacementError
 from simulator.graph.model import ModelGraph, Op
 from simulator.placement.base import POLICIES, Placement
-from simulator.placement.estimate import estimate, radio_energy_j
+from simulator.placement.estimate import declared_load, estimate, radio_energy_j
 from simulator.placement.locations import (
     INPUT_LABEL,
+    LOAD_OPTIONS,
     LOCATION_OPTIONS,
+    load_conditions,
     location_objective,
     resolve_locations,
 )
@@ -62,6 +67,8 @@ class _Costs:
         self.exact = exact
         self.zero = Fraction(0) if exact else 0.0
         self.weights = {k: self.num(w) for k, w in objective.weights.items()}
+        # the nodes' declared load_factor (K_load) stretches op times, not op energy
+        self.load = declared_load(oracle.platform)
 
     def num(self, value: float):
         return Fraction(repr(float(value))) if self.exact else float(value)
@@ -84,6 +91,9 @@ class _Costs:
                 return None
             time_s = self.oracle.op_time_s(op, uid)
             energy_j = self.oracle.op_energy_j(op, uid)
+        factor = self.load.get(uid)
+        if factor is not None:
+            time_s *= factor
         on_device = self.oracle.platform.node_of(uid).role == "device"
         return self.combine(time_s, energy_j if on_device else 0.0, energy_j)
 
@@ -180,7 +190,17 @@ class _CutNetwork:
 
     S, T = "S", "T"
 
-    def __init__(self, graph, oracle, source, device, remote, costs: _Costs, policy: str):
+    def __init__(
+        self,
+        graph,
+        oracle,
+        source,
+        device,
+        remote,
+        costs: _Costs,
+        policy: str,
+        remote_queued_s: float = 0.0,
+    ):
         self.graph = graph
         self.costs = costs
         self.ops = list(graph.order)
@@ -235,6 +255,10 @@ class _CutNetwork:
         to_d = _node_transfer(oracle, source, node_d)
         self.stair(self.S, entries, lambda b: costs.move(to_r, b), forward=True)
         self.stair(self.T, entries, lambda b: costs.move(to_d, b), forward=False)
+        if remote_queued_s:  # paid once if any op is remote: the queue ahead of it there
+            every = [(self.index[n], 1) for n in self.ops]
+            wait = costs.combine(remote_queued_s, 0.0, 0.0)
+            self.stair(self.S, every, lambda b: wait, forward=True)
 
     def add(self, u, v, cap) -> None:
         """Add ``cap`` to edge u -> v (None: infinite)."""
@@ -352,6 +376,7 @@ def _exact_flag(graph: ModelGraph, mode: str) -> bool:
 
 _MIN_CUT_OPTIONS = {
     **LOCATION_OPTIONS,
+    **LOAD_OPTIONS,
     "exact": Field(
         Text(choices=("auto", "yes", "no")),
         default="auto",
@@ -370,7 +395,8 @@ def min_cut(
     objective = location_objective(options, policy)
     device, remote = resolve_locations(graph, oracle, source, options, policy)
     costs = _Costs(oracle, objective, _exact_flag(graph, options.get("exact", "auto")))
-    network = _CutNetwork(graph, oracle, source, device, remote, costs, policy)
+    queued_s = options.get("remote_queued_s", 0.0)
+    network = _CutNetwork(graph, oracle, source, device, remote, costs, policy, queued_s)
     value, device_side = network.solve()
     chain_cost, chain_k = network.best_prefix()
     on_device = set(device_side)
@@ -378,7 +404,7 @@ def min_cut(
     assignment = {name: device if i in on_device else remote for i, name in enumerate(ops)}
     placement = Placement(assignment, ops, policy, source)
     plan = compile_plan(graph, placement, oracle)
-    predicted = estimate(plan, oracle)
+    predicted = estimate(plan, oracle, load_conditions(oracle, remote, options))
     cut = tuple(
         {
             "tensor": plan.ops[i],

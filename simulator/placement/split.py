@@ -20,10 +20,12 @@ from typing import Any
 from simulator.errors import PlacementError
 from simulator.graph.model import ModelGraph
 from simulator.placement.base import POLICIES, Placement
-from simulator.placement.estimate import estimate
+from simulator.placement.estimate import NOMINAL, estimate
 from simulator.placement.locations import (
     INPUT_LABEL,
+    LOAD_OPTIONS,
     LOCATION_OPTIONS,
+    load_conditions,
     location_objective,
     resolve_locations,
 )
@@ -55,7 +57,8 @@ def _curve_row(k: int, cut_after: str) -> dict[str, Any]:
 
 
 @POLICIES.register(
-    "split_point", with_common_options(dict(LOCATION_OPTIONS), "split_point placement")
+    "split_point",
+    with_common_options({**LOCATION_OPTIONS, **LOAD_OPTIONS}, "split_point placement"),
 )
 def split_point(
     graph: ModelGraph, oracle: CostOracle, source: str, options: Mapping[str, Any]
@@ -87,8 +90,15 @@ def split_point(
             remote_floor, remote_why = i + 1, f"'{remote}' cannot run '{ops[i]}': {reason}"
             break
 
+    # the nodes' declared load_factor (Neurosurgeon's K_load) stretches their op times;
+    # remote_queued_ms delays the first remote op
+    conditions = load_conditions(oracle, remote, options)
     # every cut's estimate in one pass when that is exact (None: one plan per cut)
-    fast = prefix_cut_estimates(graph, oracle, source, device, remote, remote_floor, device_limit)
+    fast = None
+    if conditions is NOMINAL:  # the one-pass curve knows no load
+        fast = prefix_cut_estimates(
+            graph, oracle, source, device, remote, remote_floor, device_limit
+        )
     prefix_weights = [0]
     for name in ops:
         prefix_weights.append(prefix_weights[-1] + graph.op(name).weight_bytes)
@@ -107,7 +117,7 @@ def split_point(
             predicted = fast[k - remote_floor]
         else:
             placement = Placement(_cut(ops, k, device, remote), ops, policy, source)
-            predicted = estimate(compile_plan(graph, placement, oracle), oracle)
+            predicted = estimate(compile_plan(graph, placement, oracle), oracle, conditions)
         weights = None
         if check_memory:  # resident weights per unit, in op order as the check lists them
             weights = {device: prefix_weights[k]} if k else {}

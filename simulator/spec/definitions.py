@@ -225,6 +225,12 @@ NODE = Record(
             default=[],
             doc="levels shared by all units (SLC, shared L3), seen after each unit's own",
         ),
+        "load_factor": Field(
+            Number(gt=0),
+            default=1.0,
+            doc="Neurosurgeon's K_load: placement estimates multiply the node's op times "
+            "by it (the run does not; docs/placement.md#load-aware-estimates)",
+        ),
     },
     name="node",
 )

@@ -83,3 +83,32 @@ def test_adaptive_offloading_beats_every_static_choice_on_the_swinging_uplink():
     assert min(static_means) == pytest.approx(0.5116, abs=1e-4)  # the phone alone
     assert adaptive.summary["latency_mean_s"] == pytest.approx(0.4475, abs=1e-4)
     assert adaptive.summary["latency_mean_s"] < 0.9 * min(static_means)
+
+
+def test_the_loaded_cloud_example_stays_on_the_phone():
+    # docs/adaptive.md#a-loaded-cloud: 64 tenants on the A100; only the frame issued at
+    # t = 0, before the tenants' first requests, goes to the (still idle) cloud
+    requests = run("loaded_cloud.yaml").requests
+    camera = requests[requests["app"] == "camera"].sort_values("request_id")
+    assert list(camera["replica"]) == [1] + [0] * 20
+    phone = camera["latency_s"].iloc[1:]
+    assert phone.max() == pytest.approx(phone.min(), rel=1e-9)  # alone: 138.9 ms each
+
+    def static(placement, load_factor=1.0):
+        doc = yaml.safe_load((EXAMPLES / "loaded_cloud.yaml").read_text())
+        entry = doc["workload"][0]
+        for key in ("replicas", "dispatch"):
+            del entry[key]
+        entry["placement"] = placement
+        doc["nodes"]["cloud"]["load_factor"] = load_factor
+        result = simulate(parse_scenario(doc, base_dir=EXAMPLES))
+        return result.requests, result.ops[result.ops["app"] == "camera"]
+
+    cloud, _ = static({"policy": "offload", "node": "cloud"})
+    cloud = cloud[cloud["app"] == "camera"]["latency_s"]
+    assert cloud.iloc[1:].min() > phone.max()  # the tenants' queue costs more than local
+    # split_point: all remote on the idle assumption, phone only with the measured K_load
+    split = {"policy": "split_point", "device": "cpu_big", "node": "cloud"}
+    for factor, expected in ((1.0, {"cloud.gpu"}), (64.0, {"phone.cpu_big"})):
+        _, ops = static(split, factor)
+        assert set(ops["unit"]) == expected
