@@ -21,6 +21,7 @@ from simulator.score.card import peak_memory
 from simulator.score.indicators import INDICATOR_KEYS, app_flexibility, scenario_indicators
 from simulator.spec.modelcache import MODEL_CACHE, BoundedCache, exact_key
 from simulator.spec.scenario import Scenario
+from simulator.workload import WorkloadEntry
 
 #: Fast-path plans kept per process. An entry is a label and a latency, but its key holds
 #: the platform's records and the model graph alive, so this also bounds the graphs kept
@@ -29,6 +30,9 @@ MAX_PLANS = 64
 #: ``(decision label, latency_s, flexibility record)`` of the fast path by the exact inputs
 #: of its plan (:func:`plan_inputs`): a sweep over a deadline or a seed places its model once.
 PLAN_CACHE: BoundedCache[tuple[str, float, dict]] = BoundedCache(MAX_PLANS)
+#: An app's flexibility record (:func:`~simulator.score.indicators.app_flexibility`) on the
+#: engine path, by the same inputs: its placement is not made again at every point.
+FLEX_CACHE: BoundedCache[dict] = BoundedCache(MAX_PLANS)
 
 #: Keys of :func:`simulator.results.run_result.summarize` in a sweep row, after the fixed
 #: columns (``seed``, ``replicate`` and ``decision`` are among those). A test keeps this
@@ -162,13 +166,13 @@ def _fast_plan(scenario: Scenario) -> tuple[str, float, dict]:
     return plan.label, estimate(plan, oracle).latency_s, flex
 
 
-def plan_inputs(scenario: Scenario) -> tuple | None:
+def plan_inputs(scenario: Scenario, entry: WorkloadEntry | None = None) -> tuple | None:
     """Everything the fast path's plan depends on, compared by value: the platform's nodes
     and links (frozen records: units, DVFS points, predictors and radios included), the
     model graph itself (held, compared by identity: the model cache hands out one graph
     per recipe), the source node and the placement policy with its options. None (no
-    caching) when a part cannot be hashed."""
-    entry = scenario.workload[0]
+    caching) when a part cannot be hashed. ``entry``: the app (default the first)."""
+    entry = entry or scenario.workload[0]
     spec = scenario.placements_for(entry)[0]
     platform = scenario.platform
     key = (
@@ -190,7 +194,7 @@ def plan_inputs(scenario: Scenario) -> tuple | None:
 def no_caches() -> Iterator[None]:
     """Inside the block, every point builds its models and plans afresh (forked workers
     inherit the switch): what the tests and the bench compare the caches with."""
-    with MODEL_CACHE.disabled(), PLAN_CACHE.disabled():
+    with MODEL_CACHE.disabled(), PLAN_CACHE.disabled(), FLEX_CACHE.disabled():
         yield
 
 
@@ -198,6 +202,17 @@ def _cached(
     key: tuple | None, build: Callable[[], tuple[str, float, dict]]
 ) -> tuple[str, float, dict]:
     return build() if key is None else PLAN_CACHE.get(key, build)
+
+
+def _flexibility(scenario: Scenario) -> dict[str, dict]:
+    """Each app's flexibility record, kept by its plan's inputs (:data:`FLEX_CACHE`)."""
+    oracle = CostOracle(scenario.platform)
+    out = {}
+    for entry in scenario.workload:
+        key = plan_inputs(scenario, entry)
+        build = lambda e=entry: app_flexibility(scenario, e, oracle)  # noqa: E731
+        out[entry.app] = build() if key is None else FLEX_CACHE.get(key, build)
+    return out
 
 
 def run_task(task: Task) -> dict[str, Any]:
@@ -219,7 +234,7 @@ def run_task(task: Task) -> dict[str, Any]:
             result = simulate(scenario, replicate=task.replicate, trace="none")
             summary = {
                 **result.summary,
-                **scenario_indicators(scenario, peak_memory(result.units)),
+                **scenario_indicators(scenario, peak_memory(result.units), _flexibility(scenario)),
             }
     except Exception as exc:
         row.update(status="error", error=f"{type(exc).__name__}: {exc}", decision="")
