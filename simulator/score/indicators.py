@@ -19,7 +19,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from simulator.placement.base import place
+from simulator.placement.base import Placement, place
 from simulator.platform import CostOracle
 from simulator.score.card import flexibility, target_unit
 from simulator.spec.scenario import Scenario
@@ -29,12 +29,23 @@ from simulator.workload import WorkloadEntry
 INDICATOR_KEYS = ("accuracy_top1", "peak_memory_bytes", "flexibility")
 
 
-def app_flexibility(scenario: Scenario, entry: WorkloadEntry, oracle: CostOracle) -> dict:
-    """:func:`~simulator.score.card.flexibility` of an app's first placement (its model
-    placed from its source, the placed graph's ops on the placement's target unit)."""
+def app_flexibility(
+    scenario: Scenario,
+    entry: WorkloadEntry,
+    oracle: CostOracle,
+    placement: Placement | None = None,
+) -> dict:
+    """:func:`~simulator.score.card.flexibility` of an app's first placement: the placed
+    graph's ops on the placement's target unit.
+
+    ``placement`` is that placement when already made (an
+    :class:`~simulator.placement.plan.ExecutionPlan` holds it); otherwise the app's model
+    is placed from its source here.
+    """
     spec = scenario.placements_for(entry)[0]
     graph = scenario.models[entry.model]
-    placement = place(spec, graph, oracle, entry.source)
+    if placement is None:
+        placement = place(spec, graph, oracle, entry.source)
     placed = placement.graph or graph
     target = target_unit(spec, placement.assignment, placed, oracle, entry.source)
     return flexibility(placed, target, oracle)

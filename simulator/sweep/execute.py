@@ -21,7 +21,6 @@ from simulator.score.card import peak_memory
 from simulator.score.indicators import INDICATOR_KEYS, app_flexibility, scenario_indicators
 from simulator.spec.modelcache import MODEL_CACHE, BoundedCache, exact_key
 from simulator.spec.scenario import Scenario
-from simulator.workload import WorkloadEntry
 
 #: Fast-path plans kept per process. An entry is a label and a latency, but its key holds
 #: the platform's records and the model graph alive, so this also bounds the graphs kept
@@ -30,9 +29,6 @@ MAX_PLANS = 64
 #: ``(decision label, latency_s, flexibility record)`` of the fast path by the exact inputs
 #: of its plan (:func:`plan_inputs`): a sweep over a deadline or a seed places its model once.
 PLAN_CACHE: BoundedCache[tuple[str, float, dict]] = BoundedCache(MAX_PLANS)
-#: An app's flexibility record (:func:`~simulator.score.indicators.app_flexibility`) on the
-#: engine path, by the same inputs: its placement is not made again at every point.
-FLEX_CACHE: BoundedCache[dict] = BoundedCache(MAX_PLANS)
 
 #: Keys of :func:`simulator.results.run_result.summarize` in a sweep row, after the fixed
 #: columns (``seed``, ``replicate`` and ``decision`` are among those). A test keeps this
@@ -162,17 +158,17 @@ def _fast_plan(scenario: Scenario) -> tuple[str, float, dict]:
     oracle = CostOracle(scenario.platform)
     entry = scenario.workload[0]
     plan = plan_replicas(scenario, oracle)[entry.app][0]
-    flex = app_flexibility(scenario, entry, oracle)
+    flex = app_flexibility(scenario, entry, oracle, plan.placement)
     return plan.label, estimate(plan, oracle).latency_s, flex
 
 
-def plan_inputs(scenario: Scenario, entry: WorkloadEntry | None = None) -> tuple | None:
+def plan_inputs(scenario: Scenario) -> tuple | None:
     """Everything the fast path's plan depends on, compared by value: the platform's nodes
     and links (frozen records: units, DVFS points, predictors and radios included), the
     model graph itself (held, compared by identity: the model cache hands out one graph
     per recipe), the source node and the placement policy with its options. None (no
-    caching) when a part cannot be hashed. ``entry``: the app (default the first)."""
-    entry = entry or scenario.workload[0]
+    caching) when a part cannot be hashed."""
+    entry = scenario.workload[0]
     spec = scenario.placements_for(entry)[0]
     platform = scenario.platform
     key = (
@@ -194,7 +190,7 @@ def plan_inputs(scenario: Scenario, entry: WorkloadEntry | None = None) -> tuple
 def no_caches() -> Iterator[None]:
     """Inside the block, every point builds its models and plans afresh (forked workers
     inherit the switch): what the tests and the bench compare the caches with."""
-    with MODEL_CACHE.disabled(), PLAN_CACHE.disabled(), FLEX_CACHE.disabled():
+    with MODEL_CACHE.disabled(), PLAN_CACHE.disabled():
         yield
 
 
@@ -204,15 +200,18 @@ def _cached(
     return build() if key is None else PLAN_CACHE.get(key, build)
 
 
-def _flexibility(scenario: Scenario) -> dict[str, dict]:
-    """Each app's flexibility record, kept by its plan's inputs (:data:`FLEX_CACHE`)."""
+def _engine_summary(scenario: Scenario, replicate: int) -> dict[str, Any]:
+    """The run summary and the three indicators it lacks, the apps placed once (the
+    engine runs the plans the indicators read)."""
     oracle = CostOracle(scenario.platform)
-    out = {}
-    for entry in scenario.workload:
-        key = plan_inputs(scenario, entry)
-        build = lambda e=entry: app_flexibility(scenario, e, oracle)  # noqa: E731
-        out[entry.app] = build() if key is None else FLEX_CACHE.get(key, build)
-    return out
+    plans = plan_replicas(scenario, oracle)
+    # only the summary is kept: no per-op rows (the same figures, less memory)
+    result = simulate(scenario, replicate=replicate, trace="none", plans=plans)
+    flex = {
+        entry.app: app_flexibility(scenario, entry, oracle, plans[entry.app][0].placement)
+        for entry in scenario.workload
+    }
+    return {**result.summary, **scenario_indicators(scenario, peak_memory(result.units), flex)}
 
 
 def run_task(task: Task) -> dict[str, Any]:
@@ -230,12 +229,7 @@ def run_task(task: Task) -> dict[str, Any]:
         if task.fast and fast_path_applies(scenario):
             summary = fast_summary(scenario, task.replicate)
         else:
-            # only the summary is kept: no per-op rows (the same figures, less memory)
-            result = simulate(scenario, replicate=task.replicate, trace="none")
-            summary = {
-                **result.summary,
-                **scenario_indicators(scenario, peak_memory(result.units), _flexibility(scenario)),
-            }
+            summary = _engine_summary(scenario, task.replicate)
     except Exception as exc:
         row.update(status="error", error=f"{type(exc).__name__}: {exc}", decision="")
         row.update(dict.fromkeys(ROW_FIGURES, math.nan))
