@@ -14,8 +14,14 @@ from simulator.output import check_output_file
 
 # CLI flag -> plot option; each kind accepts the subset its options record lists
 _OPTION_FLAGS = (
-    ("--x", "x", str, "swept parameter on the x axis (a scenario path)"),
-    ("--y", "y", str, "swept parameter on the y axis (decision_map)"),
+    (
+        "--x",
+        "x",
+        str,
+        "x axis: a swept path; pareto: an indicator (accuracy, latency, "
+        "energy, memory, flexibility) or column",
+    ),
+    ("--y", "y", str, "y axis: a swept path (decision_map); pareto: an indicator or column"),
     ("--by", "by", str, "column the points compete over (decision_map)"),
     ("--metric", "metric", str, "summary column to plot or to rank by"),
     ("--latency", "latency", str, "latency column (decision_map, pareto)"),

@@ -85,6 +85,8 @@ def plot_decision_map(source: Source, **options: Any) -> Figure:
     "pareto",
     Record(
         {
+            "x": Field(Text(), default=None, doc="indicator or column across (default: latency)"),
+            "y": Field(Text(), default=None, doc="indicator or column up (default: energy)"),
             "latency": _LATENCY,
             "energy": _ENERGY,
             "colour": Field(Text(), default="decision", doc="categorical column for colour"),
@@ -92,7 +94,7 @@ def plot_decision_map(source: Source, **options: Any) -> Figure:
         },
         name="pareto options",
     ),
-    doc="latency against energy per sweep point, Pareto front highlighted",
+    doc="two indicators (default latency, energy) per sweep point, Pareto front highlighted",
 )
 def plot_pareto(source: Source, **options: Any) -> Figure:
     return pareto_plot(_sweep(source, "pareto").table, **options)

@@ -269,30 +269,41 @@ def pareto_plot(
     energy: str = "device_energy_per_inference_j",
     colour: str = "decision",
     title: str | None = None,
+    x: str | None = None,
+    y: str | None = None,
 ) -> Figure:
-    """Latency against energy, one marker per sweep point, the Pareto front highlighted.
+    """Two indicators against each other, one marker per sweep point, the front highlighted.
 
-    Each point is the mean of its replicates (points are told apart by ``point`` when
-    the table has it, otherwise every row is a point). Markers are coloured by
-    ``colour`` (a categorical column, the decision by default); the front (both
-    minimised, :func:`analysis.pareto.pareto_front`) is ringed and joined by a step line.
+    ``x`` and ``y`` name any two columns or indicators (``accuracy``, ``latency``,
+    ``energy``, ``memory``, ``flexibility``: :data:`simulator.score.card.INDICATOR_COLUMNS`);
+    by default latency (``latency``) against energy (``energy``). Each point is the mean of
+    its replicates (points are told apart by ``point`` when the table has it, otherwise
+    every row is a point). Markers are coloured by ``colour`` (a categorical column, the
+    decision by default); the front (:func:`analysis.pareto.pareto_front`, each axis in
+    its sense: :func:`simulator.score.card.sense`, e.g. accuracy and flexibility higher
+    is better) is ringed and joined by a step line.
 
     Raises
     ------
     SocsimError
         A column is missing (the message lists the available ones) or no row is ok.
     """
-    rows = _ok_rows(table, [latency, energy, colour], "pareto: the sweep table")
+    from simulator.score.card import INDICATOR_COLUMNS, sense
+
+    x = INDICATOR_COLUMNS.get(x, x) if x else latency
+    y = INDICATOR_COLUMNS.get(y, y) if y else energy
+    rows = _ok_rows(table, [x, y, colour], "pareto: the sweep table")
     if "point" in rows:
         points = rows.groupby("point", sort=True).agg(
-            {latency: "mean", energy: "mean", colour: lambda s: _mode(s)}
+            {x: "mean", y: "mean", colour: lambda s: _mode(s)}
         )
     else:
-        points = rows[[latency, energy, colour]].copy()
-    points = points.dropna(subset=[latency, energy])
+        points = rows[[x, y, colour]].copy()
+    points = points.dropna(subset=[x, y])
     require_rows(points, "pareto: the points with both metrics")
-    front = pareto_front(points[latency].to_numpy(), points[energy].to_numpy())
-    xs, ys = scaled(points[latency].to_numpy(), latency), scaled(points[energy].to_numpy(), energy)
+    x_raw, y_raw = points[x].to_numpy(float), points[y].to_numpy(float)
+    front = pareto_front(-sense(x) * x_raw, -sense(y) * y_raw)  # both as costs
+    xs, ys = scaled(x_raw, x), scaled(y_raw, y)
     labels = points[colour].astype(str).to_numpy()
     palette = colours(labels)  # first appearance in point order, as the decision map
 
@@ -303,7 +314,10 @@ def pareto_plot(
         axes.scatter(xs[mine], ys[mine], s=28, color=hue, alpha=0.8, label=name, zorder=2)
     order = np.argsort(xs[front], kind="stable")
     fx, fy = xs[front][order], ys[front][order]
-    axes.step(fx, fy, where="post", color="black", linewidth=1.2, zorder=3)
+    # the staircase bounds what is reachable: from a front point, rightwards when a
+    # larger x costs more (the next point's y holds only from its own x on)
+    where = "post" if sense(x) < 0 else "pre"
+    axes.step(fx, fy, where=where, color="black", linewidth=1.2, zorder=3)
     axes.scatter(
         fx,
         fy,
@@ -312,18 +326,28 @@ def pareto_plot(
         edgecolors="black",
         linewidths=1.5,
         zorder=4,
-        label=_front_label(points[latency].to_numpy()[front], points[energy].to_numpy()[front]),
+        label=_front_label(x_raw[front], y_raw[front]),
     )
     if _log_scale(pd.Series(xs)):
         log_axis(axes, "x")
     if _log_scale(pd.Series(ys)):
         log_axis(axes, "y")
-    axes.set_xlabel(label_of(latency))
-    axes.set_ylabel(label_of(energy))
-    axes.set_title(title or f"latency–energy trade-off over {len(points)} points")
+    axes.set_xlabel(label_of(x))
+    axes.set_ylabel(label_of(y))
+    axes.set_title(title or f"{_indicator(x)}–{_indicator(y)} trade-off over {len(points)} points")
     axes.grid(True, which="major", alpha=0.3)
     axes.legend(title=colour, fontsize=8)
     return fit_titles(figure)
+
+
+def _indicator(column: str) -> str:
+    """The indicator a column measures, for a title (``latency_mean_s`` -> ``latency``)."""
+    from simulator.score.card import INDICATOR_COLUMNS
+
+    for name, known in INDICATOR_COLUMNS.items():
+        if column == known or column.startswith(name) or f"_{name}" in column:
+            return name
+    return "energy" if column.endswith("_per_j") else column
 
 
 def _front_label(latency: np.ndarray, energy: np.ndarray) -> str:

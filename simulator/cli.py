@@ -25,6 +25,7 @@ from simulator.score.cli import add_parser as add_score_parser
 from simulator.spec.library_cli import add_parser as add_presets_parser
 from simulator.spec.library_cli import add_version_option
 from simulator.spec.paths import add_allow_options
+from simulator.spec.schema_cli import add_parser as add_schema_parser
 from simulator.sweep.cli import add_parser as add_sweep_parser
 
 if TYPE_CHECKING:
@@ -377,6 +378,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_sweep_parser(sub)
     add_score_parser(sub)
     add_presets_parser(sub)
+    add_schema_parser(sub)
 
     from analysis.cli import add_plot_parser, add_report_parser  # the composition root
     from calibration.cli import add_parser as add_calibrate_parser

@@ -72,6 +72,7 @@ def test_a_wheel_in_a_fresh_venv_runs_a_scenario_from_an_empty_folder(tmp_path):
     found = _run([python, "-c", "import simulator; print(simulator.__file__)"], empty, env)
     package = Path(found.stdout.strip()).parent
     assert package.is_relative_to(venv), package  # the installed copy, not the repository
+    assert (package / "py.typed").is_file()  # PEP 561: type checkers read the hints
 
     parser = configparser.ConfigParser()
     parser.read(ROOT / "setup.cfg")
@@ -90,6 +91,13 @@ def test_a_wheel_in_a_fresh_venv_runs_a_scenario_from_an_empty_folder(tmp_path):
     assert "decision                       edge" in out.stdout
     assert "completed                      1 of 1" in out.stdout
     assert (empty / "out" / "summary.json").is_file()
+    # the editor schema from the installed package accepts the scenario as written
+    _run([socsim, "schema", "-o", "scenario.schema.json"], empty, env)
+    check = (
+        "import json, jsonschema, yaml; jsonschema.validate("
+        "yaml.safe_load(open('study.yaml')), json.load(open('scenario.schema.json')))"
+    )
+    _run([python, "-c", check], empty, env)
     # a shipped example, from inside the installed package (relative includes, ONNX file)
     example = package / "scenarios" / "examples" / "onnx_model_phone.yaml"
     _run([socsim, "validate", example], empty, env)

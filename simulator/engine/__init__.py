@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import pandas as pd
 
 from simulator.engine.ledger import TRACE_LEVELS
@@ -64,6 +66,7 @@ def simulate(
     replicate: int = 0,
     trace: str = "full",
     progress: Progress | None = None,
+    plans: Mapping[str, tuple[ExecutionPlan, ...]] | None = None,
 ) -> RunResult:
     """Run one replicate of ``scenario`` and return its result tables.
 
@@ -84,6 +87,9 @@ def simulate(
     progress : callable, optional
         ``progress(simulated_s, issued, completed)``, called at most once a second of
         wall clock after the first 3 s (``socsim run`` prints it to stderr).
+    plans : mapping, optional
+        :func:`plan_replicas` of this very scenario, when the caller made them already
+        (a sweep reads the placements for its indicators): not placed a second time.
 
     Returns
     -------
@@ -101,7 +107,8 @@ def simulate(
     if trace not in TRACE_LEVELS:
         raise SocsimError(f"unknown trace level '{trace}'; levels: {', '.join(TRACE_LEVELS)}")
     oracle = CostOracle(scenario.platform)
-    plans = plan_replicas(scenario, oracle)
+    if plans is None:
+        plans = plan_replicas(scenario, oracle)
     record = Engine(
         scenario,
         plans,

@@ -116,6 +116,41 @@ def flexibility(graph: ModelGraph, target: str, oracle: CostOracle) -> dict:
     }
 
 
+def peak_memory(units: pd.DataFrame) -> int:
+    """The memory indicator (bytes): Σ over a run's units of each unit's peak."""
+    return int(units["peak_memory_bytes"].sum())
+
+
+#: Sweep and summary columns where a higher value is better (the rest: lower is better).
+HIGHER_IS_BETTER = frozenset(
+    {
+        *(column for column, sense in PARETO_INDICATORS.items() if sense > 0),
+        "inferences_per_j",
+        "throughput_rps",
+        "deadline_met_rate",
+        "completed",
+    }
+)
+
+
+#: The five indicators by name, as sweep-table columns (``socsim plot pareto --x memory``).
+INDICATOR_COLUMNS: Mapping[str, str] = FrozenMap(
+    {
+        "accuracy": "accuracy_top1",
+        "latency": "latency_p50_s",
+        "energy": "device_energy_per_inference_j",
+        "memory": "peak_memory_bytes",
+        "flexibility": "flexibility",
+    }
+)
+
+
+def sense(column: str) -> int:
+    """+1 when a higher ``column`` is better (accuracy, flexibility, inferences per joule,
+    throughput, deadline met rate), else -1 (latency, energy, memory)."""
+    return +1 if column in HIGHER_IS_BETTER else -1
+
+
 def pareto_mask(frame: pd.DataFrame, indicators: Mapping[str, int] = PARETO_INDICATORS):
     """Rows no other row dominates on ``indicators`` (NaN is the worst value)."""
     values = np.column_stack(
@@ -211,7 +246,7 @@ def score_rows(
                     "latency_p99_s": summary["latency_p99_s"],
                     "device_inferences_per_j": summary["device_inferences_per_j"],
                     "device_energy_per_inference_j": summary["device_energy_per_inference_j"],
-                    "peak_memory_bytes": int(units["peak_memory_bytes"].sum()),
+                    "peak_memory_bytes": peak_memory(units),
                     "device_peak_memory_bytes": int(
                         units.loc[units["role"] == "device", "peak_memory_bytes"].sum()
                     ),
@@ -232,10 +267,13 @@ def score_rows(
 
 
 __all__ = [
+    "INDICATOR_COLUMNS",
     "PARETO_INDICATORS",
     "Combination",
     "describe",
     "flexibility",
     "pareto_mask",
+    "peak_memory",
     "score_rows",
+    "sense",
 ]

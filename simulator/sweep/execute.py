@@ -17,6 +17,8 @@ from simulator.engine import plan_replicas, simulate
 from simulator.placement.estimate import estimate
 from simulator.platform import CostOracle
 from simulator.plugins import import_plugins
+from simulator.score.card import peak_memory
+from simulator.score.indicators import INDICATOR_KEYS, app_flexibility, scenario_indicators
 from simulator.spec.modelcache import MODEL_CACHE, BoundedCache, exact_key
 from simulator.spec.scenario import Scenario
 
@@ -24,9 +26,9 @@ from simulator.spec.scenario import Scenario
 #: the platform's records and the model graph alive, so this also bounds the graphs kept
 #: beyond the model cache's own bound.
 MAX_PLANS = 64
-#: ``(decision label, latency_s)`` of the fast path by the exact inputs of its plan
-#: (:func:`plan_inputs`): a sweep over a deadline or a seed places its model once.
-PLAN_CACHE: BoundedCache[tuple[str, float]] = BoundedCache(MAX_PLANS)
+#: ``(decision label, latency_s, flexibility record)`` of the fast path by the exact inputs
+#: of its plan (:func:`plan_inputs`): a sweep over a deadline or a seed places its model once.
+PLAN_CACHE: BoundedCache[tuple[str, float, dict]] = BoundedCache(MAX_PLANS)
 
 #: Keys of :func:`simulator.results.run_result.summarize` in a sweep row, after the fixed
 #: columns (``seed``, ``replicate`` and ``decision`` are among those). A test keeps this
@@ -57,9 +59,15 @@ SUMMARY_KEYS = (
 FIXED_COLUMNS = ("point", "replicate", "seed", "status", "error", "decision")
 
 
+#: Every numeric column of a row: the summary's, then the three indicators it lacks
+#: (accuracy, peak memory, flexibility: :mod:`simulator.score.indicators`).
+ROW_FIGURES = (*SUMMARY_KEYS, *INDICATOR_KEYS)
+
+
 def columns(paths: Sequence[str]) -> list[str]:
-    """The sweep table's columns: ``point``, the swept paths, then the fixed and summary keys."""
-    return ["point", *paths, *FIXED_COLUMNS[1:], *SUMMARY_KEYS]
+    """The sweep table's columns: ``point``, the swept paths, the fixed and summary keys,
+    then the indicators (``accuracy_top1``, ``peak_memory_bytes``, ``flexibility``)."""
+    return ["point", *paths, *FIXED_COLUMNS[1:], *ROW_FIGURES]
 
 
 @dataclass(frozen=True)
@@ -121,7 +129,7 @@ def fast_summary(scenario: Scenario, replicate: int) -> dict[str, Any]:
     radio tails the engine follows).
     """
     entry = scenario.workload[0]
-    label, latency_s = _cached(plan_inputs(scenario), lambda: _fast_plan(scenario))
+    label, latency_s, flex = _cached(plan_inputs(scenario), lambda: _fast_plan(scenario))
     summary: dict[str, Any] = dict.fromkeys(SUMMARY_KEYS, math.nan)
     met = math.nan if entry.deadline_s is None else float(latency_s <= entry.deadline_s)
     summary.update(
@@ -140,14 +148,18 @@ def fast_summary(scenario: Scenario, replicate: int) -> dict[str, Any]:
         deadline_met_rate=met,
         decision=label,
     )
+    # no engine ran: no memory peak (NaN), accuracy and flexibility as the engine's row
+    summary.update(scenario_indicators(scenario, math.nan, {entry.app: flex}))
     return summary
 
 
-def _fast_plan(scenario: Scenario) -> tuple[str, float]:
-    """The lone request's plan label and estimated latency (s)."""
+def _fast_plan(scenario: Scenario) -> tuple[str, float, dict]:
+    """The lone request's plan label, estimated latency (s) and flexibility record."""
     oracle = CostOracle(scenario.platform)
-    plan = plan_replicas(scenario, oracle)[scenario.workload[0].app][0]
-    return plan.label, estimate(plan, oracle).latency_s
+    entry = scenario.workload[0]
+    plan = plan_replicas(scenario, oracle)[entry.app][0]
+    flex = app_flexibility(scenario, entry, oracle, plan.placement)
+    return plan.label, estimate(plan, oracle).latency_s, flex
 
 
 def plan_inputs(scenario: Scenario) -> tuple | None:
@@ -182,8 +194,24 @@ def no_caches() -> Iterator[None]:
         yield
 
 
-def _cached(key: tuple | None, build: Callable[[], tuple[str, float]]) -> tuple[str, float]:
+def _cached(
+    key: tuple | None, build: Callable[[], tuple[str, float, dict]]
+) -> tuple[str, float, dict]:
     return build() if key is None else PLAN_CACHE.get(key, build)
+
+
+def _engine_summary(scenario: Scenario, replicate: int) -> dict[str, Any]:
+    """The run summary and the three indicators it lacks, the apps placed once (the
+    engine runs the plans the indicators read)."""
+    oracle = CostOracle(scenario.platform)
+    plans = plan_replicas(scenario, oracle)
+    # only the summary is kept: no per-op rows (the same figures, less memory)
+    result = simulate(scenario, replicate=replicate, trace="none", plans=plans)
+    flex = {
+        entry.app: app_flexibility(scenario, entry, oracle, plans[entry.app][0].placement)
+        for entry in scenario.workload
+    }
+    return {**result.summary, **scenario_indicators(scenario, peak_memory(result.units), flex)}
 
 
 def run_task(task: Task) -> dict[str, Any]:
@@ -201,15 +229,14 @@ def run_task(task: Task) -> dict[str, Any]:
         if task.fast and fast_path_applies(scenario):
             summary = fast_summary(scenario, task.replicate)
         else:
-            # only the summary is kept: no per-op rows (the same figures, less memory)
-            summary = simulate(scenario, replicate=task.replicate, trace="none").summary
+            summary = _engine_summary(scenario, task.replicate)
     except Exception as exc:
         row.update(status="error", error=f"{type(exc).__name__}: {exc}", decision="")
-        row.update(dict.fromkeys(SUMMARY_KEYS, math.nan))
+        row.update(dict.fromkeys(ROW_FIGURES, math.nan))
         row["scenario"] = name
         return row
     row["decision"] = summary["decision"]
-    row.update({key: summary[key] for key in SUMMARY_KEYS})
+    row.update({key: summary[key] for key in ROW_FIGURES})
     return row
 
 

@@ -21,8 +21,9 @@ from simulator.spec.paths import allowed_dirs, resolve_user_path
 from simulator.spec.yamlio import plain
 from simulator.sweep.design import SweepSpec
 
-#: sweep.json's format of the parts; a folder written with another is not resumed
-PARTS_VERSION = 1
+#: sweep.json's format of the parts; a folder written with another is not resumed.
+#: 2: rows carry accuracy_top1, peak_memory_bytes and flexibility after the summary.
+PARTS_VERSION = 2
 
 
 def digest(data: bytes | str) -> str:
@@ -132,6 +133,11 @@ _LABELS = {
 
 def differences(old: Any, new: Mapping[str, Any]) -> list[str]:
     """What differs between the parts recorded in a folder and this sweep's, in words."""
+    if isinstance(old, Mapping) and old.get("version") == 1 and new["version"] == 2:
+        return [
+            "its rows were written before sweep rows carried accuracy_top1, "
+            "peak_memory_bytes and flexibility (a table never mixes the two)"
+        ]
     if not isinstance(old, Mapping) or old.get("version") != new["version"]:
         return [_LABELS["version"] + " (its fingerprint covers other things)"]
     out = [_LABELS[key] for key in ("scenario", "parameters") if old.get(key) != new[key]]

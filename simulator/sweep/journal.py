@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from simulator.sweep.execute import SUMMARY_KEYS
+from simulator.sweep.execute import ROW_FIGURES
 from simulator.sweep.fingerprint import digest
 
 _KEYS = {"fingerprint", "hash", "row"}
@@ -78,7 +78,7 @@ def _row_problem(row: Any, shape: Shape) -> str | None:
             return f"'{name}' is {row.get(name)!r}, not text"
     if row["status"] not in ("ok", "error"):
         return f"'status' is {row['status']!r}, not 'ok' or 'error'"
-    for name in SUMMARY_KEYS:
+    for name in ROW_FIGURES:
         value = row.get(name, math.nan)
         if name not in _TEXT and (
             value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)))

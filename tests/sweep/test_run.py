@@ -42,7 +42,12 @@ def test_the_table_has_one_row_per_point_and_replicate_in_the_documented_columns
         "decision",
         "scenario",
     ]
-    assert list(table.columns[7:]) == list(SUMMARY_KEYS)
+    assert list(table.columns[7:]) == [
+        *SUMMARY_KEYS,
+        "accuracy_top1",
+        "peak_memory_bytes",
+        "flexibility",
+    ]
     assert list(zip(table["point"], table["replicate"], strict=True)) == [
         (p, r) for p in range(4) for r in range(2)
     ]
