@@ -27,12 +27,14 @@ def small_soc_document() -> dict:
                     "cpu": {
                         "kind": "cpu",
                         "peak_gflops": {"fp32": 1},
+                        "efficiency": {"default": 1.0},  # peak: the hand numbers
                         "idle_w": 0.1,
                         "active_w": 1.0,
                     },
                     "gpu": {
                         "kind": "gpu",
                         "peak_gflops": {"fp32": 4},
+                        "efficiency": {"default": 1.0},  # peak: the hand numbers
                         "idle_w": 0.2,
                         "active_w": 2.0,
                     },
@@ -99,6 +101,7 @@ def phone_cloud_document() -> dict:
                     "cpu": {
                         "kind": "cpu",
                         "peak_gflops": {"fp32": 1},
+                        "efficiency": {"default": 1.0},  # peak: the hand numbers
                         "idle_w": 0.1,
                         "active_w": 1.0,
                     }
@@ -110,6 +113,7 @@ def phone_cloud_document() -> dict:
                     "gpu": {
                         "kind": "gpu",
                         "peak_gflops": {"fp32": 1000},
+                        "efficiency": {"default": 1.0},  # peak: the hand numbers
                         "idle_w": 10,
                         "active_w": 50,
                     }
