@@ -77,14 +77,20 @@ def small_soc_document() -> dict:
 
 def phone_cloud_nodes(cloud_gflops: float = 1000.0) -> dict:
     """A phone with a 1 GFLOP/s cpu and a cloud with one gpu; no idle or active power."""
+
+    def at_peak_free() -> dict:  # said explicitly: no assumption warning
+        return {"efficiency": {"default": 1.0}, "idle_w": 0.0, "active_w": 0.0}
+
     return {
         "phone": {
             "role": "device",
-            "units": {"cpu": {"kind": "cpu", "peak_gflops": {"fp32": 1}}},
+            "units": {"cpu": {"kind": "cpu", "peak_gflops": {"fp32": 1}, **at_peak_free()}},
         },
         "cloud": {
             "role": "cloud",
-            "units": {"gpu": {"kind": "gpu", "peak_gflops": {"fp32": cloud_gflops}}},
+            "units": {
+                "gpu": {"kind": "gpu", "peak_gflops": {"fp32": cloud_gflops}, **at_peak_free()}
+            },
         },
     }
 
