@@ -27,12 +27,14 @@ def small_soc_document() -> dict:
                     "cpu": {
                         "kind": "cpu",
                         "peak_gflops": {"fp32": 1},
+                        "efficiency": {"default": 1.0},  # peak: the hand numbers
                         "idle_w": 0.1,
                         "active_w": 1.0,
                     },
                     "gpu": {
                         "kind": "gpu",
                         "peak_gflops": {"fp32": 4},
+                        "efficiency": {"default": 1.0},  # peak: the hand numbers
                         "idle_w": 0.2,
                         "active_w": 2.0,
                     },
@@ -75,14 +77,20 @@ def small_soc_document() -> dict:
 
 def phone_cloud_nodes(cloud_gflops: float = 1000.0) -> dict:
     """A phone with a 1 GFLOP/s cpu and a cloud with one gpu; no idle or active power."""
+
+    def at_peak_free() -> dict:  # said explicitly: no assumption warning
+        return {"efficiency": {"default": 1.0}, "idle_w": 0.0, "active_w": 0.0}
+
     return {
         "phone": {
             "role": "device",
-            "units": {"cpu": {"kind": "cpu", "peak_gflops": {"fp32": 1}}},
+            "units": {"cpu": {"kind": "cpu", "peak_gflops": {"fp32": 1}, **at_peak_free()}},
         },
         "cloud": {
             "role": "cloud",
-            "units": {"gpu": {"kind": "gpu", "peak_gflops": {"fp32": cloud_gflops}}},
+            "units": {
+                "gpu": {"kind": "gpu", "peak_gflops": {"fp32": cloud_gflops}, **at_peak_free()}
+            },
         },
     }
 
@@ -99,6 +107,7 @@ def phone_cloud_document() -> dict:
                     "cpu": {
                         "kind": "cpu",
                         "peak_gflops": {"fp32": 1},
+                        "efficiency": {"default": 1.0},  # peak: the hand numbers
                         "idle_w": 0.1,
                         "active_w": 1.0,
                     }
@@ -110,6 +119,7 @@ def phone_cloud_document() -> dict:
                     "gpu": {
                         "kind": "gpu",
                         "peak_gflops": {"fp32": 1000},
+                        "efficiency": {"default": 1.0},  # peak: the hand numbers
                         "idle_w": 10,
                         "active_w": 50,
                     }

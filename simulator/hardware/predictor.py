@@ -20,7 +20,10 @@ runtime's per-op cost between kernels. Other ops keep the roofline.
 Loading (:func:`load_predictor`) reads JSON and checks it
 (:mod:`simulator.hardware.predictor_format`); it executes nothing. When an op's
 features lie outside the range the model was trained on, a :class:`PredictorRangeWarning`
-says so, once per (kind, feature, side) and artifact.
+says so, once per (kind, feature, side) and artifact; when it has no model for an op's
+(kind, dtype), or the model needs a feature the op lacks, a
+:class:`PredictorCoverageWarning` says the roofline costs those ops, once per cause and
+artifact (at planning: predictions are memoised and the engine never asks for them).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from simulator.errors import SocsimWarning
 from simulator.graph.model import Op
 from simulator.hardware.kernel_features import op_features
 from simulator.hardware.predictor_format import (
@@ -46,6 +50,7 @@ from simulator.hardware.predictor_format import (
 
 __all__ = [
     "KernelPredictor",
+    "PredictorCoverageWarning",
     "PredictorFormatError",
     "PredictorRangeWarning",
     "load_predictor",
@@ -59,6 +64,10 @@ _MEMO_LIMIT = 200_000
 
 class PredictorRangeWarning(UserWarning):
     """A predictor is used outside the feature range its measurements covered."""
+
+
+class PredictorCoverageWarning(SocsimWarning):
+    """A unit's predictor does not cover an op: the roofline costs it instead."""
 
 
 def predict_raw(forest: Forest, combine: str, offset: float, scale: float, x: np.ndarray):
@@ -194,11 +203,26 @@ class KernelPredictor:
 
     def _predict(self, op: Op, cores: int) -> float | None:
         candidates = self._models.get((op.kind, op.dtype))
+        fix = "give the ops a time table (time_ms) or calibrate a model for them"
         if not candidates:
+            covered = ", ".join(sorted({f"{k} {d}" for k, d in self._models}))
+            self._warn_once(
+                ("uncovered", op.kind, op.dtype),
+                f"no model for {op.kind} ops in {op.dtype} (e.g. op '{op.name}'; it has "
+                f"models for {covered}): the unit's roofline costs them; {fix}",
+                PredictorCoverageWarning,
+            )
             return None
         model = min(candidates, key=lambda m: (abs(m.threads - cores), m.threads))
         x = self._vector(model, op)
         if x is None:
+            missing = sorted(set(model.features) - set(op_features(op)))
+            self._warn_once(
+                ("features", op.kind, op.dtype, tuple(missing)),
+                f"{op.kind} {op.dtype} model needs feature(s) {', '.join(missing)} that op "
+                f"'{op.name}' lacks: the unit's roofline costs such ops; {fix}",
+                PredictorCoverageWarning,
+            )
             return None
         self._check_range(model, x)
         kernel = float(kernel_times_s(model, x[None, :], [op.flops], [op.bytes_moved])[0])
@@ -226,12 +250,12 @@ class KernelPredictor:
                         f"[{low:.6g}, {high:.6g}]: the prediction is extrapolated",
                     )
 
-    def _warn_once(self, cause: tuple, message: str) -> None:
+    def _warn_once(
+        self, cause: tuple, message: str, category: type[Warning] = PredictorRangeWarning
+    ) -> None:
         if cause not in self._warned:
             self._warned.add(cause)
-            warnings.warn(
-                f"predictor {self.source}: {message}", PredictorRangeWarning, stacklevel=4
-            )
+            warnings.warn(f"predictor {self.source}: {message}", category, stacklevel=4)
 
 
 def predicted_parts_s(

@@ -18,6 +18,7 @@ from simulator.network.impairments import BandwidthDistribution, Jitter
 from simulator.network.radio import build_radio
 from simulator.network.topology import Link
 from simulator.schema import Context, Loc
+from simulator.spec.assumptions import warn_unit_defaults
 
 
 def build_nodes(checked: Mapping, raw: Mapping, ctx: Context) -> list[Node]:
@@ -36,6 +37,8 @@ def build_nodes(checked: Mapping, raw: Mapping, ctx: Context) -> list[Node]:
             supports = frozenset(unit["supports"]) if unit["supports"] is not None else None
             predictor = unit["predictor"]["file"] if unit["predictor"] else None
             fields = {**unit, "supports": supports, "predictor": predictor}
+            unit_loc = loc.child(raw[name]["units"], unit_name)
+            warn_unit_defaults(name, unit_name, raw[name]["units"][unit_name], unit_loc)
             try:
                 fields["caches"] = cache_levels(unit["caches"])
                 fields.update(_dvfs_fields(unit))
