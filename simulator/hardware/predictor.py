@@ -62,7 +62,7 @@ __all__ = [
 _MEMO_LIMIT = 200_000
 
 
-class PredictorRangeWarning(UserWarning):
+class PredictorRangeWarning(SocsimWarning):
     """A predictor is used outside the feature range its measurements covered."""
 
 
