@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from simulator.errors import SocsimError
+from simulator.failures import ON_FAILURE
 from simulator.frozen import FrozenMap
 from simulator.limits import MAX_CONCURRENCY, MAX_HORIZON_S, MAX_REQUESTS, MIN_PERIOD_S
 from simulator.registry import Registry
@@ -193,6 +194,9 @@ class WorkloadEntry:
         (queueing, radio promotion and serialisation included) gives the request's
         attempt up: an adaptive app restarts it on its fallback replica, any other
         app drops it. None: hops wait as long as it takes.
+    on_failure : str
+        What a request hit by a failure does: ``retry``, ``wait`` or ``drop``
+        (:mod:`simulator.failures`).
     """
 
     app: str
@@ -209,6 +213,7 @@ class WorkloadEntry:
     dispatch: str = "round_robin"
     adaptive: AdaptiveOptions | None = None
     transfer_timeout_s: float | None = None
+    on_failure: str = "retry"
 
     def __post_init__(self) -> None:
         if self.arrival not in ARRIVALS:
@@ -220,6 +225,8 @@ class WorkloadEntry:
             self.duration_s > 0 and math.isfinite(self.duration_s)
         ):
             raise SocsimError(f"app '{self.app}': duration_s must be > 0")
+        if self.on_failure not in ON_FAILURE:
+            raise SocsimError(f"app '{self.app}': on_failure must be one of {ON_FAILURE}")
         object.__setattr__(self, "arrival_options", FrozenMap(self.arrival_options))
         object.__setattr__(self, "replicas", tuple(self.replicas))
         raise_first(placement_xor_replicas(self.app, self.placement, self.replicas))

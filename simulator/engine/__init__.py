@@ -6,6 +6,7 @@ from collections.abc import Mapping
 
 import pandas as pd
 
+from simulator.engine.failures import FAILURE_COLUMNS
 from simulator.engine.ledger import TRACE_LEVELS
 from simulator.engine.loop import Progress
 from simulator.engine.run import Engine, RunRecord
@@ -22,6 +23,7 @@ from simulator.engine.tables import (
     request_table,
 )
 from simulator.errors import SocsimError
+from simulator.failures import down_within
 from simulator.placement.base import place
 from simulator.placement.plan import ExecutionPlan, compile_plan
 from simulator.platform import CostOracle
@@ -137,7 +139,8 @@ def simulate(
         radio.close(end_s)
     window_s = end_s - start_s
     ops = ledger.op_table()
-    units = ledger.unit_table(window_s, span_s)
+    down_s = {uid: down_within(spans, start_s, end_s) for uid, spans in record.down.items()}
+    units = ledger.unit_table(window_s, span_s, down_s)
     radios = ledger.radio_table(record.radios, (start_s, end_s))
     energy = energy_table(units, radios, scenario, start_s, end_s)
     radio_states = ledger.radio_state_table(record.radios, (start_s, end_s))
@@ -147,7 +150,14 @@ def simulate(
     )
     requests = request_table(record, scenario.seed, replicate)  # empty under trace none
     power = (
-        power_table(ops, ledger.partial_rows, record.radios, scenario.platform, (start_s, end_s))
+        power_table(
+            ops,
+            ledger.partial_rows,
+            record.radios,
+            scenario.platform,
+            (start_s, end_s),
+            record.down,
+        )
         if trace == "full"
         else pd.DataFrame(columns=list(POWER_COLUMNS))
     )
@@ -176,6 +186,7 @@ def simulate(
         document=dict(scenario.document),
         links=ledger.link_table(),
         trace=trace,
+        failures=pd.DataFrame(list(record.failures), columns=list(FAILURE_COLUMNS)),
     )
 
 

@@ -65,6 +65,8 @@ class Arrivals:
         #: battery runs: succeeds when no request can come or is in flight, and every
         #: radio is idle (None: not watched)
         self.over: simpy.Event | None = None
+        #: whether requests wait for a failed unit's recovery (None: nothing fails)
+        self.held: Callable[[], bool] | None = None
 
     def start(self, seeds: np.random.SeedSequence, start: Start, watch_over: bool) -> None:
         """Start one process per app; each draws from its own child of ``seeds``.
@@ -153,6 +155,8 @@ class Arrivals:
         if self.over.triggered or any(source.is_alive for source in self.sources):
             return
         if any(rep.in_flight for app in self.apps for rep in app.replicas):
+            return
+        if self.held is not None and self.held():  # parked until a failed unit recovers
             return
         if self.network.busy():
             return

@@ -149,6 +149,15 @@ class DramChannel:
         self._share(now)  # its end needs a wake-up now
         return stream.waiter
 
+    def cancel(self, stream: Stream, now: float) -> None:
+        """The op was cut at ``now`` (its unit failed): its traffic stops, the others share."""
+        if stream.done:
+            return
+        self._advance(now)
+        stream.done = True
+        self.streams.remove(stream)
+        self._share(now)
+
     # -- the fluid model -------------------------------------------------------------------
     def _advance(self, now: float) -> None:
         last = self._last_s

@@ -66,10 +66,30 @@ class Fallback:
         """Give up the request's attempt: returns its attempt on the fallback replica
         (registered in the book, not started), or None when the request is dropped.
 
-        Undoes what the attempt holds: flows on links (and their radio reservations),
-        queued ops, buffers in memory. Ops already running finish (no preemption) and
-        their energy stays booked to the request.
+        Undoes what the attempt holds (:meth:`undo`).
         """
+        self.undo(request)
+        app = request.app
+        if app.adaptive is None:
+            self.book.drop(request, reason)
+            self.on_over(app)
+            return None
+        again = Request(request.rid, app, app.replicas[app.adaptive.fallback], request.arrival_s)
+        if not app.failures:  # the fallback runs to the end, whatever it takes
+            again.hops = again.phase = None
+        again.fell_back = True
+        again.first_start_s = request.first_start_s
+        again.energy_j = request.energy_j
+        again.device_energy_j = request.device_energy_j
+        again.rep.in_flight += 1
+        self.book[request.rid] = again
+        return again
+
+    def undo(self, request: Request) -> None:
+        """Undo what the attempt holds: flows on links (and their radio reservations),
+        queued ops, buffers in memory; it is no longer in flight on its replica. Ops
+        already running finish (no preemption) and their energy stays booked to the
+        request."""
         request.abandoned = True
         for track in request.hops:
             if track.flow is not None:
@@ -92,17 +112,3 @@ class Fallback:
                 seen.add(id(buf))
                 buf.readers = 0
         request.rep.in_flight -= 1
-        app = request.app
-        if app.adaptive is None:
-            self.book.drop(request, reason)
-            self.on_over(app)
-            return None
-        again = Request(request.rid, app, app.replicas[app.adaptive.fallback], request.arrival_s)
-        again.hops = again.phase = None  # the fallback runs to the end, whatever it takes
-        again.fell_back = True
-        again.first_start_s = request.first_start_s
-        again.energy_j = request.energy_j
-        again.device_energy_j = request.device_energy_j
-        again.rep.in_flight += 1
-        self.book[request.rid] = again
-        return again

@@ -10,6 +10,7 @@ constant between events, so over a window of length W
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 import pandas as pd
@@ -279,8 +280,13 @@ class Ledger:
         link = self.platform.network.links[link_name]
         return link.b if src == link.a else link.a
 
-    def unit_table(self, window_s: float, span_s: float) -> pd.DataFrame:
-        """One row per unit: energy over the window; utilisation over the requests' span."""
+    def unit_table(
+        self, window_s: float, span_s: float, down_s: Mapping[str, float] | None = None
+    ) -> pd.DataFrame:
+        """One row per unit: energy over the window; utilisation over the requests' span.
+
+        ``down_s``: seconds each failed unit was down inside the window (no idle power).
+        """
         rows = []
         for uid, server in self.units.items():
             node = self.platform.node_of(uid)
@@ -288,7 +294,8 @@ class Ledger:
             # an op holds op_cores of the unit's cores: busy time counts in whole-unit seconds
             tally = self.tallies[uid]
             busy = server.busy_s * unit.op_cores / unit.cores + tally.partial_busy_s
-            idle_energy = unit.idle_w * max(window_s - busy, 0.0)
+            up_s = window_s - down_s.get(uid, 0.0) if down_s else window_s
+            idle_energy = unit.idle_w * max(up_s - busy, 0.0)
             active_energy = tally.active_energy_j
             rows.append(
                 {

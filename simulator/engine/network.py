@@ -17,7 +17,8 @@ propagation: the phone's radio is done when its last bit has left.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 import simpy
@@ -45,11 +46,21 @@ class Network:
     platform : Platform
     seed, replicate : int
         Every stochastic link direction draws from its own stream of (seed, replicate).
+    node_down : mapping of node -> down intervals (s), optional
+        Failed nodes: every link that ends at one has an outage while it is down (the
+        link's own outage rule, :meth:`~simulator.network.topology.Link.capacity_steps`).
     """
 
     __slots__ = ("env", "hop_radios", "lead_s", "links", "radios")
 
-    def __init__(self, env: simpy.Environment, platform: Platform, seed: int, replicate: int):
+    def __init__(
+        self,
+        env: simpy.Environment,
+        platform: Platform,
+        seed: int,
+        replicate: int,
+        node_down: Mapping[str, tuple[tuple[float, float], ...]] | None = None,
+    ):
         self.env = env
         #: every device-end radio, in link order (the ``radios`` table's order)
         self.radios: list[RadioState] = []
@@ -77,13 +88,16 @@ class Network:
             for direction, radios in self.hop_radios.items()
         }
         self.links: dict[Direction, FluidLink] = {}
+        node_down = node_down or {}
         for link in platform.network.links.values():
+            down = (*node_down.get(link.a, ()), *node_down.get(link.b, ()))
+            stepped = replace(link, outages=(*link.outages, *down)) if down else link
             for src, dst in ((link.a, link.b), (link.b, link.a)):
                 radios = self.hop_radios[(link.name, src)]
                 self.links[(link.name, src)] = FluidLink(
                     env,
                     f"{link.name}:{src}->{dst}",
-                    link.capacity_steps(src),
+                    stepped.capacity_steps(src),
                     link.sharing,
                     RadioRates(radios) if radios else None,
                     # what follows the last bit: on a download, the latency was paid first

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import simpy
@@ -31,6 +31,7 @@ from simulator.engine.arrivals import Arrivals
 from simulator.engine.book import RequestBook
 from simulator.engine.dataflow import Dataflow
 from simulator.engine.dram import DramChannel
+from simulator.engine.failures import Failures
 from simulator.engine.fallback import Fallback
 from simulator.engine.ledger import Ledger
 from simulator.engine.links import FluidLink
@@ -44,6 +45,7 @@ from simulator.engine.state import App, FastMove, OpStep, Replica
 from simulator.engine.thermal import NodeThermal
 from simulator.engine.watch import PowerWatch
 from simulator.errors import SimulationError
+from simulator.failures import down_intervals
 from simulator.hardware.dvfs_state import DvfsState
 from simulator.placement.plan import ExecutionPlan
 from simulator.platform import CostOracle, unit_id
@@ -72,6 +74,10 @@ class RunRecord:
         When a battery ran out (the run ended then), else None.
     stop_reason : str
         Why requests still in flight at the stop were dropped ("" when none was).
+    failures : tuple of tuple
+        The ``failures`` table's rows (:data:`~simulator.engine.failures.FAILURE_COLUMNS`).
+    down : dict of unit id -> merged down intervals (s)
+        The units that failed, and when (they draw no power then).
     """
 
     ledger: Ledger
@@ -84,6 +90,8 @@ class RunRecord:
     links: dict[tuple[str, str], FluidLink]
     stopped_at_s: float | None
     stop_reason: str
+    failures: tuple[tuple, ...] = ()
+    down: Mapping[str, tuple[tuple[float, float], ...]] = field(default_factory=dict)
 
 
 class Engine:
@@ -134,7 +142,13 @@ class Engine:
             if platform.unit(uid).dvfs is not None
         }
         self.units = {uid: Server(env, uid, platform.unit(uid).slots) for uid in platform.unit_ids}
-        self.network = Network(env, platform, scenario.seed, replicate)
+        self.down, node_down = {}, {}
+        if scenario.failures:
+            nodes = {name: platform.units_of(name) for name in platform.nodes}
+            self.down, node_down = down_intervals(
+                scenario.failures, nodes, scenario.seed, replicate
+            )
+        self.network = Network(env, platform, scenario.seed, replicate, node_down)
         # each node's DRAM, shared by the ops its units run at once (finite bandwidth only)
         self.dram: dict[str, DramChannel] = {}
         for node in platform.nodes.values():
@@ -154,7 +168,8 @@ class Engine:
                 if entry.adaptive is not None
                 else None
             )
-            apps.append(App(i, entry, replicas, DISPATCHERS.get(entry.dispatch).function, adaptive))
+            dispatcher = DISPATCHERS.get(entry.dispatch).function
+            apps.append(App(i, entry, replicas, dispatcher, adaptive, failures=bool(self.down)))
             for replica in replicas:
                 self.ledger.load_weights(replica.plan)
         self.book = RequestBook(keep_records)
@@ -175,6 +190,21 @@ class Engine:
             self.arrivals.free_slot,
         )
         self.dataflow.serve(self.units.values())
+        self.failures = None
+        if self.down:
+            self.failures = Failures(
+                env,
+                self.down,
+                self.units,
+                apps,
+                self.book,
+                fallback,
+                self.ledger,
+                self.watch,
+                platform,
+                self.arrivals.free_slot,
+            )
+            self.arrivals.held = self.failures.held
 
     def _replica(self, index: int, plan: ExecutionPlan, app: str) -> Replica:
         platform = self.scenario.platform
@@ -216,7 +246,11 @@ class Engine:
         """
         env, watch = self.env, self.watch
         seeds = np.random.SeedSequence(self.scenario.seed, spawn_key=(self.replicate,))
-        self.arrivals.start(seeds, self.dataflow.start, watch_over=bool(watch.batteries))
+        start = self.dataflow.start
+        if self.failures is not None:  # a request's replica may be down when it arrives
+            self.failures.schedule(start)
+            start = self.failures.admit
+        self.arrivals.start(seeds, start, watch_over=bool(watch.batteries))
         stopped_at_s, stop_reason = None, ""
         if watch.batteries:
             # a battery drains at idle forever: stop when it is empty or the work is over
@@ -245,6 +279,8 @@ class Engine:
             links=self.network.links,
             stopped_at_s=stopped_at_s,
             stop_reason=stop_reason,
+            failures=tuple(self.failures.rows()) if self.failures is not None else (),
+            down=self.down,
         )
 
     def _step_until(self, until: simpy.Event | None) -> None:

@@ -15,6 +15,8 @@ component's ``power`` rows is its ``energy`` row.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 import numpy as np
 import pandas as pd
 
@@ -105,6 +107,7 @@ def power_table(
     radios,
     platform: Platform,
     window: tuple[float, float],
+    down: Mapping[str, Sequence[tuple[float, float]]] | None = None,
 ) -> pd.DataFrame:
     """Every constant-power interval of every unit and device radio inside ``window``.
 
@@ -118,6 +121,8 @@ def power_table(
         Closed at the window's end.
     platform : Platform
     window : (float, float)
+    down : mapping of unit id -> down intervals (s), optional
+        Failed units draw nothing while down, not even idle power.
 
     Returns
     -------
@@ -134,6 +139,7 @@ def power_table(
         node = platform.node_of(uid)
         rows = by_unit.get(uid, np.empty(0, dtype=np.int64))
         cut = [(a, b, (w - unit.idle_w) * share) for u, a, b, share, w in partial_rows if u == uid]
+        cut += [(a, b, -unit.idle_w) for a, b in (down or {}).get(uid, ())]
         s = np.concatenate((starts[rows], [c[0] for c in cut]))
         e = np.concatenate((ends[rows], [c[1] for c in cut]))
         inc = np.concatenate((_unit_increments(unit, levels[rows]), [c[2] for c in cut]))

@@ -54,6 +54,7 @@ class Server:
         "_workers",
         "backlog_s",
         "busy_s",
+        "down",
         "env",
         "jobs_served",
         "name",
@@ -73,6 +74,7 @@ class Server:
         self.jobs_served = 0
         self.on_start: OnStart | None = None
         self.on_finish: OnFinish | None = None
+        self.down = False  # failed (simulator.failures): serves nothing until recovered
         # kept only to read what each serves (LoadTracker); the idle list drives them
         self._workers = tuple(_Worker(self) for _ in range(workers))
         for worker in self._workers:
@@ -108,6 +110,40 @@ class Server:
             self._queue[:] = kept  # in place: the workers hold this list
             heapify(self._queue)
         return len(dropped)
+
+    def fail(self) -> list[tuple[Any, float, Any]]:
+        """The unit goes down now: its jobs in service are cut, its queue is emptied.
+
+        Returns ``(payload, start_s, DRAM stream or None)`` of each job cut; ``on_finish``
+        is never called for them, nor for the queued jobs (their requests are hit too).
+        A job submitted while :attr:`down` waits in the queue until :meth:`recover`.
+        """
+        self.down = True
+        cut = []
+        workers = []
+        for worker in self._workers:
+            if worker.payload is None:
+                workers.append(worker)
+                continue
+            cut.append((worker.payload, worker.start_s, worker.stream))
+            # its wake-up is on SimPy's queue: emptied, it calls nothing when it fires;
+            # a fresh worker takes its place
+            worker.callbacks = ()
+            worker.payload = worker.stream = None
+            fresh = _Worker(self)
+            workers.append(fresh)
+            fresh.wait()
+        self._workers = tuple(workers)
+        self._queue.clear()  # in place: the workers hold this list
+        self.backlog_s = 0.0
+        return cut
+
+    def recover(self) -> None:
+        """The unit is up again: idle workers start what was queued while it was down."""
+        self.down = False
+        for _ in range(min(len(self._queue), len(self._idle))):
+            worker = self._idle.pop(0)
+            wake(self.env, 0, worker, worker.on_woken)
 
 
 class _Worker(Wakeup):
@@ -147,7 +183,7 @@ class _Worker(Wakeup):
         self.server._idle.append(self)
 
     def woken(self, _event) -> None:
-        if not self.queue:  # another worker took the job first
+        if not self.queue or self.server.down:  # another worker took the job first
             self.wait()
             return
         self.serve()
@@ -156,7 +192,7 @@ class _Worker(Wakeup):
         """Serve queued jobs until one takes time or the queue is empty."""
         server, queue, env = self.server, self.queue, self.env
         on_start = server.on_start
-        while queue:
+        while queue and not server.down:  # a failed unit serves nothing (queued jobs wait)
             _, duration_s, payload = heappop(queue)
             server.backlog_s -= duration_s
             self.start_s = start_s = env._now

@@ -223,8 +223,8 @@ class Request:
         self.abandoned = False
         self.fell_back = False
         self.drop_reason = ""
-        # only requests that may time out track their hops and op phases (to undo them)
-        tracked = app.entry.transfer_timeout_s is not None
+        # only requests that may time out or fail track their hops and op phases (to undo them)
+        tracked = app.tracked
         self.hops: set[HopTrack] | None = set() if tracked else None
         self.phase: list[int] | None = [0] * plan.size if tracked else None
 
@@ -253,3 +253,10 @@ class App:
     issued: int = 0
     unconsumed: int = 0
     waiter: simpy.Event | None = None
+    #: a unit of the scenario may fail (its requests' attempts may be undone)
+    failures: bool = False
+
+    @property
+    def tracked(self) -> bool:
+        """Whether its requests track their hops and op phases (to undo an attempt)."""
+        return self.failures or self.entry.transfer_timeout_s is not None

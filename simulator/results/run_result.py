@@ -32,6 +32,7 @@ TABLES = (
     "thermal",
     "batteries",
     "links",
+    "failures",
 )
 BATTERY_COLUMNS = ["node", "capacity_j", "used_j", "remaining_j", "empty_at_s"]
 THERMAL_COLUMNS = [
@@ -97,6 +98,10 @@ class RunResult:
     links : DataFrame
         One row per link direction that carried a hop: ``link, src_node, dst_node,
         hops, bytes, busy_s, queue_wait_mean_s`` (kept at every trace level).
+    failures : DataFrame
+        One row per unit and down interval (docs/failures.md): ``node, unit, start_s,
+        end_s, down_s, ops_cut, requests_hit, retried, parked, dropped, request_ids``
+        (empty without ``failures:``; kept at every trace level).
     trace : {"full", "summary", "none"}
         What the run kept: ``summary`` leaves ``ops``, ``transfers`` and ``power``
         empty; ``none`` also ``requests`` (``summary`` still holds every figure).
@@ -124,6 +129,7 @@ class RunResult:
     document: dict[str, Any] = field(default_factory=dict)
     links: pd.DataFrame = field(default_factory=pd.DataFrame)
     trace: str = "full"
+    failures: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     def __repr__(self) -> str:
         """Three lines: scenario, requests done, latency, energy, table sizes

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from simulator.failures import ON_FAILURE
 from simulator.graph.model import OP_KINDS
 from simulator.hardware.governors import GOVERNORS
 from simulator.hardware.thermal import PHONE_THERMAL
@@ -41,6 +42,7 @@ from simulator.schema import (
     Tagged,
     Text,
 )
+from simulator.spec.failuredefs import FAILURES
 from simulator.spec.linkdefs import LINK, NAME_PATTERN
 from simulator.spec.modeldefs import DTYPES, ModelChoice
 from simulator.spec.predictordefs import PREDICTOR
@@ -308,6 +310,12 @@ WORKLOAD = Record(
             doc="a network hop unfinished this long after it was submitted gives the request "
             "up: it restarts on the fallback (dispatch 'adaptive') or is dropped",
         ),
+        "on_failure": Field(
+            Text(choices=ON_FAILURE),
+            default="retry",
+            doc="a request in flight on a unit that fails: retry on a replica that is up "
+            "(else wait), wait for its replica to recover, or drop (docs/failures.md)",
+        ),
     },
     name="workload entry",
 )
@@ -347,6 +355,7 @@ SCENARIO = Record(
         "models": Field(MapOf(ModelChoice(), min_len=1)),
         "workload": Field(ListOf(WORKLOAD, min_len=1)),
         "placement": Field(PLACEMENT, default=None),
+        "failures": FAILURES,
         "plugins": Field(
             ListOf(Text(pattern=MODULE_PATTERN)),
             default=[],

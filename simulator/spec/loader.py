@@ -32,6 +32,7 @@ from simulator.rules import (
 from simulator.scheduling import PREDICTIVE_DISPATCHERS, AdaptiveOptions
 from simulator.schema import INVALID, Context, Loc, nearest
 from simulator.spec.definitions import LIBRARY, MEGA, SCENARIO
+from simulator.spec.failuredefs import build_failures
 from simulator.spec.modelbuild import MODEL_BUILDERS
 from simulator.spec.modeldefs import deploy_model
 from simulator.spec.paths import allowed_dirs
@@ -293,9 +294,11 @@ def _build(checked: dict, raw: Mapping, ctx: Context, source: str) -> Scenario |
                     dispatch=entry["dispatch"],
                     adaptive=adaptive,
                     transfer_timeout_s=entry["transfer_timeout_s"],
+                    on_failure=entry["on_failure"],
                 )
             )
     _check_requests(ctx, workload)
+    failures = build_failures(checked["failures"], raw.get("failures"), platform, ctx)
     if ctx.problems:
         return None
     document = plain(raw)
@@ -313,6 +316,7 @@ def _build(checked: dict, raw: Mapping, ctx: Context, source: str) -> Scenario |
         placement=default_placement,
         duration_s=checked["duration_s"],
         scheduler=checked["scheduler"],
+        failures=failures,
         plugins=tuple(checked["plugins"]),
         source_file=source,
         document=document,

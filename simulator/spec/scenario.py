@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from simulator.failures import FailureSpec
 from simulator.frozen import FrozenMap
 from simulator.graph.model import ModelGraph
 from simulator.placement.base import PlacementSpec
@@ -35,6 +36,8 @@ class Scenario:
         No arrival after this time (s); in-flight requests still finish.
     scheduler : str
         How a free unit picks its next ready op (:data:`simulator.scheduling.SCHEDULERS`).
+    failures : tuple of FailureSpec
+        Nodes and units that go down, and when (:mod:`simulator.failures`).
     plugins : tuple of str
         Modules that register names the scenario uses (:mod:`simulator.plugins`); a
         process given this scenario ready-made imports them before running it.
@@ -56,6 +59,7 @@ class Scenario:
     placement: PlacementSpec | None = None
     duration_s: float | None = None
     scheduler: str = "fcfs"
+    failures: tuple[FailureSpec, ...] = ()
     plugins: tuple[str, ...] = ()
     source_file: str | None = None
     document: Mapping[str, Any] = field(default_factory=FrozenMap)
@@ -66,6 +70,7 @@ class Scenario:
         object.__setattr__(self, "accuracy_top1", FrozenMap(self.accuracy_top1))
         object.__setattr__(self, "workload", tuple(self.workload))
         object.__setattr__(self, "plugins", tuple(self.plugins))
+        object.__setattr__(self, "failures", tuple(self.failures))
         nodes = self.platform.nodes
         raise_first(scenario_apps(self.workload, self.models, nodes, self.placement))
         SCHEDULERS.get(self.scheduler)  # raises with the nearest name

@@ -1,0 +1,277 @@
+"""Units going down and up during a run, and the requests their failures hit.
+
+One job: at each failure instant, take the failing units down (cut the ops they run,
+empty their queues), give up the attempts of the requests in flight that needed them,
+and retry, park or drop each by its app's ``on_failure`` (:mod:`simulator.failures`);
+at each recovery, bring units up and restart the parked requests whose replica is up.
+A request arriving while its replica is down goes to a replica that is up, else is
+parked or dropped the same way. Links to a failed node are down through the link outage
+rule (the engine gives :class:`~simulator.engine.network.Network` the node's intervals).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+import simpy
+
+from simulator.engine.book import RequestBook
+from simulator.engine.clock import after
+from simulator.engine.fallback import Fallback
+from simulator.engine.ledger import Ledger
+from simulator.engine.servers import Server
+from simulator.engine.state import DONE, App, Replica, Request
+from simulator.engine.watch import PowerWatch
+from simulator.platform import Platform
+
+#: ``start(request, now)``: run an attempt from its input.
+Start = Callable[[Request, float], None]
+
+#: columns of the ``failures`` table (one row per unit and down interval)
+FAILURE_COLUMNS = (
+    "node",
+    "unit",
+    "start_s",
+    "end_s",
+    "down_s",
+    "ops_cut",
+    "requests_hit",
+    "retried",
+    "parked",
+    "dropped",
+    "request_ids",
+)
+
+
+class _Interval:
+    """One unit's down interval and what it did to the work."""
+
+    __slots__ = ("dropped", "end_s", "ops_cut", "parked", "retried", "rids", "start_s", "uid")
+
+    def __init__(self, uid: str, start_s: float, end_s: float):
+        self.uid = uid
+        self.start_s = start_s
+        self.end_s = end_s
+        self.ops_cut = self.retried = self.parked = self.dropped = 0
+        self.rids: list[int] = []
+
+
+class Failures:
+    """Schedules the down intervals and handles what they hit.
+
+    Parameters
+    ----------
+    env : simpy.Environment
+    down : mapping of unit id -> merged down intervals (s)
+    servers : mapping of unit id -> Server
+    apps : sequence of App
+    book : RequestBook
+    fallback : Fallback
+        Undoes an attempt (:meth:`Fallback.undo`).
+    ledger : Ledger
+        Books the ops cut short (busy time and energy until the failure).
+    watch : PowerWatch
+        A watched unit's idle power leaves its node while it is down.
+    platform : Platform
+    on_over : callable(App)
+        A request of the app is over (dropped here).
+    """
+
+    def __init__(
+        self,
+        env: simpy.Environment,
+        down: Mapping[str, Sequence[tuple[float, float]]],
+        servers: Mapping[str, Server],
+        apps: Sequence[App],
+        book: RequestBook,
+        fallback: Fallback,
+        ledger: Ledger,
+        watch: PowerWatch,
+        platform: Platform,
+        on_over: Callable[[App], None],
+    ):
+        self.env = env
+        self.down = down
+        self.servers = servers
+        self.apps = apps
+        self.book = book
+        self.fallback = fallback
+        self.ledger = ledger
+        self.watch = watch
+        self.platform = platform
+        self.on_over = on_over
+        self.start: Start | None = None
+        self.intervals = [_Interval(uid, a, b) for uid, spans in down.items() for a, b in spans]
+        self._current: dict[str, _Interval] = {}  # unit id -> its interval under way
+        self._parked: list[tuple[Request, bool]] = []  # (attempt, any replica will do)
+        self._units = {id(rep): frozenset(rep.plan.units) for app in apps for rep in app.replicas}
+
+    def schedule(self, start: Start) -> None:
+        """Put every down and up instant on the schedule; ``start`` runs an attempt."""
+        self.start = start
+        changes: dict[float, tuple[list[_Interval], list[_Interval]]] = {}
+        for interval in self.intervals:
+            changes.setdefault(interval.start_s, ([], []))[0].append(interval)
+            changes.setdefault(interval.end_s, ([], []))[1].append(interval)
+        for t in sorted(changes):
+            failing, recovering = changes[t]
+            after(self.env, t, lambda _e, f=failing, r=recovering: self._change(f, r))
+
+    # -- the instants --------------------------------------------------------------------
+    def _change(self, failing: list[_Interval], recovering: list[_Interval]) -> None:
+        now = self.env._now
+        for interval in recovering:  # a unit up and down at once: it stays down
+            del self._current[interval.uid]
+            self.servers[interval.uid].recover()
+            self._idle_power(interval.uid, +1)
+        cut = []
+        for interval in failing:
+            self._current[interval.uid] = interval
+            cuts = self.servers[interval.uid].fail()
+            cut += [(interval, *c) for c in cuts]
+            interval.ops_cut += len(cuts)
+            self._idle_power(interval.uid, -1)
+        hit: dict[int, Request] = {}
+        for interval, (request, i), start_s, stream in cut:
+            self._cut(interval.uid, request, i, start_s, stream, now)
+            hit[request.rid] = request
+        if failing:
+            hit.update((r.rid, r) for r in self.book.current() if self._hit(r))
+            for rid in sorted(hit):
+                self._give_up(hit[rid], now)
+        if recovering:
+            self._resume(now)
+
+    def _cut(self, uid: str, request: Request, i: int, start_s: float, stream, now: float):
+        """Op ``i`` of ``request`` ran on ``uid`` from ``start_s`` until the failure."""
+        step = request.steps[i]
+        if stream is not None:
+            stream.channel.cancel(stream, now)
+        if step.dvfs is not None:  # at the level it started at
+            busy_w = step.dvfs.busy_w[request.levels[i]]
+        else:
+            busy_w = self.platform.unit(uid).active_w
+        if step.watched is not None:
+            self.watch.ended(step.watched, request, i)
+        self.ledger.partial_op(uid, start_s, now, request.plan.core_share[i], busy_w)
+        step.tally.memory_bytes -= step.output_bytes  # its output will never be written
+        request.phase[i] = DONE
+        request.holders[i] = 0  # nothing of it to free again
+
+    def _hit(self, request: Request) -> bool:
+        """Whether an attempt in flight needs a unit that is down: an op there not done,
+        or an output there not yet delivered."""
+        if request.finish_s is not None or request.drop_reason or request.abandoned:
+            return False
+        if request.phase is None:
+            return False
+        current = self._current
+        units = request.plan.units
+        return any(
+            units[i] in current and (phase != DONE or request.holders[i] > 0)
+            for i, phase in enumerate(request.phase)
+        )
+
+    def _first_down(self, rep: Replica) -> str | None:
+        for uid in rep.plan.units:
+            if uid in self._current:
+                return uid
+        return None
+
+    def _give_up(self, request: Request, now: float) -> None:
+        if request.abandoned:  # cut on two units at once: given up already
+            return
+        interval = self._current[self._first_down(request.rep)]
+        interval.rids.append(request.rid)
+        self.fallback.undo(request)
+        self._route(request, now, interval)
+
+    def _route(self, request: Request, now: float, interval: _Interval) -> None:
+        """Restart the request now on a replica that is up, park it or drop it."""
+        app = request.app
+        policy = app.entry.on_failure
+        if policy == "drop":
+            interval.dropped += 1
+            unit = interval.uid
+            self.book.drop(
+                request, f"unit '{unit}' down from {interval.start_s:.9g} s (on_failure: drop)"
+            )
+            self.on_over(app)
+            return
+        rep = self._up_replica(app) if policy == "retry" else None
+        if rep is None:
+            interval.parked += 1
+            self._parked.append((request, policy == "retry"))
+            return
+        interval.retried += 1
+        self._restart(request, rep, now)
+
+    def _up_replica(self, app: App) -> Replica | None:
+        """The replica of ``app`` with every unit up and the fewest requests in flight
+        (the first such in order on a tie), or None."""
+        ups = [rep for rep in app.replicas if self._first_down(rep) is None]
+        return min(ups, key=lambda rep: rep.in_flight) if ups else None
+
+    def _restart(self, request: Request, rep: Replica, now: float) -> None:
+        again = Request(request.rid, request.app, rep, request.arrival_s)
+        again.first_start_s = request.first_start_s
+        again.energy_j = request.energy_j
+        again.device_energy_j = request.device_energy_j
+        again.fell_back = request.fell_back
+        rep.in_flight += 1
+        self.book[request.rid] = again
+        self.start(again, now)
+
+    def _resume(self, now: float) -> None:
+        parked, self._parked = self._parked, []
+        for request, anywhere in parked:
+            rep = self._up_replica(request.app) if anywhere else request.rep
+            if rep is None or self._first_down(rep) is not None:
+                self._parked.append((request, anywhere))
+            else:
+                self._restart(request, rep, now)
+
+    def admit(self, request: Request, now: float) -> None:
+        """A new request: started at once when its replica is up, else routed as a hit
+        request (to a replica that is up, parked or dropped)."""
+        uid = self._first_down(request.rep)
+        if uid is None:
+            self.start(request, now)
+            return
+        request.rep.in_flight -= 1
+        request.abandoned = True
+        interval = self._current[uid]
+        interval.rids.append(request.rid)
+        self._route(request, now, interval)
+
+    def held(self) -> bool:
+        """Whether requests are parked until a unit recovers."""
+        return bool(self._parked)
+
+    def _idle_power(self, uid: str, sign: int) -> None:
+        watched = self.watch.units.get(uid)
+        if watched is not None:  # a unit down draws nothing, not even idle power
+            watched.node.changed(sign * watched.idle_w)
+
+    def rows(self) -> list[tuple]:
+        """The ``failures`` table's rows, in unit and time order."""
+        out = []
+        for iv in sorted(self.intervals, key=lambda iv: (iv.uid, iv.start_s)):
+            node = self.platform.node_of(iv.uid).name
+            rids = ",".join(str(r) for r in sorted(set(iv.rids)))
+            out.append(
+                (
+                    node,
+                    iv.uid,
+                    iv.start_s,
+                    iv.end_s,
+                    iv.end_s - iv.start_s,
+                    iv.ops_cut,
+                    len(set(iv.rids)),
+                    iv.retried,
+                    iv.parked,
+                    iv.dropped,
+                    rids,
+                )
+            )
+        return out
