@@ -148,7 +148,9 @@ class Failures:
         if stream is not None:
             stream.channel.cancel(stream, now)
         if step.dvfs is not None:  # at the level it started at
-            busy_w = step.dvfs.busy_w[request.levels[i]]
+            level = request.levels[i]
+            busy_w = step.dvfs.busy_w[level]
+            step.dvfs.cut(start_s, step.level_s, level, now)
         else:
             busy_w = self.platform.unit(uid).active_w
         if step.watched is not None:

@@ -168,12 +168,15 @@ class Ledger:
     def partial_op(
         self, uid: str, start_s: float, end_s: float, core_share: float, busy_w: float
     ) -> None:
-        """An op cut short at ``end_s`` by the end of the run: its busy time and energy.
+        """An op cut short at ``end_s`` by the end of the run or a failure of its unit: its
+        busy time and energy.
 
         The interval is kept (``partial_rows``) for the ``power`` table: the op is not in
         the trace but drew power until the run stopped.
         """
         busy_share_s = (end_s - start_s) * core_share
+        if end_s > self.last_op_end_s:  # its energy lies in the window (a failure cut it)
+            self.last_op_end_s = end_s
         tally = self.tallies[uid]
         tally.partial_busy_s += busy_share_s
         tally.active_energy_j += busy_w * busy_share_s

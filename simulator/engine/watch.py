@@ -75,7 +75,10 @@ class PowerWatch:
         self.batteries: dict[str, Battery] = {}
         #: unit id -> its node's power, for the units of watched nodes
         self.units: dict[str, UnitPower] = {}
-        self._running: dict[tuple[int, int], Running] = {}  # by (request id, op)
+        # by (attempt, op): a request's id is not enough, an attempt given up (a timeout,
+        # a failure) may still run an op beside its next attempt's (the record is alive
+        # while it is here, so its id is unique)
+        self._running: dict[tuple[int, int], Running] = {}
         for node in platform.nodes.values():
             if node.thermal is None and node.battery_j is None:
                 continue
@@ -107,11 +110,11 @@ class PowerWatch:
         """Op ``i`` of ``request`` started on watched unit ``uid``, drawing ``inc_w`` W
         above the unit's idle power."""
         watched.node.changed(inc_w)
-        self._running[(request.rid, i)] = Running(uid, now, inc_w, request, i)
+        self._running[(id(request), i)] = Running(uid, now, inc_w, request, i)
 
     def ended(self, watched: UnitPower, request: Request, i: int) -> None:
         """Op ``i`` of ``request`` ended on a watched unit."""
-        watched.node.changed(-self._running.pop((request.rid, i)).increment_w)
+        watched.node.changed(-self._running.pop((id(request), i)).increment_w)
 
     def stop(self, now: float, ledger: Ledger) -> str:
         """A battery ran out at ``now``: book the ops cut short; returns why the run ends."""

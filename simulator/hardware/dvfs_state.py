@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from heapq import heappop, heappush
+from heapq import heapify, heappop, heappush
 
 from simulator.errors import SimulationError
 from simulator.hardware.governors import governor_rule
@@ -169,6 +169,26 @@ class BusyWindow:
         # int / int is correctly rounded in Python, whatever the sizes
         return busy / self._unit
 
+    def cut(self, start_s: float, end_s: float, now: float) -> None:
+        """The interval recorded as ``[start_s, end_s]`` ends at ``now`` instead (its op
+        was cut short: its unit failed, docs/failures.md); ``now`` is after the last
+        query and before ``end_s``."""
+        now_exact = self._exact(now)  # first: it may refine the unit
+        b = self._exact(end_s)
+        running = self._running
+        running[running.index((end_s, b))] = (now, now_exact)
+        heapify(running)
+        self._running_b += now_exact - b
+        for j, (a_s, b_s, _, length) in enumerate(self._in_window):
+            if a_s == start_s and b_s == end_s:
+                self._in_window[j] = (a_s, now, now_exact, length - (b - now_exact))
+                self._window_total -= b - now_exact
+                return
+        straddling = self._straddling  # it began before the window's start
+        straddling[straddling.index((end_s, b))] = (now, now_exact)
+        heapify(straddling)
+        self._straddling_b += now_exact - b
+
 
 class SerialBusyWindow(BusyWindow):
     """:class:`BusyWindow` for a unit that runs one op at a time: the same busy times, in
@@ -216,6 +236,18 @@ class SerialBusyWindow(BusyWindow):
         self._total += b - a
         self._end = end_s
         self._end_exact = b
+
+    def cut(self, start_s: float, end_s: float, now: float) -> None:
+        """The last interval, ``[start_s, end_s]``, ends at ``now`` instead (its op was
+        cut short: its unit failed)."""
+        now_exact = self._exact(now)  # first: it may refine the unit
+        a_s, b_s, a, before = self._in_window[-1]
+        if (a_s, b_s) != (start_s, end_s):
+            raise SimulationError(f"busy window: [{start_s!r}, {end_s!r}] is not the last")
+        self._in_window[-1] = (a_s, now, a, before)
+        self._total -= self._end_exact - now_exact
+        self._end = now
+        self._end_exact = now_exact
 
     def busy_s(self, now: float) -> float:
         """The busy time (s) in ``[now - window_s, now]``, correctly rounded."""
@@ -330,6 +362,12 @@ class DvfsState:
         if busy is not None:
             busy.record(now, now + times_s[level])
         return level
+
+    def cut(self, start_s: float, times_s: tuple[float, ...], level: int, now: float) -> None:
+        """The op started at ``start_s`` at ``level`` (its times ``times_s``, as given to
+        :meth:`start`) was cut short at ``now``: its unit failed (docs/failures.md)."""
+        if self._busy is not None:
+            self._busy.cut(start_s, start_s + times_s[level], now)
 
     def _move_to(self, level: int, now: float) -> int:
         """The governor moved the level at ``now``: returns it, checked."""
