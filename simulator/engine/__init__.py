@@ -9,6 +9,7 @@ import pandas as pd
 from simulator.engine.failures import FAILURE_COLUMNS
 from simulator.engine.ledger import TRACE_LEVELS
 from simulator.engine.loop import Progress
+from simulator.engine.memory import MEMORY_COLUMNS, memory_table
 from simulator.engine.run import Engine, RunRecord
 from simulator.engine.series import (
     POWER_COLUMNS,
@@ -22,9 +23,10 @@ from simulator.engine.tables import (
     placement_table,
     request_table,
 )
-from simulator.errors import SocsimError
+from simulator.errors import PlacementError, SocsimError
 from simulator.failures import down_within
 from simulator.placement.base import place
+from simulator.placement.memory_pool import pool_problems
 from simulator.placement.plan import ExecutionPlan, compile_plan
 from simulator.platform import CostOracle
 from simulator.results.breakdown import energy_breakdown
@@ -40,7 +42,8 @@ def plan_replicas(
     Raises
     ------
     PlacementError
-        When a policy fails or returns an infeasible placement.
+        When a policy fails or returns an infeasible placement, or a node's weights do
+        not fit its memory pool (``memory_policy: refuse``, docs/memory.md).
     """
     oracle = oracle or CostOracle(scenario.platform)
     plans = {}
@@ -55,6 +58,8 @@ def plan_replicas(
                 cache[key] = compile_plan(placement.graph or graph, placement, oracle)
             mine.append(cache[key])
         plans[entry.app] = tuple(mine)
+    for problem in pool_problems(scenario.platform, plans):  # the first; validate lists all
+        raise PlacementError(f"app '{problem.app}': {problem.message}")
     return plans
 
 
@@ -187,6 +192,9 @@ def simulate(
         links=ledger.link_table(),
         trace=trace,
         failures=pd.DataFrame(list(record.failures), columns=list(FAILURE_COLUMNS)),
+        memory=memory_table(record.memory_log, ledger.weights, scenario.platform)
+        if trace == "full" and scenario.memory_series
+        else pd.DataFrame(columns=list(MEMORY_COLUMNS)),
     )
 
 

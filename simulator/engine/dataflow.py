@@ -20,6 +20,7 @@ from simulator.engine.dram import DramChannel
 from simulator.engine.dram import Stream as DramStream
 from simulator.engine.fallback import Fallback
 from simulator.engine.ledger import Ledger
+from simulator.engine.memory import MemoryGate
 from simulator.engine.network import Network
 from simulator.engine.offload import LinkMonitor
 from simulator.engine.servers import Server, call_later
@@ -91,6 +92,10 @@ class Dataflow:
         self.monitors = monitors
         self.on_over = on_over
         self._on_arrival = [self._arrive]  # the callbacks of every tensor in transit
+        #: starts a fallback attempt (the engine puts the memory gate in front)
+        self.restart = self.start
+        #: nodes' pools under ``refuse`` (None: no pool refuses)
+        self.memory: MemoryGate | None = None
 
     def serve(self, servers: Iterable[Server]) -> None:
         """Run ops on ``servers`` (the units): their jobs start and end here."""
@@ -167,6 +172,8 @@ class Dataflow:
             request.phase[i] = DONE
             if request.abandoned:  # the op ran (and drew power) for an attempt given up
                 step.tally.memory_bytes -= step.output_bytes
+                if request.reserved is not None:
+                    self.memory.release_op(request, step.uid, step.output_bytes)
                 # the fallback attempt, if any (None: released, under trace none)
                 current = self.book.get(request.rid)
                 if current is not None and current is not request:
@@ -253,7 +260,7 @@ class Dataflow:
         now = self.env.now
         again = self.fallback.timeout(request, track, now)
         if again is not None:
-            self.start(again, now)
+            self.restart(again, now)
 
     def _hop_done(self, payload, start_s: float, end_s: float, delay_s: float) -> None:
         request, fast, k, queued_s, track = payload
@@ -313,6 +320,8 @@ class Dataflow:
             self._deliver(request, move.consumers, now)
 
     def _complete(self, request: Request, now: float) -> None:
+        if request.reserved is not None:
+            self.memory.release(request)
         self.book.complete(request, now)  # sets finish_s; releases it under trace none
         request.rep.in_flight -= 1
         # nothing reads a finished request's counters again; dropping them keeps the

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 
 from simulator.engine.book import RequestBook
 from simulator.engine.ledger import Ledger
+from simulator.engine.memory import MemoryGate
 from simulator.engine.offload import LinkMonitor
 from simulator.engine.state import DONE, App, HopTrack, Request
 
@@ -43,6 +44,8 @@ class Fallback:
         self.book = book
         self.monitors = monitors
         self.on_over = on_over
+        #: nodes' pools under ``refuse`` (None: no pool refuses)
+        self.memory: MemoryGate | None = None
 
     def timeout(self, request: Request, track: HopTrack, now: float) -> Request | None:
         """The timeout of ``track`` expired at ``now``: give the attempt up if the hop is
@@ -112,3 +115,5 @@ class Fallback:
                 seen.add(id(buf))
                 buf.readers = 0
         request.rep.in_flight -= 1
+        if request.reserved is not None:
+            self.memory.release(request)

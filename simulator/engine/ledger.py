@@ -10,7 +10,7 @@ constant between events, so over a window of length W
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 import pandas as pd
@@ -66,12 +66,19 @@ class Ledger:
     statistics and per-link-direction totals, which are always streamed, remain.
     """
 
-    def __init__(self, platform: Platform, units: dict[str, Server], keep_rows: bool = True):
+    def __init__(
+        self,
+        platform: Platform,
+        units: dict[str, Server],
+        keep_rows: bool = True,
+        new_tally: Callable[[str], UnitTally] | None = None,
+    ):
         self.platform = platform
         self.units = units
         self.keep_rows = keep_rows
-        #: unit id -> its running totals
-        self.tallies = {uid: UnitTally() for uid in units}
+        #: unit id -> its running totals (``new_tally(uid)`` makes each, when given: a
+        #: tally that logs memory over time)
+        self.tallies = {uid: new_tally(uid) if new_tally else UnitTally() for uid in units}
         #: per (link, src node) that carried a hop: its totals
         self.link_totals: dict[tuple[str, str], LinkTally] = {}
         self.last_op_end_s = 0.0  # the end of the last op that ran

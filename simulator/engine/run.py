@@ -36,6 +36,7 @@ from simulator.engine.fallback import Fallback
 from simulator.engine.ledger import Ledger
 from simulator.engine.links import FluidLink
 from simulator.engine.loop import Progress, step_until
+from simulator.engine.memory import LoggedTally, MemoryGate
 from simulator.engine.network import Network
 from simulator.engine.offload import AdaptiveApp
 from simulator.engine.power import Battery
@@ -78,6 +79,8 @@ class RunRecord:
         The ``failures`` table's rows (:data:`~simulator.engine.failures.FAILURE_COLUMNS`).
     down : dict of unit id -> merged down intervals (s)
         The units that failed, and when (they draw no power then).
+    memory_log : list of (time_s, unit id, bytes)
+        Every change of a unit's memory in use (trace ``full``; else empty).
     """
 
     ledger: Ledger
@@ -92,6 +95,7 @@ class RunRecord:
     stop_reason: str
     failures: tuple[tuple, ...] = ()
     down: Mapping[str, tuple[tuple[float, float], ...]] = field(default_factory=dict)
+    memory_log: list[tuple[float, str, int]] = field(default_factory=list)
 
 
 class Engine:
@@ -156,7 +160,12 @@ class Engine:
                 channel = DramChannel(env, node.name, node.dram_bps)
                 for unit in node.units:
                     self.dram[unit_id(node.name, unit.name)] = channel
-        self.ledger = Ledger(platform, self.units, keep_rows)
+        #: every change of a unit's memory in use, (time_s, unit, bytes): trace full with
+        #: ``memory_series: true`` (the logging tally costs ~30 % of the engine's speed)
+        self.memory_log: list[tuple[float, str, int]] = []
+        logged = lambda uid: LoggedTally(env, self.memory_log, uid)  # noqa: E731
+        series = keep_rows and scenario.memory_series  # a call per change: only on demand
+        self.ledger = Ledger(platform, self.units, keep_rows, logged if series else None)
         self.watch = PowerWatch(env, platform, self.network.radios, self.dvfs)
         apps = []
         for i, entry in enumerate(scenario.workload):
@@ -190,6 +199,11 @@ class Engine:
             self.arrivals.free_slot,
         )
         self.dataflow.serve(self.units.values())
+        self.memory = MemoryGate(
+            platform, apps, self.ledger.weights, self.book, self.arrivals.free_slot
+        )
+        if self.memory.active:
+            self.dataflow.memory = fallback.memory = self.memory
         self.failures = None
         if self.down:
             self.failures = Failures(
@@ -247,6 +261,8 @@ class Engine:
         env, watch = self.env, self.watch
         seeds = np.random.SeedSequence(self.scenario.seed, spawn_key=(self.replicate,))
         start = self.dataflow.start
+        if self.memory.active:  # a request that might not fit a refusing pool is dropped
+            start = self.dataflow.restart = self.memory.gate(start)
         if self.failures is not None:  # a request's replica may be down when it arrives
             self.failures.schedule(start)
             start = self.failures.admit
@@ -281,6 +297,7 @@ class Engine:
             stop_reason=stop_reason,
             failures=tuple(self.failures.rows()) if self.failures is not None else (),
             down=self.down,
+            memory_log=self.memory_log,
         )
 
     def _step_until(self, until: simpy.Event | None) -> None:

@@ -194,6 +194,7 @@ class Request:
         "priority",
         "ready_s",
         "rep",
+        "reserved",
         "rid",
         "steps",
         "waits",
@@ -223,6 +224,7 @@ class Request:
         self.abandoned = False
         self.fell_back = False
         self.drop_reason = ""
+        self.reserved: dict[str, int] | None = None  # memory held in refusing pools
         # only requests that may time out or fail track their hops and op phases (to undo them)
         tracked = app.tracked
         self.hops: set[HopTrack] | None = set() if tracked else None

@@ -23,6 +23,8 @@ UNIT_KINDS: tuple[str, ...] = ("cpu", "gpu", "dsp", "npu")
 #: How two units of one SoC synchronise; the cost of each pair is the user's figure.
 SYNC_MECHANISMS: tuple[str, ...] = ("shared_memory_fence", "driver_call", "interrupt", "default")
 NODE_ROLES: tuple[str, ...] = ("device", "edge", "cloud")
+#: What a node does when its memory pool is short (docs/memory.md).
+MEMORY_POLICIES: tuple[str, ...] = ("refuse", "allow")
 
 
 def _check_nonneg(owner: str, **values: float) -> None:
@@ -219,6 +221,13 @@ class Node:
         Neurosurgeon's K_load (> 0, default 1): the placement estimates multiply the
         time of every op on the node's units by it (a declared background load); the
         engine runs ops at their own durations.
+    memory_bytes : float
+        The node's memory pool (B) that resident weights and live activations of all its
+        units share (inf: not limited); each unit's ``memory_bytes`` is its own limit.
+    memory_policy : str
+        What happens when the pool is short (docs/memory.md): ``refuse`` (weights that
+        do not fit are a placement error; a request whose activations might not fit is
+        dropped on arrival) or ``allow`` (run anyway; the ``memory`` table shows it).
     """
 
     name: str
@@ -232,9 +241,18 @@ class Node:
     caches: tuple[CacheLevel, ...] = ()
     dram_bandwidth_bytes_per_s: float | None = None
     load_factor: float = 1.0
+    memory_bytes: float = math.inf
+    memory_policy: str = "refuse"
 
     def __post_init__(self) -> None:
         self._resolve_caches()
+        if not self.memory_bytes > 0:
+            raise SocsimError(f"node '{self.name}': memory must be > 0, got {self.memory_bytes}")
+        if self.memory_policy not in MEMORY_POLICIES:
+            raise SocsimError(
+                f"node '{self.name}': memory_policy must be one of {MEMORY_POLICIES}, "
+                f"got '{self.memory_policy}'"
+            )
         if not self.load_factor > 0 or not math.isfinite(self.load_factor):
             raise SocsimError(
                 f"node '{self.name}': load_factor must be > 0, got {self.load_factor}"

@@ -6,7 +6,8 @@ finds out. :func:`plan_problems` places and compiles every app's placement (each
 exactly as ``socsim run`` does before its first event (``simulator.engine.plan_replicas``)
 and returns each failure as a :class:`~simulator.errors.Problem` at the YAML path of the
 placement that failed, with the placer's message, which names the op, the unit, why, and
-the fix (``use policy 'fallback' ...``). Nothing is simulated; no SimPy, no tables.
+the fix (``use policy 'fallback' ...``); then every node whose weights do not fit its
+memory pool (:mod:`simulator.placement.memory_pool`). Nothing is simulated; no SimPy, no tables.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from typing import Any
 
 from simulator.errors import Problem, SocsimError
 from simulator.placement.base import place
-from simulator.placement.plan import compile_plan
+from simulator.placement.memory_pool import pool_problems
+from simulator.placement.plan import ExecutionPlan, compile_plan
 from simulator.platform import CostOracle
 from simulator.schema import mark_of
 
@@ -65,6 +67,8 @@ def plan_problems(
     """
     oracle = CostOracle(scenario.platform)
     failed: dict[tuple, SocsimError | None] = {}
+    planned: dict[tuple, ExecutionPlan] = {}
+    plans: dict[str, list[ExecutionPlan]] = {}
     problems = []
     for index, entry in enumerate(scenario.workload):
         for replica, spec in enumerate(scenario.placements_for(entry)):
@@ -73,16 +77,29 @@ def plan_problems(
                 graph = scenario.models[entry.model]
                 try:
                     placement = place(spec, graph, oracle, entry.source)
-                    compile_plan(placement.graph or graph, placement, oracle)
+                    planned[key] = compile_plan(placement.graph or graph, placement, oracle)
                     failed[key] = None
                 except SocsimError as exc:  # PlacementError, ModelError: the user's to fix
                     failed[key] = exc
             error = failed[key]
             if error is None:
+                plans.setdefault(entry.app, []).append(planned[key])
                 continue
-            path, keys = _yaml_path(entry, index, replica)
-            file, line = _mark(document, keys) if document is not None else (None, None)
-            problems.append(
-                Problem(path, f"app '{entry.app}': {error}", file=file or source, line=line)
-            )
+            problems.append(_problem(entry, index, replica, str(error), document, source))
+    if problems:  # the pools are checked once every app can be planned
+        return problems
+    index_of = {entry.app: index for index, entry in enumerate(scenario.workload)}
+    for pool in pool_problems(scenario.platform, plans):
+        index = index_of[pool.app]
+        entry = scenario.workload[index]
+        problems.append(_problem(entry, index, pool.replica, pool.message, document, source))
     return problems
+
+
+def _problem(
+    entry: Any, index: int, replica: int, message: str, document: Any, source: str | None
+) -> Problem:
+    """A problem of ``entry``'s ``replica``-th placement, at its YAML path."""
+    path, keys = _yaml_path(entry, index, replica)
+    file, line = _mark(document, keys) if document is not None else (None, None)
+    return Problem(path, f"app '{entry.app}': {message}", file=file or source, line=line)

@@ -33,6 +33,7 @@ TABLES = (
     "batteries",
     "links",
     "failures",
+    "memory",
 )
 BATTERY_COLUMNS = ["node", "capacity_j", "used_j", "remaining_j", "empty_at_s"]
 THERMAL_COLUMNS = [
@@ -102,6 +103,11 @@ class RunResult:
         One row per unit and down interval (docs/failures.md): ``node, unit, start_s,
         end_s, down_s, ops_cut, requests_hit, retried, parked, dropped, request_ids``
         (empty without ``failures:``; kept at every trace level).
+    memory : DataFrame
+        Memory in use over time (docs/memory.md): at every instant it changed, one row
+        per unit that changed: ``time_s, node, unit, weights_bytes, activation_bytes,
+        unit_bytes, unit_capacity_bytes, node_bytes, node_pool_bytes`` (the unit's and
+        its node's bytes after that instant); trace ``full`` only.
     trace : {"full", "summary", "none"}
         What the run kept: ``summary`` leaves ``ops``, ``transfers`` and ``power``
         empty; ``none`` also ``requests`` (``summary`` still holds every figure).
@@ -130,6 +136,7 @@ class RunResult:
     links: pd.DataFrame = field(default_factory=pd.DataFrame)
     trace: str = "full"
     failures: pd.DataFrame = field(default_factory=pd.DataFrame)
+    memory: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     def __repr__(self) -> str:
         """Three lines: scenario, requests done, latency, energy, table sizes

@@ -14,7 +14,7 @@ from simulator.failures import ON_FAILURE
 from simulator.graph.model import OP_KINDS
 from simulator.hardware.governors import GOVERNORS
 from simulator.hardware.thermal import PHONE_THERMAL
-from simulator.hardware.units import NODE_ROLES, SYNC_MECHANISMS, UNIT_KINDS
+from simulator.hardware.units import MEMORY_POLICIES, NODE_ROLES, SYNC_MECHANISMS, UNIT_KINDS
 from simulator.limits import (
     MAX_CORES,
     MAX_HORIZON_S,
@@ -233,6 +233,18 @@ NODE = Record(
             doc="Neurosurgeon's K_load: placement estimates multiply the node's op times "
             "by it (the run does not; docs/placement.md#load-aware-estimates)",
         ),
+        "memory_gb": Field(
+            Number("GB", GIGA, gt=0),
+            default=math.inf,
+            to="memory_bytes",
+            doc="memory pool all units share: weights + live activations (docs/memory.md)",
+        ),
+        "memory_policy": Field(
+            Text(choices=MEMORY_POLICIES),
+            default="refuse",
+            doc="refuse: weights that do not fit are an error, a request that might not "
+            "fit is dropped; allow: run anyway (docs/memory.md)",
+        ),
     },
     name="node",
 )
@@ -356,6 +368,12 @@ SCENARIO = Record(
         "workload": Field(ListOf(WORKLOAD, min_len=1)),
         "placement": Field(PLACEMENT, default=None),
         "failures": FAILURES,
+        "memory_series": Field(
+            Boolean(),
+            default=False,
+            doc="keep every change of each unit's memory in use: the memory table (trace "
+            "full; docs/memory.md)",
+        ),
         "plugins": Field(
             ListOf(Text(pattern=MODULE_PATTERN)),
             default=[],

@@ -317,6 +317,7 @@ def _build(checked: dict, raw: Mapping, ctx: Context, source: str) -> Scenario |
         duration_s=checked["duration_s"],
         scheduler=checked["scheduler"],
         failures=failures,
+        memory_series=checked["memory_series"],
         plugins=tuple(checked["plugins"]),
         source_file=source,
         document=document,

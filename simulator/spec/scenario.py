@@ -38,6 +38,9 @@ class Scenario:
         How a free unit picks its next ready op (:data:`simulator.scheduling.SCHEDULERS`).
     failures : tuple of FailureSpec
         Nodes and units that go down, and when (:mod:`simulator.failures`).
+    memory_series : bool
+        Log every change of each unit's memory in use (the ``memory`` table, trace
+        ``full``).
     plugins : tuple of str
         Modules that register names the scenario uses (:mod:`simulator.plugins`); a
         process given this scenario ready-made imports them before running it.
@@ -60,6 +63,7 @@ class Scenario:
     duration_s: float | None = None
     scheduler: str = "fcfs"
     failures: tuple[FailureSpec, ...] = ()
+    memory_series: bool = False
     plugins: tuple[str, ...] = ()
     source_file: str | None = None
     document: Mapping[str, Any] = field(default_factory=FrozenMap)

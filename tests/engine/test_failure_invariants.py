@@ -3,6 +3,7 @@
 * no op runs on a unit while it is down (the ``ops`` trace against the ``failures`` table);
 * nothing is lost: every request issued ends completed, or dropped with a reason;
 * a unit draws no power while down, and its ``power`` rows still integrate to its energy;
+* a node's pool under ``memory_policy: refuse`` is never exceeded;
 * the same scenario and seed give the same tables, at every trace level the same
   ``failures`` table.
 """
@@ -10,11 +11,12 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from strategies import scenarios
 
 from simulator.engine import simulate
+from simulator.errors import PlacementError
 from simulator.spec import parse_scenario
 
 
@@ -53,6 +55,9 @@ def failing_scenarios(draw) -> dict:
                 }
             )
     doc["failures"] = failures
+    doc["memory_series"] = True
+    if draw(st.booleans()):  # a pool that refuses what might not fit
+        doc["nodes"]["phone"]["memory_gb"] = draw(st.floats(1e-4, 1e-2))
     return doc
 
 
@@ -63,12 +68,24 @@ def _down(result) -> dict[str, list[tuple[float, float]]]:
     return out
 
 
+def run(doc: dict, trace: str = "full"):
+    """The run's result; the example is skipped when the phone's pool cannot hold one
+    request beside its weights (a placement error, tests/engine/test_memory_pool.py)."""
+    try:
+        return simulate(parse_scenario(doc), trace=trace)
+    except PlacementError as exc:
+        assert "memory pool" in str(exc)
+        assume(False)
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(failing_scenarios())
 def test_invariants_under_random_failures(doc):
-    scenario = parse_scenario(doc)
-    result = simulate(scenario)
+    result = run(doc)
     requests, ops = result.requests, result.ops
+    # a refusing pool is never exceeded, failures or not
+    memory = result.memory
+    assert (memory["node_bytes"] <= memory["node_pool_bytes"]).all()
     down = _down(result)
     # no op runs on a down unit: no op interval meets a down interval
     for row in ops.itertuples():
@@ -82,7 +99,7 @@ def test_invariants_under_random_failures(doc):
     dropped = requests[requests["status"] == "dropped"]
     assert (dropped["drop_reason"].str.len() > 0).all()
     if doc["workload"][0]["on_failure"] != "drop":
-        assert dropped["drop_reason"].str.contains("battery").all()
+        assert dropped["drop_reason"].str.contains("battery|memory: node").all()
     done = requests[requests["status"] == "completed"]
     assert (done["finish_s"] >= done["arrival_s"]).all()
     # the failures table counts what it did
@@ -90,7 +107,8 @@ def test_invariants_under_random_failures(doc):
     assert (table["down_s"] > 0).all() and (table["end_s"] > table["start_s"]).all()
     assert (table["retried"] + table["parked"] + table["dropped"] <= table["requests_hit"]).all()
     if doc["workload"][0]["on_failure"] == "drop" and not stopped:
-        assert len(dropped) == table["dropped"].sum()
+        refused = dropped["drop_reason"].str.startswith("memory")
+        assert (~refused).sum() == table["dropped"].sum()
     # power: nothing while down, the rows integrate to each component's energy
     w0, w1 = result.summary["window_start_s"], result.summary["window_end_s"]
     power = result.power
@@ -109,10 +127,10 @@ def test_invariants_under_random_failures(doc):
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(failing_scenarios())
 def test_failures_are_deterministic_and_the_same_at_every_trace_level(doc):
-    full = simulate(parse_scenario(doc))
-    again = simulate(parse_scenario(doc))
+    full = run(doc)
+    again = run(doc)
     assert full.requests.equals(again.requests) and full.ops.equals(again.ops)
     for level in ("summary", "none"):
-        other = simulate(parse_scenario(doc), trace=level)
+        other = run(doc, level)
         assert other.failures.equals(full.failures), level
         assert other.units.equals(full.units), level
