@@ -76,16 +76,18 @@ class FailureSpec:
 
     def intervals(self, rng: np.random.Generator | None) -> list[tuple[float, float]]:
         """The down intervals ``(start_s, end_s)``, in order; ``rng`` draws the MTBF ones."""
-        if self.at_s is not None:
+        if self.at_s is not None and self.for_s is not None:
             return [(self.at_s, self.at_s + self.for_s)]
-        if rng is None:
+        mtbf_s, mttr_s, until_s = self.mtbf_s, self.mttr_s, self.until_s
+        if rng is None or mtbf_s is None or mttr_s is None or until_s is None:
             raise SocsimError(f"failure of '{self.target}': drawn failures need a stream")
-        out, t = [], 0.0
+        out: list[tuple[float, float]] = []
+        t = 0.0
         while True:
-            t += float(rng.exponential(self.mtbf_s))
-            if t > self.until_s:
+            t += float(rng.exponential(mtbf_s))
+            if t > until_s:
                 return out
-            down_s = float(rng.exponential(self.mttr_s))
+            down_s = float(rng.exponential(mttr_s))
             out.append((t, t + down_s))
             t += down_s
 

@@ -12,6 +12,7 @@ rule (the engine gives :class:`~simulator.engine.network.Network` the node's int
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 
 import simpy
 
@@ -22,10 +23,16 @@ from simulator.engine.ledger import Ledger
 from simulator.engine.servers import Server
 from simulator.engine.state import DONE, App, Replica, Request
 from simulator.engine.watch import PowerWatch
+from simulator.errors import SimulationError
 from simulator.platform import Platform
 
 #: ``start(request, now)``: run an attempt from its input.
 Start = Callable[[Request, float], None]
+
+
+def _not_scheduled(request: Request, now: float) -> None:
+    raise SimulationError("Failures.schedule was not called before the run")
+
 
 #: columns of the ``failures`` table (one row per unit and down interval)
 FAILURE_COLUMNS = (
@@ -100,7 +107,7 @@ class Failures:
         self.watch = watch
         self.platform = platform
         self.on_over = on_over
-        self.start: Start | None = None
+        self.start: Start = _not_scheduled
         self.intervals = [_Interval(uid, a, b) for uid, spans in down.items() for a, b in spans]
         self._current: dict[str, _Interval] = {}  # unit id -> its interval under way
         self._parked: list[tuple[Request, bool]] = []  # (attempt, any replica will do)
@@ -114,10 +121,12 @@ class Failures:
             changes.setdefault(interval.start_s, ([], []))[0].append(interval)
             changes.setdefault(interval.end_s, ([], []))[1].append(interval)
         for t in sorted(changes):
-            failing, recovering = changes[t]
-            after(self.env, t, lambda _e, f=failing, r=recovering: self._change(f, r))
+            after(self.env, t, partial(self._at, *changes[t]))
 
     # -- the instants --------------------------------------------------------------------
+    def _at(self, failing: list[_Interval], recovering: list[_Interval], _event) -> None:
+        self._change(failing, recovering)
+
     def _change(self, failing: list[_Interval], recovering: list[_Interval]) -> None:
         now = self.env._now
         for interval in recovering:  # a unit up and down at once: it stays down
@@ -142,12 +151,12 @@ class Failures:
         if recovering:
             self._resume(now)
 
-    def _cut(self, uid: str, request: Request, i: int, start_s: float, stream, now: float):
+    def _cut(self, uid: str, request: Request, i: int, start_s: float, stream, now: float) -> None:
         """Op ``i`` of ``request`` ran on ``uid`` from ``start_s`` until the failure."""
         step = request.steps[i]
         if stream is not None:
             stream.channel.cancel(stream, now)
-        if step.dvfs is not None:  # at the level it started at
+        if step.dvfs is not None and request.levels is not None:  # at its starting level
             level = request.levels[i]
             busy_w = step.dvfs.busy_w[level]
             step.dvfs.cut(start_s, step.level_s, level, now)
@@ -157,6 +166,7 @@ class Failures:
             self.watch.ended(step.watched, request, i)
         self.ledger.partial_op(uid, start_s, now, request.plan.core_share[i], busy_w)
         step.tally.memory_bytes -= step.output_bytes  # its output will never be written
+        assert request.phase is not None and request.holders is not None  # tracked
         request.phase[i] = DONE
         request.holders[i] = 0  # nothing of it to free again
 
@@ -165,12 +175,12 @@ class Failures:
         or an output there not yet delivered."""
         if request.finish_s is not None or request.drop_reason or request.abandoned:
             return False
-        if request.phase is None:
+        if request.phase is None or request.holders is None:
             return False
-        current = self._current
+        current, holders = self._current, request.holders
         units = request.plan.units
         return any(
-            units[i] in current and (phase != DONE or request.holders[i] > 0)
+            units[i] in current and (phase != DONE or holders[i] > 0)
             for i, phase in enumerate(request.phase)
         )
 
@@ -181,9 +191,10 @@ class Failures:
         return None
 
     def _give_up(self, request: Request, now: float) -> None:
-        if request.abandoned:  # cut on two units at once: given up already
+        uid = self._first_down(request.rep)
+        if request.abandoned or uid is None:  # cut on two units at once: given up already
             return
-        interval = self._current[self._first_down(request.rep)]
+        interval = self._current[uid]
         interval.rids.append(request.rid)
         self.fallback.undo(request)
         self._route(request, now, interval)

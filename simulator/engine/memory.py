@@ -35,7 +35,7 @@ MEMORY_COLUMNS = (
     "node_bytes",
     "node_pool_bytes",
 )
-_IN_USE = UnitTally.memory_bytes  # the slot LoggedTally's property stores into
+_IN_USE = UnitTally.memory_bytes  # type: ignore[misc]  # the slot the property stores into
 
 
 class LoggedTally(UnitTally):

@@ -15,6 +15,7 @@ from simulator.placement.base import POLICIES
 from simulator.schema import Field, ListOf, Record
 from simulator.spec import definitions as d
 from simulator.spec import modeldefs as m
+from simulator.spec.failuredefs import FAILURE
 from simulator.spec.scoredefs import COMBINATION, SCORE
 from simulator.spec.sweepdefs import RANGE, SWEEP
 from simulator.sweep.executors import EXECUTORS
@@ -67,6 +68,7 @@ def render() -> str:
         ("`models.<name>.edges[i]`", m.INLINE_EDGE),
         ("`workload[i]`", d.WORKLOAD),
         ("`workload[i].adaptive` (with `dispatch: adaptive`)", d.ADAPTIVE),
+        ("`failures[i]` (see failures.md)", FAILURE),
         ("`sweep` (read by `socsim sweep`, see sweeps.md)", SWEEP),
         ("`sweep.parameters.<path>` as a range", RANGE),
         ("`score` (read by `socsim score`, see techniques.md)", SCORE),

@@ -102,9 +102,10 @@ class Task:
 def fast_path_applies(scenario: Scenario) -> bool:
     """A lone request on an otherwise idle, constant platform: one app, ``count: 1``, one
     placement, no DVFS governor but ``performance``, no thermal model or battery, no
-    bandwidth trace or outage — where the
-    list-schedule estimate *is* the engine's latency."""
-    if len(scenario.workload) != 1:
+    bandwidth trace or outage, no failure — where the
+    list-schedule estimate *is* the engine's latency (a memory pool too small for the
+    request is the same placement error: ``plan_replicas`` checks it)."""
+    if len(scenario.workload) != 1 or scenario.failures:
         return False
     entry = scenario.workload[0]
     if entry.count != 1 or entry.duration_s is not None or len(scenario.placements_for(entry)) != 1:
