@@ -20,6 +20,7 @@ from simulator.engine.book import RequestBook
 from simulator.engine.clock import after
 from simulator.engine.fallback import Fallback
 from simulator.engine.ledger import Ledger
+from simulator.engine.memory import MemoryGate
 from simulator.engine.servers import Server
 from simulator.engine.state import DONE, App, Replica, Request
 from simulator.engine.watch import PowerWatch
@@ -108,6 +109,8 @@ class Failures:
         self.platform = platform
         self.on_over = on_over
         self.start: Start = _not_scheduled
+        #: nodes' pools under ``refuse`` (None: no pool refuses)
+        self.memory: MemoryGate | None = None
         self.intervals = [_Interval(uid, a, b) for uid, spans in down.items() for a, b in spans]
         self._current: dict[str, _Interval] = {}  # unit id -> its interval under way
         self._parked: list[tuple[Request, bool]] = []  # (attempt, any replica will do)
@@ -166,6 +169,8 @@ class Failures:
             self.watch.ended(step.watched, request, i)
         self.ledger.partial_op(uid, start_s, now, request.plan.core_share[i], busy_w)
         step.tally.memory_bytes -= step.output_bytes  # its output will never be written
+        if request.abandoned and request.reserved is not None and self.memory is not None:
+            self.memory.release_op(request, uid, step.output_bytes)  # an attempt given up
         assert request.phase is not None and request.holders is not None  # tracked
         request.phase[i] = DONE
         request.holders[i] = 0  # nothing of it to free again

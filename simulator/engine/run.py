@@ -202,8 +202,6 @@ class Engine:
         self.memory = MemoryGate(
             platform, apps, self.ledger.weights, self.book, self.arrivals.free_slot
         )
-        if self.memory.active:
-            self.dataflow.memory = fallback.memory = self.memory
         self.failures = None
         if self.down:
             self.failures = Failures(
@@ -219,6 +217,10 @@ class Engine:
                 self.arrivals.free_slot,
             )
             self.arrivals.held = self.failures.held
+        if self.memory.active:
+            self.dataflow.memory = fallback.memory = self.memory
+            if self.failures is not None:
+                self.failures.memory = self.memory
 
     def _replica(self, index: int, plan: ExecutionPlan, app: str) -> Replica:
         platform = self.scenario.platform
