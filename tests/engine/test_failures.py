@@ -169,3 +169,21 @@ def test_same_seed_same_tables_with_drawn_failures():
     for name in ("requests", "ops", "failures", "units", "power"):
         assert getattr(a, name).equals(getattr(b, name)), name
     assert len(a.failures) > 5
+
+
+def test_a_down_unit_leaves_its_node_battery_alone():
+    # one request to the cloud; the phone's cpu (0.1 W idle, never busy) is down 0 .. 0.5 s:
+    # the battery and the energy table both drop by 0.1 W x 0.5 s = 0.05 J
+    def phone_energy(failures):
+        doc = phone_cloud_document()
+        doc["nodes"]["phone"]["battery_wh"] = 1.0
+        doc["failures"] = failures
+        result = simulate(build(doc))
+        energy = result.energy
+        used = result.batteries.iloc[0]["used_j"]
+        assert used == pytest.approx(energy[energy["node"] == "phone"]["energy_j"].sum(), rel=1e-12)
+        return used
+
+    up = phone_energy([])
+    down = phone_energy([{"target": "phone.cpu", "at_s": 0.0, "for_s": 0.5}])
+    assert up - down == pytest.approx(0.1 * 0.5, rel=1e-9)
