@@ -161,7 +161,8 @@ class Engine:
                 for unit in node.units:
                     self.dram[unit_id(node.name, unit.name)] = channel
         #: every change of a unit's memory in use, (time_s, unit, bytes): trace full with
-        #: ``memory_series: true`` (the logging tally costs ~30 % of the engine's speed)
+        #: ``memory_series: true`` (the logging tally: 1.27x the engine's time,
+        #: bench/memory_series.py)
         self.memory_log: list[tuple[float, str, int]] = []
         logged = lambda uid: LoggedTally(env, self.memory_log, uid)  # noqa: E731
         series = keep_rows and scenario.memory_series  # a call per change: only on demand
