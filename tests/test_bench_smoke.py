@@ -30,6 +30,7 @@ compare = load_bench("compare")
         ("loader.py", ["--smoke", "--json"], "ratio pure/libyaml"),
         ("sharing_tables.py", ["--help"], "docs/sharing.md"),
         ("sweep.py", ["--bandwidths", "1", "--rounds", "1"], "speed-up processes / serial"),
+        ("memory_series.py", ["--requests", "4", "--repeat", "1"], "logged / plain"),
     ],
 )
 def test_bench_script_runs(script, args, expected, capsys):
