@@ -114,6 +114,7 @@ class Failures:
         self.intervals = [_Interval(uid, a, b) for uid, spans in down.items() for a, b in spans]
         self._current: dict[str, _Interval] = {}  # unit id -> its interval under way
         self._parked: list[tuple[Request, bool]] = []  # (attempt, any replica will do)
+        self._oldest = 0  # no request before this id is in flight
         self._units = {id(rep): frozenset(rep.plan.units) for app in apps for rep in app.replicas}
 
     def schedule(self, start: Start) -> None:
@@ -148,7 +149,7 @@ class Failures:
             self._cut(interval.uid, request, i, start_s, stream, now)
             hit[request.rid] = request
         if failing:
-            hit.update((r.rid, r) for r in self.book.current() if self._hit(r))
+            hit.update((r.rid, r) for r in self._in_flight() if self._hit(r))
             for rid in sorted(hit):
                 self._give_up(hit[rid], now)
         if recovering:
@@ -174,6 +175,19 @@ class Failures:
         assert request.phase is not None and request.holders is not None  # tracked
         request.phase[i] = DONE
         request.holders[i] = 0  # nothing of it to free again
+
+    def _in_flight(self) -> list[Request]:
+        """The records that may be in flight: from the oldest not over yet (every record
+        is kept: the scan does not grow with the requests long done), or those the book
+        holds (trace none holds only those in flight)."""
+        if not self.book.keep_records:
+            return list(self.book.current())
+        records = self.book.records()
+        k = self._oldest
+        while k < len(records) and (records[k].finish_s is not None or records[k].drop_reason):
+            k += 1
+        self._oldest = k
+        return records[k:]
 
     def _hit(self, request: Request) -> bool:
         """Whether an attempt in flight needs a unit that is down: an op there not done,
