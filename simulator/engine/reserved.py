@@ -27,8 +27,7 @@ from typing import Any
 from simulator.engine.ledger import Ledger
 from simulator.engine.servers import Server
 from simulator.engine.state import Replica
-from simulator.errors import PlacementError
-from simulator.placement.online import OnlineHeft, is_online
+from simulator.placement.online import OnlineHeft, online_apps, shared_units
 from simulator.placement.plan import ExecutionPlan, compile_plan
 from simulator.platform import CostOracle
 from simulator.spec.scenario import Scenario
@@ -126,30 +125,16 @@ class OnlineRun:
         ledger: Ledger,
         build: BuildReplica,
     ):
-        online = {
-            e.app: (scenario.models[e.model], e.source, scenario.placements_for(e)[0].options)
-            for e in scenario.workload
-            if any(is_online(spec) for spec in scenario.placements_for(e))
-        }
+        online = online_apps(scenario)
         self.planner = OnlineHeft(online, oracle)
         self.graphs = {app: graph for app, (graph, _, _) in online.items()}
         self.oracle = oracle
         self.ledger = ledger
         self.build = build
+        units_of = {app: [plan.units for plan in mine] for app, mine in plans.items()}
+        for _, error in shared_units(scenario, self.planner, units_of):
+            raise error
         reserved = {uid for app in online for uid in self.planner.units_of(app)}
-        for entry in scenario.workload:
-            if entry.app in online:
-                continue
-            for plan in plans[entry.app]:
-                shared = sorted(reserved & set(plan.units))
-                if shared:
-                    raise PlacementError(
-                        f"app '{entry.app}' runs ops on {', '.join(shared)}, which online "
-                        f"HEFT ({', '.join(online)}) may reserve: a unit runs its reserved "
-                        "ops only, in reservation order; give the online apps "
-                        "'exclude: [...]' or place this app on other units",
-                        "heft",
-                    )
         self.gates = {uid: ReservedUnit(units[uid]) for uid in sorted(reserved)}
         self.replicas: dict[tuple, Replica] = {}  # per (app, order, units): built once
         self.resident: set[tuple[str, str, str]] = {
@@ -160,8 +145,9 @@ class OnlineRun:
         }
 
     @property
-    def apps(self) -> frozenset[str]:
-        return frozenset(self.graphs)
+    def apps(self) -> list[str]:
+        """The online apps."""
+        return list(self.planner.apps)
 
     def attach(self) -> None:
         """Gate the reserved units (after the dataflow set the servers' callbacks)."""

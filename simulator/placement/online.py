@@ -40,6 +40,38 @@ def is_online(spec: PlacementSpec) -> bool:
     return spec.name == "heft" and bool(spec.options.get("online", False))
 
 
+def online_apps(scenario: Any) -> dict[str, tuple[ModelGraph, str, Mapping[str, Any]]]:
+    """App name -> (graph, source, options) of every online HEFT app of ``scenario``."""
+    return {
+        e.app: (scenario.models[e.model], e.source, scenario.placements_for(e)[0].options)
+        for e in scenario.workload
+        if any(is_online(spec) for spec in scenario.placements_for(e))
+    }
+
+
+def shared_units(
+    scenario: Any, planner: OnlineHeft, units_of: Mapping[str, list[tuple[str, ...]]]
+) -> list[tuple[int, PlacementError]]:
+    """(workload index, error) of each app not online that runs ops on a unit the online
+    apps may reserve (``units_of``: app -> its placements' units): such a unit runs its
+    reserved ops only, in reservation order."""
+    reserved = {uid for app in planner.apps for uid in planner.units_of(app)}
+    found = []
+    for index, entry in enumerate(scenario.workload):
+        if entry.app in planner.apps:
+            continue
+        shared = sorted({uid for units in units_of.get(entry.app, ()) for uid in units} & reserved)
+        if shared:
+            message = (
+                f"app '{entry.app}' runs ops on {', '.join(shared)}, which online HEFT "
+                f"({', '.join(planner.apps)}) may reserve: a unit runs its reserved ops "
+                "only, in reservation order; give the online apps 'exclude: [...]' or "
+                "place this app on other units"
+            )
+            found.append((index, PlacementError(message, "heft")))
+    return found
+
+
 @dataclass(frozen=True, slots=True)
 class Reservation:
     """One op of one request reserved on a unit.

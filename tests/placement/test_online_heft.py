@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from simulator.engine import simulate
 from simulator.errors import PlacementError, ScenarioError
+from simulator.placement.check import plan_problems
 from simulator.placement.online import OnlineHeft
 from simulator.platform import CostOracle
 from simulator.spec import parse_scenario
@@ -172,6 +173,10 @@ def test_a_unit_online_heft_may_reserve_cannot_serve_another_app():
 
     with pytest.raises(PlacementError, match=r"app 'other' runs ops on host\.p1"):
         simulate(topcuoglu([0], edit=other))
+    # socsim validate (and run, before anything is simulated) say where
+    (problem,) = plan_problems(topcuoglu([0], edit=other))
+    assert problem.path == "workload[1].placement"
+    assert "online HEFT (dag) may reserve" in problem.message
 
     def excluded(doc):
         other(doc)
