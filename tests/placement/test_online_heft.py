@@ -16,6 +16,7 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from strategies import scenarios
 
 from simulator.engine import simulate
 from simulator.errors import PlacementError, ScenarioError
@@ -257,3 +258,45 @@ def test_random_online_schedules_are_feasible_and_simulated_as_planned(monkeypat
                 comm_s = graph.edge(pred, r.op).comm_s if p.unit != r.unit else 0.0
                 assert r.start_s >= p.finish_s + comm_s - 1e-9, (rid, pred, r.op)
     assert_simulated_is_planned(result, made)
+
+
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(doc=scenarios(max_ops=6, power_management=True))
+def test_with_inexact_costs_units_still_run_in_reservation_order(monkeypatch, doc):
+    """Roofline costs, DVFS, shared DRAM, contended radio links: ops start later or
+    earlier than reserved, yet each unit runs its ops one at a time in reservation order
+    and every request completes (unless a battery stops the run)."""
+    doc = {**doc, "placement": ONLINE}
+    scenario = parse_scenario(doc, base_dir=EXAMPLE.parent)
+    with monkeypatch.context() as patch:
+        made = reservations_by_request(patch)
+        result = simulate(scenario)
+    key = {(rid, r.op): r.key for rid, s in enumerate(made) for r in s.reservations}
+    unit_of = {(rid, r.op): r.unit for rid, s in enumerate(made) for r in s.reservations}
+    ops = result.ops.sort_values(["start_s", "end_s"], kind="stable")
+    for unit, rows in ops.groupby("unit", sort=False):
+        ran = list(zip(rows["request_id"], rows["op"], strict=True))
+        assert all(unit_of[r] == unit for r in ran)
+        assert [key[r] for r in ran] == sorted(key[r] for r in ran), unit
+        ends, starts = rows["end_s"].to_numpy(), rows["start_s"].to_numpy()
+        assert (starts[1:] >= ends[:-1]).all(), unit  # one op at a time
+    if result.batteries["empty_at_s"].isna().all():
+        assert (result.requests["status"] == "completed").all()
+
+
+def test_apps_sharing_reservations_share_one_arithmetic():
+    """An app whose costs are floats makes every online app's costs floats (their slots
+    are compared with each other); the schedule is the same as in exact arithmetic."""
+    scenario = topcuoglu([0])
+    graph = scenario.models["topcuoglu"]
+    oracle = CostOracle(scenario.platform)
+    heft = OnlineHeft({"a": (graph, "host", {"exact": "no"}), "b": (graph, "host", {})}, oracle)
+    assert not heft.exact
+    assert heft.plan("b", 0.0).finish_s == pytest.approx(0.080, rel=1e-12)
+    second = heft.plan("a", 0.010)
+    assert isinstance(second.reservations[0].key[0], float)
+    got = {r.op: (r.unit, r.start_s * 1e3, r.finish_s * 1e3) for r in second.reservations}
+    for op, (unit, start_ms, end_ms) in SECOND_COPY.items():
+        assert got[op] == pytest.approx((f"host.{unit}", start_ms, end_ms), rel=1e-12), op
