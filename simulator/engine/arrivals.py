@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import simpy
@@ -23,6 +24,9 @@ from simulator.errors import SimulationError
 from simulator.limits import MAX_REQUESTS
 from simulator.scheduling import ReplicaLoad
 from simulator.workload import AfterCompletion
+
+if TYPE_CHECKING:  # built by the engine after the arrivals
+    from simulator.engine.reserved import OnlineRun
 
 #: ``start(request, now)``: a new request's input is at its source.
 Start = Callable[[Request, float], None]
@@ -63,7 +67,7 @@ class Arrivals:
         )
         self.sources: list[simpy.Process] = []
         #: the online HEFT apps' OnlineRun, if any (its requests' replicas are its own)
-        self.online = None
+        self.online: OnlineRun | None = None
         #: battery runs: succeeds when no request can come or is in flight, and every
         #: radio is idle (None: not watched)
         self.over: simpy.Event | None = None

@@ -27,6 +27,7 @@ from typing import Any
 from simulator.engine.ledger import Ledger
 from simulator.engine.servers import Server
 from simulator.engine.state import Replica
+from simulator.errors import SimulationError
 from simulator.placement.online import OnlineHeft, online_apps, shared_units
 from simulator.placement.plan import ExecutionPlan, compile_plan
 from simulator.platform import CostOracle
@@ -80,7 +81,9 @@ class ReservedUnit:
         """Learn when the server's ops end (after the dataflow set its callbacks)."""
         server = self
         unit = self.server
-        done = unit.on_finish
+        done, start = unit.on_finish, unit.on_start
+        if done is None or start is None:
+            raise SimulationError(f"unit {unit.name}: gated before its callbacks were set")
 
         def on_finish(payload, start_s: float, end_s: float) -> None:
             server.busy = False
@@ -88,7 +91,7 @@ class ReservedUnit:
             if not server.busy:
                 server._release()
 
-        unit.serve_with(unit.on_start, on_finish)
+        unit.serve_with(start, on_finish)
 
 
 #: ``build(plan, app, servers)``: the engine's replica of ``plan`` whose ops queue on ``servers``
@@ -119,7 +122,7 @@ class OnlineRun:
     def __init__(
         self,
         scenario: Scenario,
-        plans: Mapping[str, tuple[ExecutionPlan, ...]],
+        plans: Mapping[str, ExecutionPlan | tuple[ExecutionPlan, ...]],
         oracle: CostOracle,
         units: Mapping[str, Server],
         ledger: Ledger,
@@ -131,7 +134,8 @@ class OnlineRun:
         self.oracle = oracle
         self.ledger = ledger
         self.build = build
-        units_of = {app: [plan.units for plan in mine] for app, mine in plans.items()}
+        mine = {app: (p,) if isinstance(p, ExecutionPlan) else tuple(p) for app, p in plans.items()}
+        units_of = {app: [plan.units for plan in each] for app, each in mine.items()}
         for _, error in shared_units(scenario, self.planner, units_of):
             raise error
         reserved = {uid for app in online for uid in self.planner.units_of(app)}
@@ -140,7 +144,7 @@ class OnlineRun:
         self.resident: set[tuple[str, str, str]] = {
             (plan.model, op, uid)
             for app in online
-            for plan in plans[app]
+            for plan in mine[app]
             for op, uid in zip(plan.ops, plan.units, strict=True)
         }
 

@@ -197,7 +197,7 @@ class OnlineHeft:
         reservations = tuple(
             Reservation(
                 op,
-                schedule.unit_of[i],
+                placement.assignment[op],
                 float(schedule.start[i]),
                 float(schedule.finish[i]),
                 (schedule.start[i], seq[i]),
