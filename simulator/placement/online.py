@@ -16,9 +16,12 @@ placement (op order = reserved start) and every op's :class:`Reservation`. The e
 reservation keys, so with the costs the plan used (explicit time tables and
 communication costs, no contention) every op starts and ends at its reserved times.
 
-Reservations are kept for the whole run (one slot per op planned): the insertion search
-starts at the block holding the ready time (:class:`~simulator.placement.timeline.Timeline`),
-so old slots cost a bisection, not a scan.
+A slot that ended before a request arrives can no longer matter (every op of that
+request and of later ones is ready at its arrival or after, and the insertion search
+passes over slots that end before the ready time), so a unit's slots are rebuilt without
+those once it holds ``forget_after`` slots more than twice what the last rebuild kept:
+memory follows the reservations ahead, not the run's length, and the schedules are the
+same (tested).
 """
 
 from __future__ import annotations
@@ -134,6 +137,10 @@ class OnlineHeft:
     ----------
     apps : mapping of app name -> (graph, source node, placement options)
     oracle : CostOracle
+    forget_after : int
+        Rebuild a unit's slots without those that ended before the arrival being planned
+        once it holds this many more than twice what the last rebuild kept (the module
+        doc); requests must then be planned in order of arrival.
 
     Notes
     -----
@@ -151,6 +158,7 @@ class OnlineHeft:
         self,
         apps: Mapping[str, tuple[ModelGraph, str, Mapping[str, Any]]],
         oracle: CostOracle,
+        forget_after: int = 4096,
     ):
         tables = {
             app: build_cost_table(graph, oracle, source, options, "heft")
@@ -167,6 +175,10 @@ class OnlineHeft:
         self.exact = exact
         self.timelines = {uid: Timeline(exact) for uid in oracle.platform.unit_ids}
         self.reserved = 0  # reservations made: the next one's seq
+        self.forget_after = forget_after
+        self.held = dict.fromkeys(self.timelines, 0)  # slots per unit now
+        self.kept = dict.fromkeys(self.timelines, 0)  # slots per unit after its last rebuild
+        self.horizon = None  # the latest arrival slots were forgotten at
 
     def units_of(self, app: str) -> list[str]:
         """The units ``app``'s requests may reserve (its candidate units)."""
@@ -184,13 +196,16 @@ class OnlineHeft:
         if entry is None:
             raise PlacementError(f"app '{app}' is not planned online", "heft")
         costs = entry.costs
-        schedule = Schedule(costs, self.timelines, release=costs.num(arrival_s))
+        release = costs.num(arrival_s)
+        self._forget(release)
+        schedule = Schedule(costs, self.timelines, release=release)
         seq = {}
         for i in entry.order:
             unit, start = schedule.best_unit(i, insertion=True)
             schedule.assign(i, unit, start)  # into the shared timelines
             seq[i] = self.reserved
             self.reserved += 1
+            self.held[unit] += 1
         placement = schedule.placement("heft", entry.source, entry.order, {"online": True})
         names = costs.ops
         index = {name: i for i, name in enumerate(names)}
@@ -208,3 +223,22 @@ class OnlineHeft:
         return RequestSchedule(
             app, arrival_s, placement, reservations, placement.notes["scheduled_makespan_s"]
         )
+
+    def _forget(self, now) -> None:
+        """Drop the slots that ended by ``now`` from units that hold many (module doc)."""
+        if self.horizon is not None and now < self.horizon:
+            raise PlacementError(
+                f"a request arriving at {float(now)} s is planned after slots up to "
+                f"{float(self.horizon)} s were forgotten: plan requests in order of arrival",
+                "heft",
+            )
+        for uid, timeline in self.timelines.items():
+            if self.held[uid] <= self.forget_after + 2 * self.kept[uid]:
+                continue
+            fresh = Timeline(self.exact)
+            for start, end in timeline.slots():
+                if end > now:
+                    fresh.insert(start, end)
+            self.timelines[uid] = fresh
+            self.held[uid] = self.kept[uid] = len(fresh.slots())
+            self.horizon = now

@@ -300,3 +300,24 @@ def test_apps_sharing_reservations_share_one_arithmetic():
     got = {r.op: (r.unit, r.start_s * 1e3, r.finish_s * 1e3) for r in second.reservations}
     for op, (unit, start_ms, end_ms) in SECOND_COPY.items():
         assert got[op] == pytest.approx((f"host.{unit}", start_ms, end_ms), rel=1e-12), op
+
+
+@settings(max_examples=40, deadline=None)
+@given(doc=online_scenarios(), more=st.lists(st.integers(0, 30), max_size=8))
+def test_forgetting_past_slots_changes_no_schedule(doc, more):
+    """Slots that ended before an arrival are dropped (forget_after=0: at almost every
+    request); every reservation is the same as with all slots kept."""
+    doc["workload"][0]["arrival"]["times_ms"] += [100 + t for t in sorted(more)]
+    scenario = parse_scenario(doc, base_dir=EXAMPLE.parent)
+    apps = {
+        e.app: (scenario.models[e.model], e.source, scenario.placements_for(e)[0].options)
+        for e in scenario.workload
+    }
+    oracle = CostOracle(scenario.platform)
+    arrivals = sorted(
+        (t / 1e3, w["app"]) for w in doc["workload"] for t in w["arrival"]["times_ms"]
+    )
+    kept, forgetting = OnlineHeft(apps, oracle, forget_after=10**9), OnlineHeft(apps, oracle, 0)
+    for t, app in arrivals:
+        assert forgetting.plan(app, t).reservations == kept.plan(app, t).reservations
+    assert sum(forgetting.held.values()) <= sum(kept.held.values())
