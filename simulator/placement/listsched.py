@@ -357,7 +357,9 @@ def heft(
     for i in order:
         unit, start = schedule.best_unit(i, insertion=True)
         schedule.assign(i, unit, start)
-    notes = {"rank_order": tuple(costs.ops[i] for i in order)}
+    notes: dict[str, Any] = {"rank_order": tuple(costs.ops[i] for i in order)}
+    if options.get("online"):  # the engine plans each request itself (placement/online.py)
+        notes["online"] = "each request planned at its arrival; this is a lone request's plan"
     return checked_placement(
         schedule.placement("heft", source, order, notes), graph, oracle, options
     )
