@@ -1,6 +1,7 @@
 """Runtime of placement policies on random layered DAGs of 100, 1,000 and 10,000 ops.
 
-Run: ``python bench/placement.py [--sizes 100 1000 10000] [--repeat 3] [--cpu] [--json]``
+Run: ``python bench/placement.py [--sizes 100 1000 10000] [--repeat 3] [--cpu] [--json]
+[--online-requests 1000]``
 
 Each policy is timed on the same DAGs in one run (median of ``--repeat``), on a platform
 of a phone with five units plus an edge server over a Wi-Fi-like link. Every timed call
@@ -9,6 +10,12 @@ does (an oracle remembers op times). ``--cpu`` times CPU (``time.process_time``)
 shared machine distorts less than wall time. Besides seconds,
 it prints µs per op and the growth ratio between consecutive sizes (10x ops), which is
 what says whether a policy scales: ~10 is linear, ~100 quadratic.
+
+Online HEFT (``{policy: heft, online: true}``) plans every request at its arrival: it
+prints the cost of one such plan on the smallest DAG, for ``--online-requests``
+requests arriving every half of a lone request's makespan (so about two overlap), as
+the median µs per request over the first and the last tenth of them (whether planning
+slows as reservations pile up) and per op.
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ from simulator.graph import Edge, ModelGraph, Op
 from simulator.hardware import ComputeUnit, Node
 from simulator.network import Link
 from simulator.placement import POLICIES
+from simulator.placement.online import OnlineHeft
 from simulator.platform import CostOracle, Platform
 
 #: policies too slow for the largest DAGs (none since split_point evaluates all cuts in
@@ -105,12 +113,28 @@ def median_of(repeat: int, run, clock=time.perf_counter) -> float:
     return statistics.median(times)
 
 
+def online_plan_times(graph: ModelGraph, platform: Platform, requests: int, clock) -> list:
+    """Seconds each of ``requests`` online HEFT plans took (arrivals every half makespan)."""
+    heft = OnlineHeft({"app": (graph, "phone", {})}, CostOracle(platform))
+    gap_s = OnlineHeft({"app": (graph, "phone", {})}, CostOracle(platform)).plan("app", 0.0)
+    gap_s = gap_s.finish_s / 2
+    times = []
+    for k in range(requests):
+        start = clock()
+        heft.plan("app", k * gap_s)
+        times.append(clock() - start)
+    return times
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[100, 1000, 10000])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--cpu", action="store_true", help="CPU time instead of wall time")
     parser.add_argument("--json", action="store_true", help="print one JSON line as well")
+    parser.add_argument(
+        "--online-requests", type=int, default=1000, help="requests online HEFT plans"
+    )
     args = parser.parse_args()
     platform = bench_platform()
     clock = time.process_time if args.cpu else time.perf_counter
@@ -152,8 +176,18 @@ def main() -> None:
         )
         print(f"{name:<12}{cells}   {growth}")
     print("(cells: seconds per placement, and µs per op)")
+    n = min(args.sizes)
+    times = online_plan_times(graphs[n], platform, args.online_requests, clock)
+    tenth = max(len(times) // 10, 1)
+    first, last = statistics.median(times[:tenth]), statistics.median(times[-tenth:])
+    print(
+        f"online heft, {n:,}-op DAG, {len(times):,} requests: {first * 1e6:,.0f} µs per "
+        f"request planned over the first tenth, {last * 1e6:,.0f} µs over the last "
+        f"({last / n * 1e6:.1f} µs per op; {last / first:.2f}x)"
+    )
+    online = {"ops": n, "requests": len(times), "first_s": first, "last_s": last}
     if args.json:
-        print(json.dumps({"seconds": results}))
+        print(json.dumps({"seconds": results, "online_heft": online}))
 
 
 if __name__ == "__main__":

@@ -121,6 +121,31 @@ def adaptive_dispatch(app: str, dispatch: str, has_adaptive: bool, n_replicas: i
         )
 
 
+def online_heft(
+    app: str, placement: Any, replicas: Sequence[Any], default: Any, transfer_timeout_s: Any
+):
+    """Online HEFT is an app's only placement, and its requests are never given up."""
+    from simulator.placement.online import is_online
+
+    subject = f"app '{app}'"
+    specs = tuple(replicas) or (placement if placement is not None else default,)
+    online = [k for k, spec in enumerate(specs) if spec is not None and is_online(spec)]
+    if len(specs) > 1:
+        for k in online:
+            yield RuleError(
+                "online HEFT plans every request itself: give it as the app's only "
+                "placement ('placement: {policy: heft, online: true}'), not among replicas",
+                ("replicas", k, "online"),
+                subject=subject,
+            )
+    elif online and transfer_timeout_s is not None:
+        yield RuleError(
+            "online HEFT reserves the units for the whole request, which a transfer "
+            "timeout would give up: remove its transfer timeout or 'online: true'",
+            subject=subject,
+        )
+
+
 def app_names_known(
     app: str, model: Any, source: Any, models: Collection[str], nodes: Collection[str]
 ) -> Iterator[RuleError]:
@@ -166,6 +191,10 @@ def scenario_apps(
         for error in app_names_known(entry.app, entry.model, entry.source, models, nodes):
             yield error.within("workload", i)
         for error in app_has_placement(entry.app, entry.placement, entry.replicas, default):
+            yield error.within("workload", i)
+        for error in online_heft(
+            entry.app, entry.placement, entry.replicas, default, entry.transfer_timeout_s
+        ):
             yield error.within("workload", i)
 
 

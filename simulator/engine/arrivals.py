@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import simpy
@@ -23,6 +24,9 @@ from simulator.errors import SimulationError
 from simulator.limits import MAX_REQUESTS
 from simulator.scheduling import ReplicaLoad
 from simulator.workload import AfterCompletion
+
+if TYPE_CHECKING:  # built by the engine after the arrivals
+    from simulator.engine.reserved import OnlineRun
 
 #: ``start(request, now)``: a new request's input is at its source.
 Start = Callable[[Request, float], None]
@@ -62,6 +66,8 @@ class Arrivals:
             LoadTracker(book, units) if any(app.adaptive is not None for app in apps) else None
         )
         self.sources: list[simpy.Process] = []
+        #: the online HEFT apps' OnlineRun, if any (its requests' replicas are its own)
+        self.online: OnlineRun | None = None
         #: battery runs: succeeds when no request can come or is in flight, and every
         #: radio is idle (None: not watched)
         self.over: simpy.Event | None = None
@@ -109,7 +115,10 @@ class Arrivals:
                     "(MAX_REQUESTS); lower count or duration_s"
                 )
             now = env.now
-            rep = app.replicas[self._choose(app, now, dispatch_rng)]
+            if app.online is not None:  # planned now, into the units' reservations
+                rep = app.online(self.book.issued, now)
+            else:
+                rep = app.replicas[self._choose(app, now, dispatch_rng)]
             rep.in_flight += 1
             request = Request(self.book.issued, app, rep, now)
             self.book.add(request)
@@ -153,6 +162,8 @@ class Arrivals:
         if self.over.triggered or any(source.is_alive for source in self.sources):
             return
         if any(rep.in_flight for app in self.apps for rep in app.replicas):
+            return
+        if self.online is not None and self.online.in_flight():
             return
         if self.network.busy():
             return

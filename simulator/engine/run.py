@@ -39,12 +39,14 @@ from simulator.engine.network import Network
 from simulator.engine.offload import AdaptiveApp
 from simulator.engine.power import Battery
 from simulator.engine.radio import RadioState
+from simulator.engine.reserved import OnlineRun
 from simulator.engine.servers import Server
 from simulator.engine.state import App, FastMove, OpStep, Replica
 from simulator.engine.thermal import NodeThermal
 from simulator.engine.watch import PowerWatch
 from simulator.errors import SimulationError
 from simulator.hardware.dvfs_state import DvfsState
+from simulator.placement.online import is_online
 from simulator.placement.plan import ExecutionPlan
 from simulator.platform import CostOracle, unit_id
 from simulator.scheduling import DISPATCHERS, SCHEDULERS
@@ -144,6 +146,12 @@ class Engine:
                     self.dram[unit_id(node.name, unit.name)] = channel
         self.ledger = Ledger(platform, self.units, keep_rows)
         self.watch = PowerWatch(env, platform, self.network.radios, self.dvfs)
+        # online HEFT apps: planned per request at arrival, their units in reservation order
+        online = None
+        if any(is_online(s) for e in scenario.workload for s in scenario.placements_for(e)):
+            # each request's plan runs as replica 0, its ops queued on the units' gates
+            build = lambda plan, app, gates: self._replica(0, plan, app, gates)  # noqa: E731
+            online = OnlineRun(scenario, plans, oracle, self.units, self.ledger, build)
         apps = []
         for i, entry in enumerate(scenario.workload):
             mine = plans[entry.app]
@@ -154,7 +162,9 @@ class Engine:
                 if entry.adaptive is not None
                 else None
             )
-            apps.append(App(i, entry, replicas, DISPATCHERS.get(entry.dispatch).function, adaptive))
+            dispatch = DISPATCHERS.get(entry.dispatch).function
+            start = online.starter(entry.app) if online and entry.app in online.apps else None
+            apps.append(App(i, entry, replicas, dispatch, adaptive, online=start))
             for replica in replicas:
                 self.ledger.load_weights(replica.plan)
         self.book = RequestBook(keep_records)
@@ -175,16 +185,21 @@ class Engine:
             self.arrivals.free_slot,
         )
         self.dataflow.serve(self.units.values())
+        self.online = online
+        if online is not None:
+            online.attach()
+            self.arrivals.online = online
 
-    def _replica(self, index: int, plan: ExecutionPlan, app: str) -> Replica:
+    def _replica(self, index: int, plan: ExecutionPlan, app: str, servers=None) -> Replica:
         platform = self.scenario.platform
+        servers = self.units if servers is None else servers
         ledger = self.ledger
         first_code = ledger.op_codes(app, plan)
         steps = tuple(
             OpStep(
                 plan,
                 i,
-                self.units[uid],
+                servers[uid],
                 platform.node_of(uid).role == "device",
                 self.dvfs.get(uid),
                 self.dram.get(uid),

@@ -6,6 +6,7 @@ Plain mutable records the hot path reads and writes (no logic beyond setting up)
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -250,6 +251,8 @@ class App:
     replicas: tuple[Replica, ...]
     dispatcher: Dispatcher
     adaptive: AdaptiveApp | None = None
+    #: online HEFT: ``online(rid, now)`` plans the request and gives its replica
+    online: Callable[[int, float], Replica] | None = None
     issued: int = 0
     unconsumed: int = 0
     waiter: simpy.Event | None = None

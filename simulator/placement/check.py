@@ -16,6 +16,7 @@ from typing import Any
 
 from simulator.errors import Problem, SocsimError
 from simulator.placement.base import place
+from simulator.placement.online import OnlineHeft, online_apps, shared_units
 from simulator.placement.plan import compile_plan
 from simulator.platform import CostOracle
 from simulator.schema import mark_of
@@ -66,6 +67,7 @@ def plan_problems(
     oracle = CostOracle(scenario.platform)
     failed: dict[tuple, SocsimError | None] = {}
     problems = []
+    units_of: dict[str, list[tuple[str, ...]]] = {}  # app -> its placements' units
     for index, entry in enumerate(scenario.workload):
         for replica, spec in enumerate(scenario.placements_for(entry)):
             key = (entry.model, entry.source, id(spec))  # as run plans: once per key
@@ -73,8 +75,9 @@ def plan_problems(
                 graph = scenario.models[entry.model]
                 try:
                     placement = place(spec, graph, oracle, entry.source)
-                    compile_plan(placement.graph or graph, placement, oracle)
+                    plan = compile_plan(placement.graph or graph, placement, oracle)
                     failed[key] = None
+                    units_of.setdefault(entry.app, []).append(plan.units)
                 except SocsimError as exc:  # PlacementError, ModelError: the user's to fix
                     failed[key] = exc
             error = failed[key]
@@ -85,4 +88,11 @@ def plan_problems(
             problems.append(
                 Problem(path, f"app '{entry.app}': {error}", file=file or source, line=line)
             )
+    if not problems and online_apps(scenario):  # units online HEFT reserves are its own
+        for index, error in shared_units(
+            scenario, OnlineHeft(online_apps(scenario), oracle), units_of
+        ):
+            path, keys = _yaml_path(scenario.workload[index], index, 0)
+            file, line = _mark(document, keys) if document is not None else (None, None)
+            problems.append(Problem(path, str(error), file=file or source, line=line))
     return problems

@@ -26,6 +26,7 @@ from simulator.rules import (
     app_names_known,
     app_names_unique,
     link_ends_known,
+    online_heft,
     placement_xor_replicas,
     report,
 )
@@ -264,6 +265,7 @@ def _build(checked: dict, raw: Mapping, ctx: Context, source: str) -> Scenario |
             *app_bounded(app, entry["count"], duration_s, entry["arrival"]["process"]),
             *placement_xor_replicas(app, placement, replicas),
             *app_has_placement(app, placement, replicas, default_placement),
+            *online_heft(app, placement, replicas, default_placement, entry["transfer_timeout_s"]),
         ]
         for error in errors:
             report(ctx, error, loc, item)
