@@ -31,6 +31,7 @@ from simulator.engine.arrivals import Arrivals
 from simulator.engine.book import RequestBook
 from simulator.engine.dataflow import Dataflow
 from simulator.engine.dram import DramChannel
+from simulator.engine.exits import app_exits
 from simulator.engine.fallback import Fallback
 from simulator.engine.ledger import Ledger
 from simulator.engine.links import FluidLink
@@ -154,7 +155,14 @@ class Engine:
                 if entry.adaptive is not None
                 else None
             )
-            apps.append(App(i, entry, replicas, DISPATCHERS.get(entry.dispatch).function, adaptive))
+            exits = app_exits(
+                scenario.models[entry.model],
+                replicas,
+                oracle,
+                lambda k, plan, app=entry.app: self._replica(k, plan, app),
+            )
+            dispatcher = DISPATCHERS.get(entry.dispatch).function
+            apps.append(App(i, entry, replicas, dispatcher, adaptive, exits))
             for replica in replicas:
                 self.ledger.load_weights(replica.plan)
         self.book = RequestBook(keep_records)

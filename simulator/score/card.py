@@ -27,7 +27,6 @@ flexibility) and strictly better on one; an unknown accuracy counts as the worst
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -205,6 +204,7 @@ def score_rows(
         When a placement cannot place a combination's model.
     """
     from simulator.engine import simulate  # lazy: the engine is heavy
+    from simulator.score.indicators import exit_accuracy_top1  # it imports this module
 
     apps = [e.app for e in scenario.workload]
     app = app or apps[0]
@@ -241,7 +241,7 @@ def score_rows(
                     "placement": pname,
                     "model": model,
                     "techniques": describe(combo.techniques),
-                    "accuracy_top1": math.nan if top1 is None else top1,
+                    "accuracy_top1": exit_accuracy_top1(graph, placement, top1),
                     "latency_p50_s": summary["latency_p50_s"],
                     "latency_p99_s": summary["latency_p99_s"],
                     "device_inferences_per_j": summary["device_inferences_per_j"],
