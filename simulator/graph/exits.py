@@ -22,7 +22,7 @@ app's own seeded stream: the first exit whose cumulative share exceeds it.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import networkx as nx
@@ -131,10 +131,11 @@ def exits_of(graph: ModelGraph) -> tuple[Exit, ...]:
 def attach_exits(
     graph: ModelGraph,
     exits: Sequence[Exit],
-    heads: Mapping[str, Sequence[Op]],
+    heads: Sequence[Sequence[Op]],
     final_accuracy_top1: float | None = None,
 ) -> ExitModel:
-    """``graph`` with ``exits`` added: each exit's head ops (``heads[name]``) chained after
+    """``graph`` with ``exits`` added: each exit's head ops (``heads[i]`` for ``exits[i]``)
+    chained after
     its ``after`` op (declared right after it), each edge carrying its producer's output
     bytes.
 
@@ -152,9 +153,9 @@ def attach_exits(
     # order (and so the policies' op order) runs a head before the trunk goes on
     after: dict[str, list[Op]] = {}
     edges = list(graph.edges())
-    for e in exits:
+    for e, head in zip(exits, heads, strict=True):
         prev = graph.op(e.after)
-        for op in heads.get(e.name, ()):
+        for op in head:
             after.setdefault(e.after, []).append(op)
             edges.append(Edge(prev.name, op.name, prev.output_bytes))
             prev = op
@@ -163,7 +164,7 @@ def attach_exits(
 
 
 def exit_problems(
-    graph: ModelGraph, exits: Sequence[Exit], heads: Mapping[str, Sequence[Op]]
+    graph: ModelGraph, exits: Sequence[Exit], heads: Sequence[Sequence[Op]]
 ) -> list[tuple[int, str, str, str | None]]:
     """What is wrong with ``exits`` on ``graph``: ``(exit index, key, message,
     nearest valid name or None)`` per problem (empty: they are valid).
@@ -179,7 +180,7 @@ def exit_problems(
     names: set[str] = set()
     taken = set(graph.order)
     sinks = set(graph.exit_ops())
-    for i, e in enumerate(exits):
+    for i, (e, head) in enumerate(zip(exits, heads, strict=True)):
         if e.name == FINAL or e.name in names:
             why = "is the model's own output" if e.name == FINAL else "is used twice"
             out.append((i, "name", f"exit name '{e.name}' {why}; give another", None))
@@ -187,11 +188,11 @@ def exit_problems(
         if e.after not in graph:
             hint = nearest(e.after, graph.order)
             out.append((i, "after", f"exit '{e.name}' names unknown op '{e.after}'", hint))
-        elif e.after in sinks and not heads.get(e.name):
+        elif e.after in sinks and not head:
             out.append(
                 (i, "after", f"'{e.after}' is an output of the model: the last exit already", None)
             )
-        for op in heads.get(e.name, ()):
+        for op in head:
             if op.name in taken:
                 out.append((i, "head", f"head op name '{op.name}' is taken; rename it", None))
             taken.add(op.name)

@@ -30,7 +30,7 @@ def build_exits(
     raw_exits = raw["exits"]
     exits_loc = loc.child(raw, "exits")
     start = len(ctx.problems)
-    exits, heads = [], {}
+    exits, heads = [], []
     for i, spec in enumerate(checked):
         where = exits_loc.child(raw_exits, i)
         ops = []
@@ -47,7 +47,7 @@ def build_exits(
                 ops.append(Op(**values, attrs=attrs))
             except ModelError as exc:
                 ctx.problem(op_loc, exc.message)
-        heads[spec["name"]] = ops
+        heads.append(ops)
         exits.append(
             Exit(
                 name=spec["name"],

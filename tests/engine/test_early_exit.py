@@ -1,0 +1,200 @@
+"""Early-exit models in the engine: hand-computed latencies of a request mix, and the
+properties a run must keep (skipped ops never run; probability 1 at an exit ends every
+request there; same seed, same exits)."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from simulator.engine import plan_apps, simulate
+from simulator.errors import PlacementError
+from simulator.graph.exits import cascade_ops
+from simulator.placement.exitplan import exit_plans, expected_latency_s
+from simulator.platform import CostOracle
+from simulator.spec import parse_scenario
+
+EXACT = 1e-12
+
+
+def chain_document(probabilities=(0.5, 0.3), count: int = 1, cut: str | None = None) -> dict:
+    """A phone with a 1 GFLOP/s cpu (and a cloud gpu over a 10 Mbit/s link, used when
+    ``cut`` names the last op on the phone); a chain a (1 ms) -> b (2 ms) -> c (4 ms) with
+    exit e1 after a (head h1: 0.5 ms) and exit e2 after b (no head)."""
+    cpu = {"kind": "cpu", "peak_gflops": {"fp32": 1}, "efficiency": {"default": 1.0}}
+    gpu = {"kind": "gpu", "peak_gflops": {"fp32": 1000}, "efficiency": {"default": 1.0}}
+    for unit in (cpu, gpu):
+        unit.update(idle_w=0.0, active_w=1.0)
+    p1, p2 = probabilities
+    return {
+        "name": "early_exit",
+        "seed": 5,
+        "nodes": {
+            "phone": {"role": "device", "units": {"cpu": cpu}},
+            "cloud": {"role": "cloud", "units": {"gpu": gpu}},
+        },
+        "links": {
+            "l": {
+                "ends": ["phone", "cloud"],
+                "latency_ms": 0,
+                "bandwidth_mbps": 10,
+                "reverse_bandwidth_mbps": 10,
+            }
+        },
+        "models": {
+            "m": {
+                "ops": [
+                    {
+                        "name": "a",
+                        "kind": "conv",
+                        "flops": 1e6,
+                        "input_elems": 250,
+                        "output_elems": 2500,
+                    },
+                    {"name": "b", "kind": "conv", "flops": 2e6, "output_elems": 500},
+                    {"name": "c", "kind": "fc", "flops": 4e6, "output_elems": 10},
+                ],
+                "edges": [{"src": "a", "dst": "b"}, {"src": "b", "dst": "c"}],
+                "accuracy_top1": 90,
+                "exits": [
+                    {
+                        "name": "e1",
+                        "after": "a",
+                        "head": [{"name": "h1", "kind": "fc", "flops": 5e5, "output_elems": 10}],
+                        "accuracy_top1": 60,
+                        "probability": p1,
+                    },
+                    {"name": "e2", "after": "b", "accuracy_top1": 75, "probability": p2},
+                ],
+            }
+        },
+        "workload": [
+            {
+                "app": "x",
+                "model": "m",
+                "source": "phone",
+                "arrival": {"process": "periodic", "period_ms": 100},
+                "count": count,
+            }
+        ],
+        "placement": (
+            {"policy": "single", "unit": "phone.cpu"}
+            if cut is None
+            else {"policy": "cut", "after": cut, "device": "cpu", "remote": "cloud.gpu"}
+        ),
+    }
+
+
+#: each exit's latency on the phone alone, by hand: the unit runs a, h1, b, c in order
+HAND_S = {"e1": 1e-3 + 0.5e-3, "e2": 1e-3 + 0.5e-3 + 2e-3, "final": 7.5e-3}
+
+
+def test_expected_latency_of_a_request_mix_by_hand():
+    scenario = parse_scenario(chain_document((0.5, 0.3)))
+    oracle = CostOracle(scenario.platform)
+    graph = scenario.models["m"]
+    plans = exit_plans(graph, plan_apps(scenario, oracle)["x"], oracle)
+    assert [p.ops for p in plans] == [("a", "h1"), ("a", "h1", "b"), ("a", "h1", "b", "c")]
+    # 0.5 x 1.5 ms + 0.3 x 3.5 ms + 0.2 x 7.5 ms = 3.3 ms
+    mean_s = expected_latency_s(plans, graph.shares, oracle)
+    assert mean_s == pytest.approx(0.5 * 1.5e-3 + 0.3 * 3.5e-3 + 0.2 * 7.5e-3, rel=EXACT)
+    assert mean_s == pytest.approx(3.3e-3, rel=EXACT)
+
+
+def test_each_request_takes_its_exits_latency_and_the_mix_its_shares():
+    result = simulate(parse_scenario(chain_document((0.5, 0.3), count=2000)))
+    requests = result.requests
+    for name, latency_s in HAND_S.items():
+        mine = requests[requests["exit"] == name]
+        assert mine["latency_s"].to_numpy() == pytest.approx(latency_s, rel=EXACT)
+    shares = requests["exit"].value_counts(normalize=True)
+    # binomial, n = 2000: 4 standard deviations at most (sd <= 0.0112)
+    for name, share in {"e1": 0.5, "e2": 0.3, "final": 0.2}.items():
+        assert abs(shares[name] - share) < 0.045
+    # the measured mean is the realised mix of the hand latencies
+    mix = sum(shares[name] * HAND_S[name] for name in HAND_S)
+    assert requests["latency_s"].mean() == pytest.approx(mix, rel=1e-9)
+    # per-request accuracy: the exit's
+    accuracy = dict(zip(requests["exit"], requests["exit_accuracy_top1"], strict=True))
+    assert accuracy == {"e1": 60.0, "e2": 75.0, "final": 90.0}
+
+
+def test_same_seed_same_exits_and_another_seed_other_exits():
+    doc = chain_document((0.4, 0.4), count=50)
+    first = simulate(parse_scenario(doc)).requests["exit"].tolist()
+    assert simulate(parse_scenario(doc)).requests["exit"].tolist() == first
+    doc["seed"] = 6
+    assert simulate(parse_scenario(doc)).requests["exit"].tolist() != first
+
+
+def test_arrivals_do_not_move_when_a_model_gains_exits():
+    doc = chain_document((0.5, 0.3), count=30)
+    doc["workload"][0]["arrival"] = {"process": "poisson", "rate_hz": 5}
+    with_exits = simulate(parse_scenario(doc)).requests["arrival_s"].tolist()
+    del doc["models"]["m"]["exits"]
+    plain = simulate(parse_scenario(doc)).requests
+    assert plain["arrival_s"].tolist() == with_exits
+    assert "exit" not in plain.columns  # a run without exits keeps its columns
+
+
+def test_an_early_exit_sends_nothing_for_the_ops_it_skips():
+    # cut after b: a, h1, b on the phone, c in the cloud
+    result = simulate(parse_scenario(chain_document((0.5, 0.5), count=40, cut="b")))
+    requests = result.requests.set_index("request_id")
+    hops = result.transfers[result.transfers["kind"] == "network"]
+    sent = hops.groupby("request_id").size()
+    for rid, row in requests.iterrows():
+        assert row["exit"] in ("e1", "e2")  # shares 0.5 + 0.5: nothing reaches final
+        assert rid not in sent.index  # c never runs: b's output is never uploaded
+    assert "cloud.gpu" not in set(result.ops["unit"])
+
+
+def test_the_whole_model_uploads_once_per_request_that_reaches_final():
+    result = simulate(parse_scenario(chain_document((0.0, 0.0), count=5, cut="b")))
+    hops = result.transfers[result.transfers["kind"] == "network"]
+    # b's 2000 B up, c's 40 B back, per request
+    assert hops.groupby("request_id")["bytes"].apply(sorted).tolist() == [[40, 2000]] * 5
+    latency_s = 3.5e-3 + 2000 * 8 / 10e6 + 4e6 / 1e12 + 40 * 8 / 10e6
+    assert result.requests["latency_s"].to_numpy() == pytest.approx(latency_s, rel=EXACT)
+    assert set(result.requests["exit"]) == {"final"}
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    p1=st.floats(0, 1),
+    p2=st.floats(0, 1),
+    cut=st.sampled_from([None, "a", "h1", "b", "c"]),
+)
+def test_every_request_runs_exactly_its_exits_ops(p1, p2, cut):
+    if p1 + p2 > 1:
+        p2 = 1 - p1
+    doc = chain_document((p1, p2), count=12, cut=cut)
+    scenario = parse_scenario(doc)
+    graph = scenario.models["m"]
+    result = simulate(scenario)
+    ran = result.ops.groupby("request_id")["op"].apply(set)
+    names = list(graph.exit_names)
+    for rid, name in zip(result.requests["request_id"], result.requests["exit"], strict=True):
+        assert ran[rid] == set(cascade_ops(graph, names.index(name)))
+    # every transfer leaves an op the request ran (no cut here uploads the input itself)
+    for rid, src in zip(result.transfers["request_id"], result.transfers["src_op"], strict=True):
+        assert src in ran[rid]
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(k=st.integers(0, 2), cut=st.sampled_from([None, "a", "b"]))
+def test_probability_one_at_exit_k_ends_every_request_there(k, cut):
+    probabilities = [(1.0, 0.0), (0.0, 1.0), (0.0, 0.0)][k]
+    result = simulate(parse_scenario(chain_document(probabilities, count=20, cut=cut)))
+    assert set(result.requests["exit"]) == {("e1", "e2", "final")[k]}
+    assert (result.requests["status"] == "completed").all()
+
+
+def test_a_policy_that_rewrites_the_model_is_refused_with_exits():
+    doc = copy.deepcopy(chain_document())
+    doc["placement"] = {"policy": "co_execute", "units": ["phone.cpu", "cloud.gpu"]}
+    with pytest.raises(PlacementError, match="rewrote model 'm'"):
+        simulate(parse_scenario(doc))
