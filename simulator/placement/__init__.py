@@ -1,7 +1,6 @@
 """Placement: policies (pure functions) deciding which unit runs each op."""
 
-from simulator.placement import edgent as _edgent  # noqa: F401  (registers policies)
-from simulator.placement import exhaustive as _exhaustive  # noqa: F401
+from simulator.placement import exhaustive as _exhaustive  # noqa: F401  (registers policies)
 from simulator.placement import listsched as _listsched  # noqa: F401
 from simulator.placement import mincut as _mincut  # noqa: F401
 from simulator.placement import peft as _peft  # noqa: F401
@@ -29,3 +28,4 @@ __all__ = [
     "place",
 ]
 from simulator.placement import coexec as _coexec  # noqa: F401
+from simulator.placement import edgent as _edgent  # noqa: F401  (registered last)
