@@ -5,6 +5,9 @@ request there; same seed, same exits)."""
 from __future__ import annotations
 
 import copy
+import math
+import sys
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -198,3 +201,35 @@ def test_a_policy_that_rewrites_the_model_is_refused_with_exits():
     doc["placement"] = {"policy": "co_execute", "units": ["phone.cpu", "cloud.gpu"]}
     with pytest.raises(PlacementError, match="rewrote model 'm'"):
         simulate(parse_scenario(doc))
+
+
+def test_a_request_that_falls_back_keeps_its_exit():
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_adaptive import adaptive_doc
+
+    # x (0.1 s on the phone) -> y (0.1 s); exit e1 after x. Down from 1 s to 5 s: the
+    # uploads of 1.0 s and 1.5 s give up at +0.2 s and the phone redoes them at their exit
+    doc = adaptive_doc([0, 1.0, 1.5, 2.0, 2.5], {"outages_s": [[1.0, 5.0]]}, timeout_ms=200)
+    model = doc["models"]["m"]
+    model["ops"][0]["output_elems"] = 10
+    model["ops"].append({"name": "y", "kind": "conv", "flops": 1e8, "output_elems": 0})
+    model["edges"] = [{"src": "x", "dst": "y"}]
+    model["exits"] = [{"name": "e1", "after": "x", "probability": 0.5}]
+    result = simulate(parse_scenario(doc))
+    requests = result.requests.sort_values("request_id")
+    assert requests["fell_back"].any()
+    local_s = {"e1": 0.1, "final": 0.2}
+    for _, row in requests[requests["fell_back"]].iterrows():
+        assert row["decision"] == "device"
+        assert row["latency_s"] == pytest.approx(0.2 + local_s[row["exit"]], rel=1e-9)
+    ran = result.ops.groupby("request_id")["op"].apply(set)
+    for rid, name in zip(requests["request_id"], requests["exit"], strict=True):
+        assert ran[rid] <= ({"x"} if name == "e1" else {"x", "y"})
+
+
+def test_the_accuracy_indicator_of_a_request_mix_by_hand():
+    from simulator.score.indicators import scenario_indicators
+
+    scenario = parse_scenario(chain_document((0.5, 0.3)))
+    # 0.5 x 60 + 0.3 x 75 + 0.2 x 90 = 70.5 %
+    assert scenario_indicators(scenario, math.nan)["accuracy_top1"] == pytest.approx(70.5)

@@ -17,15 +17,19 @@ Each right-sized model's best prefix cut, by hand (ms; 10 kB = 8 ms, 2 kB = 1.6 
 
 from __future__ import annotations
 
+import copy
 import math
+from pathlib import Path
 
 import pytest
 
 from simulator.engine import simulate
 from simulator.errors import PlacementError, ScenarioError
+from simulator.placement.base import place
 from simulator.placement.edgent import ExitOption, edgent_choice
+from simulator.platform import CostOracle
 from simulator.score.indicators import scenario_indicators
-from simulator.spec import parse_scenario
+from simulator.spec import load_scenario, parse_scenario
 
 EXACT = 1e-12
 BEST_MS = {"e1": 5.0, "e2": 12.041, "final": 12.056}
@@ -168,3 +172,34 @@ def test_edgent_needs_a_requirement_exits_and_their_accuracies():
     del doc["models"]["m"]["exits"]
     with pytest.raises(PlacementError, match="declares no exits"):
         simulate(parse_scenario(doc))
+
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "scenarios" / "examples" / "edgent_early_exit.yaml"
+
+
+@pytest.mark.parametrize(
+    ("bandwidth_mbps", "deadline_ms", "decision"),
+    [
+        (10, 30, "e2:device"),
+        (100, 30, "final:split@pool1"),
+        (1000, 30, "final:edge"),
+        (10, 50, "e3:device"),
+        (20, 100, "final:split@pool5"),
+        (1000, 10, "e1:device"),
+        (1000, 5, None),
+    ],
+)
+def test_the_shipped_example_decides_as_docs_early_exit_says(bandwidth_mbps, deadline_ms, decision):
+    document = copy.deepcopy(dict(load_scenario(EXAMPLE).document))
+    document.pop("sweep")
+    document["links"]["wlan"]["bandwidth_mbps"] = bandwidth_mbps
+    document["placement"]["deadline_ms"] = deadline_ms
+    scenario = parse_scenario(document, base_dir=EXAMPLE.parent)
+    oracle = CostOracle(scenario.platform)
+    spec = scenario.placement
+    if decision is None:
+        with pytest.raises(PlacementError, match="no exit meets"):
+            place(spec, scenario.models["alexnet"], oracle, "phone")
+        return
+    placement = place(spec, scenario.models["alexnet"], oracle, "phone")
+    assert placement.label(oracle) == decision
