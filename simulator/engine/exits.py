@@ -72,6 +72,7 @@ class AppExits:
             request.exit = self.fixed[rep.index]
             return request
         if k is None:
+            assert self.rng is not None, "seed() is called when the run starts"
             k = choose_exit(self.cum, self.rng.random())
         request = Request(rid, app, rep, arrival_s, views[k])
         request.exit = k
@@ -101,13 +102,15 @@ def app_exits(
             raise PlacementError(f"model '{graph.name}' declares no exits", "edgent")
         return None
     names = graph.exit_names
-    views, fixed = [], []
+    views: list[tuple[Replica, ...] | None] = []
+    fixed: list[int | None] = []
     for rep, name in zip(replicas, fixed_names, strict=True):
         if name is not None:
             views.append(None)
             fixed.append(names.index(name))
             continue
         mine = exit_plans(graph, rep.plan, oracle)
+        assert mine is not None  # an exit model and no fixed exit
         views.append((*(replica(rep.index, view) for view in mine[:-1]), rep))
         fixed.append(None)
     return AppExits(names, graph.accuracies, tuple(views), tuple(fixed), graph.shares)

@@ -205,13 +205,13 @@ def exit_problems(
     if not out:
         g = graph.graph
         for i in range(1, len(exits)):
-            prev, e = exits[i - 1].after, exits[i].after
-            if prev != e and prev not in nx.ancestors(g, e):
+            prev, here = exits[i - 1].after, exits[i].after
+            if prev != here and prev not in nx.ancestors(g, here):
                 out.append(
                     (
                         i,
                         "after",
-                        f"exit '{exits[i].name}' (after '{e}') does not follow exit "
+                        f"exit '{exits[i].name}' (after '{here}') does not follow exit "
                         f"'{exits[i - 1].name}' (after '{prev}'): list the exits in the "
                         "order a request meets them",
                         None,
@@ -271,7 +271,7 @@ def choose_exit(cum: Sequence[float], u: float) -> int:
     return len(cum) - 1
 
 
-def expected(values: Sequence[float], shares: Sequence[float]) -> float:
+def expected(values: Sequence[float | None], shares: Sequence[float]) -> float:
     """``Σ shares[k] × values[k]`` over the exits a request may take (share > 0): the
     mean latency of a request mix, or its accuracy (NaN when a value taken is unknown)."""
     total = 0.0

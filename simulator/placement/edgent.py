@@ -120,7 +120,8 @@ def edgent(
     requirement_s = options["deadline_s"]
     # each right-sized model's best split, by latency alone (the requirement checked here)
     split_options = {**options, "objective": "latency", "deadline_s": None}
-    rows, placements = [], []
+    rows: list[dict[str, Any]] = []
+    placements: list[tuple[ModelGraph, Placement] | None] = []
     for k, (name, top1) in enumerate(zip(graph.exit_names, graph.accuracies, strict=True)):
         sized = subgraph(graph, right_sized_ops(graph, k))
         row = {"exit": name, "accuracy_top1": top1, "latency_s": math.nan, "cut_after": ""}
@@ -157,7 +158,9 @@ def edgent(
                 policy,
             )
         chosen = min(runnable, key=lambda i: (rows[i]["latency_s"], -i))
-    sized, split = placements[chosen]
+    found = placements[chosen]
+    assert found is not None  # a chosen exit has a latency, so a placement
+    sized, split = found
     notes = {
         EXIT_NOTE: rows[chosen]["exit"],
         "exit_accuracy_top1": rows[chosen]["accuracy_top1"],
