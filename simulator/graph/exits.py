@@ -123,6 +123,28 @@ class ExitModel(ModelGraph):
         )
 
 
+def carry_exits(source: ModelGraph, graph: ModelGraph, top1: float | None) -> ModelGraph:
+    """``graph`` (``source`` transformed, e.g. by techniques) with ``source``'s exits, and
+    ``top1`` as the top-1 of ``final``; ``graph`` as it is when ``source`` has none.
+
+    Raises
+    ------
+    ModelError
+        When the transform removed or renamed an op an exit names (a fusion, say).
+    """
+    if not isinstance(source, ExitModel):
+        return graph
+    for e in source.exits:
+        missing = [op for op in (e.after, *e.head) if op not in graph]
+        if missing:
+            raise ModelError(
+                f"exit '{e.name}' names op '{missing[0]}', which the model's techniques "
+                "removed or renamed (a fusion?): apply them without it or move the exit",
+                graph.name,
+            )
+    return ExitModel(graph.name, list(graph), list(graph.edges()), source.exits, top1)
+
+
 def exits_of(graph: ModelGraph) -> tuple[Exit, ...]:
     """The early exits of ``graph`` (none for a plain model)."""
     return graph.exits if isinstance(graph, ExitModel) else ()

@@ -36,6 +36,7 @@ import pandas as pd
 
 from simulator.errors import ModelError, Problem, ScenarioError
 from simulator.frozen import FrozenMap
+from simulator.graph.exits import carry_exits
 from simulator.graph.model import ModelGraph
 from simulator.graph.techniques import apply_techniques
 from simulator.placement.base import PlacementSpec, place
@@ -226,6 +227,7 @@ def score_rows(
                 _family(scenario, model),
                 scenario.accuracy_top1.get(model),
             )
+            graph = carry_exits(scenario.models[model], graph, top1)  # early exits kept
         except ModelError as exc:  # reported at the combination's YAML path
             raise ScenarioError([Problem(f"{where}.techniques", exc.message)]) from None
         for pname, spec in placements.items():

@@ -27,7 +27,7 @@ def chain_document(probabilities=(0.5, 0.3), count: int = 1, cut: str | None = N
     """A phone with a 1 GFLOP/s cpu (and a cloud gpu over a 10 Mbit/s link, used when
     ``cut`` names the last op on the phone); a chain a (1 ms) -> b (2 ms) -> c (4 ms) with
     exit e1 after a (head h1: 0.5 ms) and exit e2 after b (no head)."""
-    cpu = {"kind": "cpu", "peak_gflops": {"fp32": 1}, "efficiency": {"default": 1.0}}
+    cpu = {"kind": "cpu", "peak_gflops": {"fp32": 1, "fp16": 2}, "efficiency": {"default": 1.0}}
     gpu = {"kind": "gpu", "peak_gflops": {"fp32": 1000}, "efficiency": {"default": 1.0}}
     for unit in (cpu, gpu):
         unit.update(idle_w=0.0, active_w=1.0)
@@ -233,3 +233,27 @@ def test_the_accuracy_indicator_of_a_request_mix_by_hand():
     scenario = parse_scenario(chain_document((0.5, 0.3)))
     # 0.5 x 60 + 0.3 x 75 + 0.2 x 90 = 70.5 %
     assert scenario_indicators(scenario, math.nan)["accuracy_top1"] == pytest.approx(70.5)
+
+
+def test_the_scorecard_keeps_the_exits_through_techniques():
+    from simulator.errors import ModelError
+    from simulator.graph.exits import ExitModel, carry_exits, subgraph
+    from simulator.placement.base import PlacementSpec
+    from simulator.score.card import Combination, score_rows
+
+    scenario = parse_scenario(chain_document((0.5, 0.3), count=4))
+    rows = score_rows(
+        scenario,
+        {
+            "plain": Combination(),
+            "fp16": Combination(techniques=({"name": "quantize", "dtype": "fp16"},)),
+        },
+        {"cpu": PlacementSpec("single", {"unit": "phone.cpu"})},
+    )
+    # the share-weighted top-1 of the exits (0.5 x 60 + 0.3 x 75 + 0.2 x 90), not 90
+    assert rows.loc[0, "accuracy_top1"] == pytest.approx(70.5)
+    graph = scenario.models["m"]
+    kept = carry_exits(graph, subgraph(graph, set(graph.order)), 90.0)
+    assert isinstance(kept, ExitModel) and kept.exits == graph.exits
+    with pytest.raises(ModelError, match="exit 'e1' names op 'h1'"):
+        carry_exits(graph, subgraph(graph, {"a", "b", "c"}), 90.0)
