@@ -275,13 +275,14 @@ def subgraph(graph: ModelGraph, names: frozenset[str] | set[str]) -> ModelGraph:
 
 
 def cumulative(shares: Sequence[float]) -> tuple[float, ...]:
-    """Running sums of ``shares``, the last forced to 1 (every draw lands somewhere)."""
+    """Running sums of ``shares``, 1 from the last exit of positive share on (every draw
+    lands somewhere, and never on an exit of share 0 whatever the sum's rounding)."""
     out, total = [], 0.0
     for share in shares:
         total += share
         out.append(total)
-    out[-1] = 1.0
-    return tuple(out)
+    last = max((k for k, share in enumerate(shares) if share > 0), default=len(shares) - 1)
+    return (*out[:last], *([1.0] * (len(out) - last)))
 
 
 def choose_exit(cum: Sequence[float], u: float) -> int:

@@ -16,6 +16,7 @@ from typing import Any
 
 from simulator.errors import Problem, SocsimError
 from simulator.placement.base import place
+from simulator.placement.exitplan import exit_plans
 from simulator.placement.plan import compile_plan
 from simulator.platform import CostOracle
 from simulator.schema import mark_of
@@ -73,7 +74,8 @@ def plan_problems(
                 graph = scenario.models[entry.model]
                 try:
                     placement = place(spec, graph, oracle, entry.source)
-                    compile_plan(placement.graph or graph, placement, oracle)
+                    plan = compile_plan(placement.graph or graph, placement, oracle)
+                    exit_plans(graph, plan, oracle)  # an early-exit model: each exit's plan
                     failed[key] = None
                 except SocsimError as exc:  # PlacementError, ModelError: the user's to fix
                     failed[key] = exc

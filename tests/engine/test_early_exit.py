@@ -257,3 +257,29 @@ def test_the_scorecard_keeps_the_exits_through_techniques():
     assert isinstance(kept, ExitModel) and kept.exits == graph.exits
     with pytest.raises(ModelError, match="exit 'e1' names op 'h1'"):
         carry_exits(graph, subgraph(graph, {"a", "b", "c"}), 90.0)
+
+
+def test_an_exit_of_share_zero_is_never_drawn_whatever_the_rounding():
+    from simulator.graph.exits import choose_exit, cumulative
+
+    cum = cumulative((0.1, 0.2, 0.7, 0.0))  # 0.1 + 0.2 + 0.7 rounds to 1.0000000000000002
+    assert cum[2:] == (1.0, 1.0)
+    assert [choose_exit(cum, u) for u in (0.0, 0.0999, 0.1, 0.2999, 0.31, 0.9999999999)] == [
+        0,
+        0,
+        1,
+        1,
+        2,
+        2,
+    ]
+    assert cumulative((0.0, 0.0, 1.0)) == (0.0, 0.0, 1.0)
+    assert choose_exit(cumulative((0.0, 0.0, 1.0)), 0.0) == 2
+
+
+def test_validate_reports_a_policy_that_rewrites_an_exit_model():
+    from simulator.placement.check import plan_problems
+
+    doc = copy.deepcopy(chain_document())
+    doc["placement"] = {"policy": "co_execute", "units": ["phone.cpu", "cloud.gpu"]}
+    (problem,) = plan_problems(parse_scenario(doc))
+    assert problem.path == "placement" and "rewrote model 'm'" in problem.message
