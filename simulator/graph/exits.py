@@ -95,8 +95,6 @@ class ExitModel(ModelGraph):
             for op in (e.after, *e.head):
                 if op not in self:
                     raise ModelError(f"exit '{e.name}' names unknown op '{op}'", name)
-        #: the model's own outputs (the sinks that are no exit's head)
-        self.final_outputs = tuple(n for n in self.exit_ops() if n not in self.head_ops)
 
     @property
     def exit_names(self) -> tuple[str, ...]:
