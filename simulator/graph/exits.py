@@ -51,6 +51,10 @@ class Exit:
         Top-1 (%) of the requests that leave here; None when unknown.
     probability : float
         Share of all requests that leave here, in [0, 1].
+    threshold : float or None
+        Instead of ``probability``: a request's confidence at this exit is uniform in
+        [0, 1), independent of the other exits'; it leaves here when the confidence is at
+        least ``threshold`` (so ``1 - threshold`` of the requests reaching it leave).
     """
 
     name: str
@@ -58,6 +62,7 @@ class Exit:
     head: tuple[str, ...] = ()
     accuracy_top1: float | None = None
     probability: float = 0.0
+    threshold: float | None = None
 
     @property
     def output(self) -> str:
@@ -108,7 +113,11 @@ class ExitModel(ModelGraph):
 
     @property
     def shares(self) -> tuple[float, ...]:
-        """Share of requests per exit, ``final`` last (what the early ones leave)."""
+        """Share of requests per exit, ``final`` last (what the early ones leave): the
+        exits' probabilities, or from their confidence thresholds
+        ``(1 - t_k) × Π_{j<k} t_j`` (:func:`threshold_shares`)."""
+        if any(e.threshold is not None for e in self.exits):
+            return threshold_shares([e.threshold or 0.0 for e in self.exits])
         early = tuple(e.probability for e in self.exits)
         return (*early, max(0.0, 1.0 - math.fsum(early)))
 
@@ -192,7 +201,7 @@ def exit_problems(
     Rules: names unique and not ``final``; ``after`` an op of the model that is not one
     of its outputs (the full model is the last exit already); head op names new; each
     exit's op an ancestor of the next one's (exits in the order a request meets them);
-    probabilities in [0, 1] summing to at most 1.
+    probabilities in [0, 1] summing to at most 1; a threshold on every exit or none.
     """
     from simulator.schema import nearest
 
@@ -218,6 +227,12 @@ def exit_problems(
             taken.add(op.name)
         if not 0.0 <= e.probability <= 1.0:
             out.append((i, "probability", f"probability {e.probability} is not in [0, 1]", None))
+    with_threshold = [e.name for e in exits if e.threshold is not None]
+    if with_threshold:  # confidence thresholds: every exit has one
+        for i, e in enumerate(exits):
+            if e.threshold is None:
+                why = f"give a threshold here too: exit '{with_threshold[0]}' has one"
+                out.append((i, "name", why, None))
     total = math.fsum(e.probability for e in exits)
     if total > 1.0 + 1e-12:
         why = f"the probabilities sum to {total:.6g} > 1"
@@ -270,6 +285,17 @@ def subgraph(graph: ModelGraph, names: frozenset[str] | set[str]) -> ModelGraph:
     ops = [op for op in graph if op.name in names]
     edges = [e for e in graph.edges() if e.src in names and e.dst in names]
     return ModelGraph(graph.name, ops, edges)
+
+
+def threshold_shares(thresholds: Sequence[float]) -> tuple[float, ...]:
+    """Shares of the exits (``final`` last) when a request's confidence at each exit is
+    uniform in [0, 1), drawn independently, and it leaves at the first exit whose
+    threshold its confidence reaches: ``(1 - t_k) × Π_{j<k} t_j``, ``final`` ``Π t_j``."""
+    out, reach = [], 1.0
+    for t in thresholds:
+        out.append(reach * (1.0 - t))
+        reach *= t
+    return (*out, reach)
 
 
 def cumulative(shares: Sequence[float]) -> tuple[float, ...]:

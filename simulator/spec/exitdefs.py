@@ -55,8 +55,15 @@ def build_exits(
                 head=tuple(op.name for op in ops),
                 accuracy_top1=spec["accuracy_top1"],
                 probability=spec["probability"],
+                threshold=spec["threshold"],
             )
         )
+        if "probability" in raw_exits[i] and "threshold" in raw_exits[i]:
+            ctx.problem(
+                where.child(raw_exits[i], "threshold"),
+                "give probability (a share of all requests) or threshold (a confidence "
+                "to reach here), not both",
+            )
     for index, key, message, hint in exit_problems(graph, exits, heads):
         item = raw_exits[index]
         at = exits_loc.child(raw_exits, index)

@@ -92,6 +92,12 @@ EXIT = Record(
             doc="share of all requests that leave here (the exits' sum at most 1; the rest "
             "run the whole model)",
         ),
+        "threshold": Field(
+            Number(ge=0, le=1),
+            default=None,
+            doc="instead of probability: a request's confidence here is uniform in [0, 1), "
+            "drawn afresh at each exit; it leaves when the confidence reaches the threshold",
+        ),
     },
     name="exit",
 )

@@ -283,3 +283,16 @@ def test_validate_reports_a_policy_that_rewrites_an_exit_model():
     doc["placement"] = {"policy": "co_execute", "units": ["phone.cpu", "cloud.gpu"]}
     (problem,) = plan_problems(parse_scenario(doc))
     assert problem.path == "placement" and "rewrote model 'm'" in problem.message
+
+
+def test_confidence_thresholds_by_hand():
+    # thresholds 0.4 and 0.5: e1 keeps 1 - 0.4 = 0.6, e2 0.4 x 0.5 = 0.2, final 0.2
+    doc = chain_document((0.0, 0.0), count=2000)
+    for e, threshold in zip(doc["models"]["m"]["exits"], (0.4, 0.5), strict=True):
+        del e["probability"]
+        e["threshold"] = threshold
+    scenario = parse_scenario(doc)
+    assert scenario.models["m"].shares == pytest.approx((0.6, 0.2, 0.2), rel=EXACT)
+    shares = simulate(scenario).requests["exit"].value_counts(normalize=True)
+    for name, share in {"e1": 0.6, "e2": 0.2, "final": 0.2}.items():
+        assert abs(shares[name] - share) < 0.045  # 4 sd of a binomial share, n = 2000

@@ -98,3 +98,19 @@ def test_errors_name_the_file_and_line(tmp_path):
     line = next(i for i, text in enumerate(path.read_text().splitlines(), 1) if "after: bx" in text)
     assert (problem.file, problem.line) == (str(path), line)
     assert problem.path == "models.m.exits[1].after"
+
+
+def test_thresholds_on_every_exit_and_not_with_a_probability():
+    found = problems(
+        with_exits(
+            {"name": "e1", "after": "a", "threshold": 0.5, "probability": 0.2},
+            {"name": "e2", "after": "b"},
+        )
+    )
+    assert found == [
+        "models.m.exits[0].threshold: give probability (a share of all requests) or "
+        "threshold (a confidence to reach here), not both",
+        "models.m.exits[1].name: give a threshold here too: exit 'e1' has one",
+    ]
+    found = problems(with_exits({"name": "e1", "after": "a", "threshold": 1.5}))
+    assert len(found) == 1 and found[0].startswith("models.m.exits[0].threshold:")
