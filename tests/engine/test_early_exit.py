@@ -296,3 +296,19 @@ def test_confidence_thresholds_by_hand():
     shares = simulate(scenario).requests["exit"].value_counts(normalize=True)
     for name, share in {"e1": 0.6, "e2": 0.2, "final": 0.2}.items():
         assert abs(shares[name] - share) < 0.045  # 4 sd of a binomial share, n = 2000
+
+
+def test_explain_lists_the_exits_and_the_expected_latency(tmp_path, capsys):
+    import yaml
+
+    from simulator.cli import main
+
+    path = tmp_path / "chain.yaml"
+    path.write_text(yaml.safe_dump(chain_document((0.5, 0.3), count=20)))
+    assert main(["explain", str(path)]) == 0
+    out = capsys.readouterr().out
+    rows = out.split("exits a request may take")[1].splitlines()[2:5]
+    assert [row.split()[:2] for row in rows] == [["e1", "0.5"], ["e2", "0.3"], ["final", "0.2"]]
+    assert "expected latency over the exits' shares: 3.3 ms" in out
+    # the predicted-vs-simulated gap is over the requests that ran the whole plan
+    assert "simulated  7.5000" in out
