@@ -312,3 +312,51 @@ def test_explain_lists_the_exits_and_the_expected_latency(tmp_path, capsys):
     assert "expected latency over the exits' shares: 3.3 ms" in out
     # the predicted-vs-simulated gap is over the requests that ran the whole plan
     assert "simulated  7.5000" in out
+
+
+@st.composite
+def exit_chains(draw) -> tuple[dict, int]:
+    """A chain of 3..7 ops with 1..3 exits at random trunk ops (some with a head), one exit
+    given probability 1, split at a random op between the phone and the cloud."""
+    n = draw(st.integers(3, 7))
+    doc = chain_document(count=6)
+    ops = [
+        {"name": f"t{i}", "kind": "conv", "flops": 1e6 * (i + 1), "output_elems": 100 * (i + 1)}
+        for i in range(n)
+    ]
+    ops[0]["input_elems"] = 250
+    at = sorted(draw(st.sets(st.integers(0, n - 2), min_size=1, max_size=3)))
+    exits = []
+    for j, i in enumerate(at):
+        exit_ = {"name": f"x{j}", "after": f"t{i}"}
+        if draw(st.booleans()):
+            exit_["head"] = [{"name": f"h{j}", "kind": "fc", "flops": 1e5, "output_elems": 10}]
+        exits.append(exit_)
+    k = draw(st.integers(0, len(exits)))  # len(exits): final
+    for j, exit_ in enumerate(exits):
+        exit_["probability"] = 1.0 if j == k else 0.0
+    doc["models"]["m"] = {
+        "ops": ops,
+        "edges": [{"src": f"t{i}", "dst": f"t{i + 1}"} for i in range(n - 1)],
+        "exits": exits,
+    }
+    cut = draw(st.sampled_from([None, *[f"t{i}" for i in range(n)]]))
+    if cut is not None:
+        doc["placement"] = {"policy": "cut", "after": cut, "device": "cpu", "remote": "cloud.gpu"}
+    return doc, k
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=exit_chains())
+def test_random_chains_end_at_their_exit_and_run_only_its_ops(case):
+    doc, k = case
+    scenario = parse_scenario(doc)
+    graph = scenario.models["m"]
+    result = simulate(scenario)
+    name = graph.exit_names[k]
+    assert set(result.requests["exit"]) == {name}
+    assert (result.requests["status"] == "completed").all()
+    expected_ops = set(cascade_ops(graph, k))
+    for ran in result.ops.groupby("request_id")["op"].apply(set):
+        assert ran == expected_ops
+    assert set(result.transfers["src_op"].dropna()) <= expected_ops
