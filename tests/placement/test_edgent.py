@@ -203,3 +203,23 @@ def test_the_shipped_example_decides_as_docs_early_exit_says(bandwidth_mbps, dea
         return
     placement = place(spec, scenario.models["alexnet"], oracle, "phone")
     assert placement.label(oracle) == decision
+
+
+def test_the_request_mix_docs_early_exit_tabulates():
+    from simulator.engine import plan_apps
+    from simulator.placement.estimate import estimate
+    from simulator.placement.exitplan import exit_plans, expected_latency_s
+
+    document = copy.deepcopy(dict(load_scenario(EXAMPLE).document))
+    document.pop("sweep")
+    exits = document["models"]["alexnet"]["exits"]
+    for share, exit_ in zip((0.3, 0.2, 0.15, 0.1), exits, strict=True):
+        exit_["probability"] = share
+    document["placement"] = {"policy": "single", "unit": "phone.cpu_little"}
+    scenario = parse_scenario(document, base_dir=EXAMPLE.parent)
+    oracle = CostOracle(scenario.platform)
+    graph = scenario.models["alexnet"]
+    plans = exit_plans(graph, plan_apps(scenario, oracle)["camera"], oracle)
+    latency_ms = [round(estimate(p, oracle).latency_s * 1e3, 3) for p in plans]
+    assert latency_ms == [7.574, 30.158, 46.368, 73.727, 97.25]
+    assert round(expected_latency_s(plans, graph.shares, oracle) * 1e3, 2) == 46.94
