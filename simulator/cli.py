@@ -247,7 +247,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     from simulator.placement.attribution import gap_table
     from simulator.placement.base import dvfs_basis
     from simulator.placement.estimate import estimate
-    from simulator.placement.explain import cut_table, op_table, stall_table
+    from simulator.placement.explain import cut_table, exit_table, op_table, stall_table
     from simulator.platform import CostOracle
     from simulator.spec import load_scenario
 
@@ -271,6 +271,11 @@ def cmd_explain(args: argparse.Namespace) -> int:
                 _print_table(pd.DataFrame(list(value)))
             else:
                 print(f"  {key}: {value}")
+        exits = exit_table(scenario.models[entry.model], plan, oracle)
+        if exits is not None:  # early exits drawn per request (docs/early-exit.md)
+            print("\n  exits a request may take (predicted for a lone request):")
+            _print_table(exits[0])
+            print(f"  expected latency over the exits' shares: {exits[1] * 1e3:.4g} ms")
         print("\n  ops (predicted for a lone request; level -1: a unit without DVFS):")
         _print_table(op_table(plan, oracle))
         cuts = cut_table(plan, oracle)

@@ -80,6 +80,8 @@ class Arrivals:
         """
         for app, child in zip(self.apps, seeds.spawn(len(self.apps)), strict=True):
             arrivals, dispatch = (np.random.default_rng(s) for s in child.spawn(2))
+            if app.exits is not None:  # a third stream: the others stay as they were
+                app.exits.seed(child.spawn(1)[0])
             self.sources.append(self.env.process(self._issue(app, arrivals, dispatch, start)))
         if watch_over:
             self.over = self.env.event()
@@ -120,7 +122,10 @@ class Arrivals:
             else:
                 rep = app.replicas[self._choose(app, now, dispatch_rng)]
             rep.in_flight += 1
-            request = Request(self.book.issued, app, rep, now)
+            if app.exits is None:
+                request = Request(self.book.issued, app, rep, now)
+            else:  # the exit it takes, and what it runs of the replica
+                request = app.exits.request(self.book.issued, app, rep, now)
             self.book.add(request)
             if self.load is not None:
                 self.load.add(request.rid)

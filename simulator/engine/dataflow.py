@@ -99,7 +99,7 @@ class Dataflow:
 
     def start(self, request: Request, now: float) -> None:
         """``request``'s input is at its source now: move it to its first ops."""
-        for move in request.rep.input_moves:
+        for move in request.inputs:
             self._start_move(request, move, now)
 
     # -- ops -------------------------------------------------------------------------------

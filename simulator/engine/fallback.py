@@ -97,7 +97,11 @@ class Fallback:
             self.book.drop(request, reason)
             self.on_over(app)
             return None
-        again = Request(request.rid, app, app.replicas[app.adaptive.fallback], request.arrival_s)
+        rep = app.replicas[app.adaptive.fallback]
+        if app.exits is None:
+            again = Request(request.rid, app, rep, request.arrival_s)
+        else:  # the same exit on the fallback replica
+            again = app.exits.request(request.rid, app, rep, request.arrival_s, request.exit)
         again.hops = again.phase = None  # the fallback runs to the end, whatever it takes
         again.fell_back = True
         again.first_start_s = request.first_start_s

@@ -31,6 +31,7 @@ from simulator.engine.arrivals import Arrivals
 from simulator.engine.book import RequestBook
 from simulator.engine.dataflow import Dataflow
 from simulator.engine.dram import DramChannel
+from simulator.engine.exits import app_exits
 from simulator.engine.fallback import Fallback
 from simulator.engine.ledger import Ledger
 from simulator.engine.links import FluidLink
@@ -162,9 +163,15 @@ class Engine:
                 if entry.adaptive is not None
                 else None
             )
-            dispatch = DISPATCHERS.get(entry.dispatch).function
+            exits = app_exits(
+                scenario.models[entry.model],
+                replicas,
+                oracle,
+                lambda k, plan, app=entry.app: self._replica(k, plan, app),
+            )
+            dispatcher = DISPATCHERS.get(entry.dispatch).function
             start = online.starter(entry.app) if online and entry.app in online.apps else None
-            apps.append(App(i, entry, replicas, dispatch, adaptive, online=start))
+            apps.append(App(i, entry, replicas, dispatcher, adaptive, exits=exits, online=start))
             for replica in replicas:
                 self.ledger.load_weights(replica.plan)
         self.book = RequestBook(keep_records)

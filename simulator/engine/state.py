@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import simpy
 
@@ -182,12 +182,14 @@ class Request:
         "device_energy_j",
         "drop_reason",
         "energy_j",
+        "exit",
         "fell_back",
         "finish_s",
         "first_start_s",
         "holders",
         "hops",
         "inbufs",
+        "inputs",
         "levels",
         "outputs_left",
         "phase",
@@ -200,20 +202,26 @@ class Request:
         "waits",
     )
 
-    def __init__(self, rid: int, app: App, rep: Replica, arrival_s: float):
-        plan = rep.plan
+    def __init__(
+        self, rid: int, app: App, rep: Replica, arrival_s: float, view: Replica | None = None
+    ):
+        # ``view``: what the request runs of ``rep`` (an early exit's ops, simulator.engine.exits)
+        runs = rep if view is None else view
+        plan = runs.plan
         self.rid = rid
         self.app = app
         self.rep = rep
         self.plan = plan
-        self.steps = rep.steps
+        self.steps = runs.steps
+        self.inputs = runs.input_moves
+        self.exit: int | None = None  # the index of the exit it takes (models with exits)
         self.arrival_s = arrival_s
         deadline = app.entry.deadline_s
         self.deadline_at_s = arrival_s + deadline if deadline is not None else NO_DEADLINE
         self.priority = app.entry.priority  # what the unit scheduler sees of its app
         self.waits = list(plan.waits)
         self.ready_s = [arrival_s] * plan.size
-        self.holders = list(rep.holders)
+        self.holders = list(runs.holders)
         self.inbufs: list[list[InBuf] | None] = [None] * plan.size
         self.levels: list[int] | None = None  # the level each DVFS op started at
         self.outputs_left = plan.n_outputs
@@ -253,6 +261,7 @@ class App:
     adaptive: AdaptiveApp | None = None
     #: online HEFT: ``online(rid, now)`` plans the request and gives its replica
     online: Callable[[int, float], Replica] | None = None
+    exits: Any = None  # AppExits (simulator.engine.exits) when its model has exits
     issued: int = 0
     unconsumed: int = 0
     waiter: simpy.Event | None = None

@@ -75,7 +75,30 @@ def request_table(record: RunRecord, seed: int, replicate: int) -> pd.DataFrame:
         "seed": [seed] * len(records),
         "replicate": [replicate] * len(records),
     }
+    if any(r.app.exits is not None for r in records):  # a model with early exits
+        columns.update(exit_columns(records))
+        return pd.DataFrame(columns, columns=[*REQUEST_COLUMNS, *EXIT_COLUMNS])
     return pd.DataFrame(columns, columns=list(REQUEST_COLUMNS))
+
+
+#: The requests table's columns when a model of the run has early exits.
+EXIT_COLUMNS = ("exit", "exit_accuracy_top1")
+
+
+def exit_columns(records) -> dict[str, list]:
+    """Per request, the exit it took ("" for an app without exits) and that exit's
+    top-1 (%, NaN unknown)."""
+    names, accuracy = [], []
+    for r in records:
+        exits = r.app.exits
+        if exits is None or r.exit is None:
+            names.append("")
+            accuracy.append(math.nan)
+            continue
+        names.append(exits.names[r.exit])
+        top1 = exits.accuracy[r.exit]
+        accuracy.append(math.nan if top1 is None else top1)
+    return {"exit": names, "exit_accuracy_top1": accuracy}
 
 
 def energy_table(units, radios, scenario: Scenario, start_s: float, end_s: float) -> pd.DataFrame:

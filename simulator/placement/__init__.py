@@ -28,3 +28,4 @@ __all__ = [
     "place",
 ]
 from simulator.placement import coexec as _coexec  # noqa: F401
+from simulator.placement import edgent as _edgent  # noqa: F401  (registered last)

@@ -28,7 +28,9 @@ from __future__ import annotations
 
 import pandas as pd
 
+from simulator.graph.exits import FINAL
 from simulator.placement.estimate import Observed, estimate
+from simulator.placement.exitplan import fixed_exit
 from simulator.placement.plan import ExecutionPlan
 from simulator.platform import CostOracle
 
@@ -160,9 +162,9 @@ def gap_table(
     request`` (to the prediction), ``predicted``, each of :data:`CAUSES`, then
     ``simulated`` (the mean latency of the requests used). Columns ``cause``, ``ms``
     (the share, or the latency on the three total rows). The shares from ``predicted``
-    sum to ``simulated - predicted``. Requests that fell back, did not complete or were
-    served by another replica are left out (they ran another plan or none); with none
-    left the table is empty.
+    sum to ``simulated - predicted``. Requests that fell back, did not complete, were
+    served by another replica or left at an early exit are left out (they ran another
+    plan or none); with none left the table is empty.
     """
     top_s = estimate(plan, oracle, levels="top").latency_s
     predicted_s = estimate(plan, oracle).latency_s
@@ -171,6 +173,8 @@ def gap_table(
         mine = mine[~mine["fell_back"].astype(bool)]
     if "replica" in mine:  # the app's first placement: ``plan``
         mine = mine[mine["replica"] == 0]
+    if "exit" in mine:  # early exits: only the requests that ran all of ``plan``
+        mine = mine[mine["exit"].isin([fixed_exit(plan) or FINAL, ""])]
     if mine.empty:
         return pd.DataFrame(columns=["cause", "ms"])
     ops_by, moves_by = _by_request(ops[ops["app"] == app], transfers[transfers["app"] == app])

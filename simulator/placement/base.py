@@ -39,6 +39,7 @@ _NONE = "none (the assignment reads no cost)"
 #: always checked on the estimate, at the governors' levels.
 DVFS_BASIS: Mapping[str, str] = {
     "split_point": _GOVERNOR,  # also its default device and remote units
+    "edgent": _GOVERNOR,  # split_point on each right-sized model
     "optimal": f"{_TOP} for the latency search; {_GOVERNOR} for the other objectives",
     "heft": _TOP,
     "peft": _TOP,

@@ -16,6 +16,7 @@ from typing import Any
 
 from simulator.errors import Problem, SocsimError
 from simulator.placement.base import place
+from simulator.placement.exitplan import exit_plans
 from simulator.placement.online import OnlineHeft, online_apps, shared_units
 from simulator.placement.plan import compile_plan
 from simulator.platform import CostOracle
@@ -76,6 +77,7 @@ def plan_problems(
                 try:
                     placement = place(spec, graph, oracle, entry.source)
                     plan = compile_plan(placement.graph or graph, placement, oracle)
+                    exit_plans(graph, plan, oracle)  # an early-exit model: each exit's plan
                     failed[key] = None
                     units_of.setdefault(entry.app, []).append(plan.units)
                 except SocsimError as exc:  # PlacementError, ModelError: the user's to fix

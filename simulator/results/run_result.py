@@ -52,7 +52,8 @@ class RunResult:
     requests : DataFrame
         One row per request: ``request_id, app, model, source, arrival_s, start_s,
         finish_s, latency_s, deadline_s, deadline_met, status, energy_j,
-        device_energy_j, seed, replicate``.
+        device_energy_j, seed, replicate`` (and ``exit, exit_accuracy_top1`` when a model
+        of the run has early exits).
     ops : DataFrame
         One row per executed op: ``request_id, app, op, kind, unit, node, ready_s,
         start_s, end_s, energy_j``.

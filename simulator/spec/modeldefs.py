@@ -74,6 +74,35 @@ INLINE_MODEL = Record(
 )
 
 
+EXIT = Record(
+    {
+        "name": Field(Text(), doc="the exit's name in results (not 'final': the model's own)"),
+        "after": Field(Text(), doc="the op after which a request may finish here"),
+        "head": Field(
+            ListOf(INLINE_OP, max_len=MAX_INLINE_OPS),
+            default=[],
+            doc="the exit branch's own ops (a small classifier), chained after 'after'",
+        ),
+        "accuracy_top1": Field(
+            Number("%", ge=0, le=100), default=None, doc="top-1 of the requests leaving here"
+        ),
+        "probability": Field(
+            Number(ge=0, le=1),
+            default=0.0,
+            doc="share of all requests that leave here (the exits' sum at most 1; the rest "
+            "run the whole model)",
+        ),
+        "threshold": Field(
+            Number(ge=0, le=1),
+            default=None,
+            doc="instead of probability: a request's confidence here is uniform in [0, 1), "
+            "drawn afresh at each exit; it leaves when the confidence reaches the threshold",
+        ),
+    },
+    name="exit",
+)
+
+
 class ZooModel(Schema):
     """``{zoo: name, dtype: ..., options: {...}}``; options come from the builder's signature."""
 
@@ -192,13 +221,18 @@ def common_keys() -> Record:
                 default=None,
                 doc="family for the accuracy tables (default: the zoo name)",
             ),
+            "exits": Field(
+                ListOf(EXIT),
+                default=[],
+                doc="early exits, in the order a request meets them (docs/early-exit.md)",
+            ),
         },
         name="model",
     )
 
 
 #: Keys :func:`common_keys` checks, stripped before the source's own schema.
-COMMON_KEYS: tuple[str, ...] = ("techniques", "accuracy_top1", "family")
+COMMON_KEYS: tuple[str, ...] = ("techniques", "accuracy_top1", "family", "exits")
 
 
 def _subset(value: dict, common: bool) -> dict:
@@ -238,10 +272,11 @@ class ModelChoice(Schema):
 def deploy_model(
     graph: ModelGraph, spec: dict, raw: Any, loc: Loc, ctx: Context
 ) -> tuple[ModelGraph, float | None] | None:
-    """Apply a checked model spec's ``techniques`` to its built graph.
+    """Apply a checked model spec's ``techniques`` to its built graph, then add its
+    ``exits`` (:mod:`simulator.spec.exitdefs`).
 
     Returns the transformed graph and its top-1 (%), or None after reporting a problem
-    at ``models.<name>.techniques[i]``.
+    at ``models.<name>.techniques[i]`` or ``models.<name>.exits[i]``.
     """
     from simulator.errors import ModelError
     from simulator.graph.techniques import apply_techniques, baseline_top1
@@ -251,7 +286,7 @@ def deploy_model(
     if baseline is None and spec.get("zoo"):
         baseline = baseline_top1(spec["zoo"], spec.get("options"))
     try:
-        return apply_techniques(graph, spec.get("techniques", []), family, baseline)
+        graph, top1 = apply_techniques(graph, spec.get("techniques", []), family, baseline)
     except ModelError as exc:
         where = loc.child(raw, "techniques")
         index = exc.message.split("]", 1)[0].removeprefix("techniques[")
@@ -259,3 +294,9 @@ def deploy_model(
             where = where.child(raw["techniques"], int(index))
         ctx.problem(where, exc.message)
         return None
+    if not spec.get("exits"):
+        return graph, top1
+    from simulator.spec.exitdefs import build_exits
+
+    with_exits = build_exits(graph, spec["exits"], top1, raw, loc, ctx)
+    return None if with_exits is None else (with_exits, top1)

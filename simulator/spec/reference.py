@@ -61,6 +61,7 @@ def render() -> str:
         ("`caches[i]` (of a unit or a node; see cost-model.md)", d.CACHE_LEVEL),
         ("`links.<name>`", d.LINK),
         ("`models.<name>` (every source; see techniques.md)", m.common_keys()),
+        ("`models.<name>.exits[i]` (early exits, see early-exit.md)", m.EXIT),
         ("`models.<name>` (ONNX file, see onnx.md)", m.ONNX_MODEL),
         ("`models.<name>` (inline)", m.INLINE_MODEL),
         ("`models.<name>.ops[i]`", m.INLINE_OP),

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from simulator.engine import plan_replicas, simulate
+from simulator.graph.exits import exits_of
 from simulator.placement.estimate import estimate
 from simulator.platform import CostOracle
 from simulator.plugins import import_plugins
@@ -109,6 +110,8 @@ def fast_path_applies(scenario: Scenario) -> bool:
     entry = scenario.workload[0]
     if entry.count != 1 or entry.duration_s is not None or len(scenario.placements_for(entry)) != 1:
         return False
+    if exits_of(scenario.models[entry.model]) and scenario.placement_for(entry).name != "edgent":
+        return False  # the request draws its exit: the whole model's estimate is not its
     nodes = scenario.platform.nodes.values()
     if any(n.thermal is not None or n.battery_j is not None for n in nodes):
         return False
