@@ -300,8 +300,9 @@ def _build(checked: dict, raw: Mapping, ctx: Context, source: str) -> Scenario |
         return None
     document = plain(raw)
     for name, spec in checked["models"].items():
-        if "onnx" in spec:  # a file path made absolute: the document reloads from anywhere
-            document["models"][name]["onnx"] = spec["onnx"]
+        for key in ("onnx", "tflite"):  # a file path made absolute: reloads from anywhere
+            if key in spec:
+                document["models"][name][key] = spec[key]
     _inline_traces(document, checked["links"])
     return Scenario(
         name=checked["name"],
