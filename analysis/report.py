@@ -78,7 +78,7 @@ def _table_html(frame: pd.DataFrame, max_rows: int = 200) -> str:
 
 
 def _run_tables(source: Source) -> list[tuple[str, pd.DataFrame]]:
-    run = source.run
+    run = source.require_run()
     summary = run["summary"].T.reset_index()
     summary.columns = ["key", "value"]
     return [
@@ -90,7 +90,7 @@ def _run_tables(source: Source) -> list[tuple[str, pd.DataFrame]]:
 
 
 def _sweep_tables(source: Source) -> list[tuple[str, pd.DataFrame]]:
-    sweep = source.sweep
+    sweep = source.require_sweep()
     ok = sweep.ok
     metrics = [m for m in SWEEP_METRICS if m in ok]
     keys = ["point", *sweep.parameters]
@@ -129,7 +129,7 @@ def build_report(path: str | Path, fmt: str = "png") -> str:
         f"<style>{_STYLE}</style></head><body><h1>{title}</h1>",
     ]
     if source.kind == "sweep":
-        sweep = source.sweep
+        sweep = source.require_sweep()
         parts.append(
             f"<p>{sweep.table['point'].nunique()} points, {len(sweep.table)} runs, "
             f"{len(sweep.ok)} ok; swept: {html.escape(', '.join(sweep.parameters))}</p>"

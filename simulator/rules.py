@@ -122,7 +122,7 @@ def adaptive_dispatch(app: str, dispatch: str, has_adaptive: bool, n_replicas: i
 
 
 def app_names_known(
-    app: str, model: Any, source: Any, models: Collection[str], nodes: Collection[str]
+    app: object, model: Any, source: Any, models: Collection[str], nodes: Collection[str]
 ) -> Iterator[RuleError]:
     """An app names a model and a source node of its scenario."""
     subject = f"app '{app}'"

@@ -192,7 +192,7 @@ class _Converter:
                 "options": {"type": "object", "description": "the builder's keyword options"},
             },
         }
-        sources = {"zoo": zoo}
+        sources: dict[str, dict[str, Any]] = {"zoo": zoo}
         for key, (_, schema) in MODEL_SOURCES.items():
             if isinstance(schema, Record):
                 sources[key] = self.record(schema, required)

@@ -135,7 +135,7 @@ def parse_scenario(
     )
     raw.key_marks.update(expanded.key_marks)
     scenario = _build(checked, raw, ctx, source)
-    if ctx.problems:
+    if scenario is None or ctx.problems:  # _build returns None after reporting problems
         raise ScenarioError(ctx.problems)
     return scenario
 

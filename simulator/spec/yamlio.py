@@ -16,7 +16,7 @@ Python's recursion limit is reached.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -201,6 +201,10 @@ class _PureLoader(Reader, Scanner, Parser, _Locating):
         _Locating.__init__(self, filename)
 
 
+#: The locating loader on libyaml's parser; None when PyYAML was built without libyaml
+#: (every document is then read by the pure parser).
+_FAST_LOADER: Callable[[str, str], _Locating] | None = None
+
 if CParser is not None:
 
     class _FastLoader(_Locating, CParser):
@@ -234,8 +238,7 @@ if CParser is not None:
             finally:
                 self._flow_depth -= flow
 
-else:  # PyYAML built without libyaml: every document is read by the pure parser
-    _FastLoader = None
+    _FAST_LOADER = _FastLoader
 
 
 class _ReadByPure(yaml.YAMLError):
@@ -280,12 +283,12 @@ def load_yaml_text(text: str, filename: str) -> Any:
     ScenarioError
         On a syntax error (with its line) or duplicate mapping keys.
     """
-    fast = _FastLoader is not None and _libyaml_reads_as_pure(text)
+    fast = _FAST_LOADER if _FAST_LOADER is not None and _libyaml_reads_as_pure(text) else None
     try:
         try:
-            data, duplicates = _read(_FastLoader if fast else _PureLoader, text, filename)
+            data, duplicates = _read(fast or _PureLoader, text, filename)
         except _PARSER_ERRORS:
-            if not fast:
+            if fast is None:
                 raise
             data, duplicates = _read(_PureLoader, text, filename)
     except yaml.YAMLError as exc:
@@ -302,7 +305,9 @@ def load_yaml_text(text: str, filename: str) -> Any:
     return data
 
 
-def _read(loader_class: type[_Locating], text: str, filename: str) -> tuple[Any, list[Problem]]:
+def _read(
+    loader_class: Callable[[str, str], _Locating], text: str, filename: str
+) -> tuple[Any, list[Problem]]:
     """The document of ``text`` and its duplicate-key problems, read by ``loader_class``."""
     loader = loader_class(text, filename)  # the pure reader checks the characters here
     try:
