@@ -167,6 +167,12 @@ def _vector(b: flatbuffers.Builder, kind: str, values: tuple | list) -> int:
     return b.EndVector()
 
 
+def _offsets(b: flatbuffers.Builder, *offsets: int, first: int = 0) -> None:
+    """Offset fields ``first``, ``first + 1``, ... of the table being built, in order."""
+    for slot, offset in enumerate(offsets, start=first):
+        b.PrependUOffsetTRelativeSlot(slot, offset, 0)
+
+
 def _options(b: flatbuffers.Builder, layer: Layer) -> tuple[int, int]:
     """(union type, table offset) of the layer's builtin options; (0, 0) for none."""
     act = RELU6 if layer.relu6 else NONE
@@ -290,21 +296,14 @@ def tflite_bytes(
     t_vec, o_vec = _vector(b, "o", tensor_offsets), _vector(b, "o", operators)
     in_vec, out_vec = _vector(b, "i", [0]), _vector(b, "i", [ops[-1][2][0]])
     b.StartObject(5)
-    b.PrependUOffsetTRelativeSlot(0, t_vec, 0)
-    b.PrependUOffsetTRelativeSlot(1, in_vec, 0)
-    b.PrependUOffsetTRelativeSlot(2, out_vec, 0)
-    b.PrependUOffsetTRelativeSlot(3, o_vec, 0)
-    b.PrependUOffsetTRelativeSlot(4, name, 0)
+    _offsets(b, t_vec, in_vec, out_vec, o_vec, name)
     subgraph = b.EndObject()
     description = b.CreateString("socsim make_tflite.py: tiny MobileNet-like CNN, int8")
     codes_vec, sub_vec = _vector(b, "o", code_offsets), _vector(b, "o", [subgraph])
     buf_vec = _vector(b, "o", buffers)
     b.StartObject(5)
     b.PrependUint32Slot(0, version, 0)
-    b.PrependUOffsetTRelativeSlot(1, codes_vec, 0)
-    b.PrependUOffsetTRelativeSlot(2, sub_vec, 0)
-    b.PrependUOffsetTRelativeSlot(3, description, 0)
-    b.PrependUOffsetTRelativeSlot(4, buf_vec, 0)
+    _offsets(b, codes_vec, sub_vec, description, buf_vec, first=1)
     b.Finish(b.EndObject(), file_identifier=b"TFL3")
     return bytes(b.Output())
 
