@@ -273,3 +273,17 @@ def test_an_operator_reading_a_later_tensor_is_an_error():
     expect_error(
         m.tflite_bytes(tensors, ops), "operator 6 (ADD) reads tensor", "before it is produced"
     )
+
+
+def test_importing_a_tflite_model_does_not_import_onnx():
+    """The TFLite path shares the ONNX importer's rules, not the onnx package."""
+    import subprocess
+
+    code = (
+        "import sys; from simulator.graph import load_tflite; "
+        f"g = load_tflite({str(SHIPPED)!r}); print(len(g), 'onnx' in sys.modules)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
+    assert done.stdout.split() == ["13", "False"]
