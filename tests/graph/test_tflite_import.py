@@ -287,3 +287,20 @@ def test_importing_a_tflite_model_does_not_import_onnx():
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
     )
     assert done.stdout.split() == ["13", "False"]
+
+
+def test_a_dequantize_of_float16_weights_is_folded_into_the_weights():
+    """Float16 quantization: conv1's weights are stored as FLOAT16 and a DEQUANTIZE makes
+    the float32 weights the conv reads; TFLite runs it once at load, so it is no op."""
+    m = make_tflite()
+    tensors, ops = m.tensors_and_ops()
+    w = next(i for i, t in enumerate(tensors) if t.name == "conv1/weights")
+    stored = dataclasses.replace(tensors[w], name="conv1/weights_fp16", type=1, scales=())
+    tensors.append(stored)
+    tensors[w] = dataclasses.replace(tensors[w], type=m.FLOAT32, data=b"", scales=())
+    unquantize = m.Layer("conv1/dequantize", "dequantize", ("x",), stored.shape)
+    ops.insert(0, (unquantize, [len(tensors) - 1], [w]))
+    graph = load_tflite(m.tflite_bytes(tensors, ops))
+    assert list(graph.order) == list(EXPECTED)  # no op for the DEQUANTIZE
+    assert figures(graph.op("conv1")) == EXPECTED["conv1"]  # its weights still params
+    assert load_tflite(m.tflite_bytes(tensors, ops), dtype="int8").total_params == 1050
