@@ -61,3 +61,17 @@ def test_an_unknown_option_names_the_tflite_keys(spec):
     p = spec.problem(with_model(spec, f"{{tflite: models/{FILE}, fuse: ort}}"))
     assert p.path == "models.net.fuse"
     assert "tflite" in p.message and "batch" in p.message
+
+
+def test_the_editor_schema_knows_the_tflite_source(spec):
+    """The JSON Schema for editors (socsim schema) accepts a TFLite model and flags a key
+    only ONNX models take, as the loader does."""
+    import jsonschema
+    import yaml
+
+    from simulator.spec.editor_schema import scenario_json_schema
+
+    validator = jsonschema.Draft202012Validator(scenario_json_schema())
+    assert not list(validator.iter_errors(yaml.safe_load(with_model(spec))))
+    wrong = yaml.safe_load(with_model(spec, f"{{tflite: models/{FILE}, fuse: ort}}"))
+    assert list(validator.iter_errors(wrong))
