@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import html
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -38,7 +39,7 @@ SWEEP_METRICS = (
 
 
 def _figure_html(
-    kind: str, source: Source, fmt: str, anchor: str = "", where: str = "", **options
+    kind: str, source: Source, fmt: str, anchor: str = "", where: str = "", **options: Any
 ) -> str:
     figure = make_plot(kind, source, **options)
     data = base64.b64encode(figure_bytes(figure, fmt)).decode("ascii")

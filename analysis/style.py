@@ -116,7 +116,7 @@ def new_figure(width_in: float = 7.0, height_in: float = 4.5) -> Figure:
     return figure
 
 
-def log_axis(axes, which: str) -> None:
+def log_axis(axes: Axes, which: str) -> None:
     """Put ``axes``' ``which`` axis (``"x"`` or ``"y"``) on a log scale, its tick labels
     plain text (``10``, ``20``, ``100``).
 

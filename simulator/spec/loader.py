@@ -359,8 +359,9 @@ def _check_requests(ctx: Context, workload: list[WorkloadEntry]) -> None:
         )
 
 
-def _adaptive(ctx: Context, loc: Loc, item: dict, entry: dict, n_replicas: int):
-    """The AdaptiveOptions of a workload entry (None unless dispatch is 'adaptive')."""
+def _adaptive(ctx: Context, loc: Loc, item: dict, entry: dict, n_replicas: int) -> Any:
+    """The AdaptiveOptions of a workload entry (None unless dispatch is 'adaptive'; INVALID
+    after reporting a problem)."""
     spec, dispatch = entry["adaptive"], entry["dispatch"]
     errors = list(adaptive_dispatch(entry["app"], dispatch, spec is not None, n_replicas))
     for error in errors:
