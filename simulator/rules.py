@@ -147,7 +147,7 @@ def online_heft(
 
 
 def app_names_known(
-    app: str, model: Any, source: Any, models: Collection[str], nodes: Collection[str]
+    app: object, model: Any, source: Any, models: Collection[str], nodes: Collection[str]
 ) -> Iterator[RuleError]:
     """An app names a model and a source node of its scenario."""
     subject = f"app '{app}'"

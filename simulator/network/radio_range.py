@@ -65,14 +65,15 @@ class RadioExcess:
 
 def _device_radios(
     links: Mapping[str, Link], roles: Mapping[str, str]
-) -> Iterator[tuple[Link, str]]:
-    """(link, device node) for every radio that draws from a device's battery."""
+) -> Iterator[tuple[Link, Radio, str]]:
+    """(link, its radio, device node) for every radio that draws from a device's battery."""
     for link in links.values():
-        if link.radio is None or not link.radio.stateful:
+        radio = link.radio
+        if radio is None or not radio.stateful:
             continue
         for node in (link.a, link.b):
             if roles.get(node) == "device":
-                yield link, node
+                yield link, radio, node
 
 
 def _capacity_bps(link: Link, src: str) -> float:
@@ -88,11 +89,13 @@ def _capacity_bps(link: Link, src: str) -> float:
     return link.bandwidth_bps if forward else link.reverse_bandwidth_bps
 
 
-def _excesses(link: Link, node: str, up_bps: float, down_bps: float) -> Iterator[RadioExcess]:
-    beyond = link.radio.beyond_measured(up_bps, down_bps)
+def _excesses(
+    link: Link, radio: Radio, node: str, up_bps: float, down_bps: float
+) -> Iterator[RadioExcess]:
+    beyond = radio.beyond_measured(up_bps, down_bps)
     for direction, rate_bps in ((UPLINK, up_bps), (DOWNLINK, down_bps)):
         if direction in beyond:
-            yield RadioExcess(link.name, node, direction, rate_bps, beyond[direction], link.radio)
+            yield RadioExcess(link.name, node, direction, rate_bps, beyond[direction], radio)
 
 
 def link_excesses(links: Mapping[str, Link], roles: Mapping[str, str]) -> list[RadioExcess]:
@@ -110,10 +113,10 @@ def link_excesses(links: Mapping[str, Link], roles: Mapping[str, str]) -> list[R
     list of RadioExcess
         In link order, uplink before downlink.
     """
-    found = []
-    for link, node in _device_radios(links, roles):
+    found: list[RadioExcess] = []
+    for link, radio, node in _device_radios(links, roles):
         other = link.b if node == link.a else link.a
-        found += _excesses(link, node, _capacity_bps(link, node), _capacity_bps(link, other))
+        found += _excesses(link, radio, node, _capacity_bps(link, node), _capacity_bps(link, other))
     return found
 
 
@@ -174,12 +177,12 @@ def run_excesses(
     list of RadioExcess
     """
     rates = carried_rates(transfers, link_table)
-    found = []
-    for link, node in _device_radios(links, roles):
+    found: list[RadioExcess] = []
+    for link, radio, node in _device_radios(links, roles):
         other = link.b if node == link.a else link.a
         up = rates.get((link.name, node), 0.0)
         down = rates.get((link.name, other), 0.0)
-        found += _excesses(link, node, up, down)
+        found += _excesses(link, radio, node, up, down)
     return found
 
 

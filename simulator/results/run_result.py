@@ -239,7 +239,7 @@ class RequestFigures:
     with_deadline: int
     deadline_met: int
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if not 0 <= self.deadline_met <= self.with_deadline <= len(self.latency_s):
             raise ValueError(
                 f"deadline counts {self.deadline_met} met of {self.with_deadline} "

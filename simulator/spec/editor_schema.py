@@ -177,13 +177,13 @@ class _Converter:
         return out
 
     def model_choice(self, required: bool) -> dict:
-        """One of the model sources (``zoo``, ``onnx``, ``ops``), each with the keys every
-        source takes (techniques, accuracy, family)."""
+        """One of the model sources (``zoo``, ``onnx``, ``tflite``, ``ops``), each with the
+        keys every source takes (techniques, accuracy, family)."""
         from simulator.graph.zoo import zoo_names
         from simulator.spec.modeldefs import DTYPES, MODEL_SOURCES, common_keys
 
         common = self.record(common_keys(), required)["properties"]
-        zoo = {
+        zoo: dict[str, Any] = {
             "type": "object",
             "title": "zoo model",
             "properties": {
@@ -192,7 +192,7 @@ class _Converter:
                 "options": {"type": "object", "description": "the builder's keyword options"},
             },
         }
-        sources = {"zoo": zoo}
+        sources: dict[str, dict[str, Any]] = {"zoo": zoo}
         for key, (_, schema) in MODEL_SOURCES.items():
             if isinstance(schema, Record):
                 sources[key] = self.record(schema, required)
@@ -207,7 +207,7 @@ class _Converter:
                     "additionalProperties": False,
                 }
             )
-        return {"oneOf": variants, "description": "a model with 'zoo', 'onnx' or 'ops'"}
+        return {"oneOf": variants, "description": "a model with 'zoo', 'onnx', 'tflite' or 'ops'"}
 
 
 def scenario_json_schema() -> dict:

@@ -136,7 +136,7 @@ def parse_scenario(
     )
     raw.key_marks.update(expanded.key_marks)
     scenario = _build(checked, raw, ctx, source)
-    if ctx.problems:
+    if scenario is None or ctx.problems:  # _build returns None after reporting problems
         raise ScenarioError(ctx.problems)
     return scenario
 
@@ -302,8 +302,9 @@ def _build(checked: dict, raw: Mapping, ctx: Context, source: str) -> Scenario |
         return None
     document = plain(raw)
     for name, spec in checked["models"].items():
-        if "onnx" in spec:  # a file path made absolute: the document reloads from anywhere
-            document["models"][name]["onnx"] = spec["onnx"]
+        for key in ("onnx", "tflite"):  # a file path made absolute: reloads from anywhere
+            if key in spec:
+                document["models"][name][key] = spec[key]
     _inline_traces(document, checked["links"])
     return Scenario(
         name=checked["name"],
@@ -360,8 +361,9 @@ def _check_requests(ctx: Context, workload: list[WorkloadEntry]) -> None:
         )
 
 
-def _adaptive(ctx: Context, loc: Loc, item: dict, entry: dict, n_replicas: int):
-    """The AdaptiveOptions of a workload entry (None unless dispatch is 'adaptive')."""
+def _adaptive(ctx: Context, loc: Loc, item: dict, entry: dict, n_replicas: int) -> Any:
+    """The AdaptiveOptions of a workload entry (None unless dispatch is 'adaptive'; INVALID
+    after reporting a problem)."""
     spec, dispatch = entry["adaptive"], entry["dispatch"]
     errors = list(adaptive_dispatch(entry["app"], dispatch, spec is not None, n_replicas))
     for error in errors:

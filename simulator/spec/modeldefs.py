@@ -1,7 +1,8 @@
-"""Model sections of the scenario format: a model from the zoo, an ONNX file, or inline.
+"""Model sections of the scenario format: a model from the zoo, an ONNX or TFLite file, or
+inline.
 
 ``models.<name>`` is one of the :data:`MODEL_SOURCES`, told apart by the key that names
-the source (``zoo:``, ``onnx:``, ``ops:``); :class:`ModelChoice` checks it against that
+the source (``zoo:``, ``onnx:``, ``tflite:``, ``ops:``); :class:`ModelChoice` checks it against that
 source's schema and tags the result with ``source``.
 """
 
@@ -160,10 +161,15 @@ def model_file_path(value: str, loc: Loc, ctx: Context) -> Path:
 
 
 class OnnxFile(Schema):
-    """The path of an existing ONNX file, relative to the file that names it."""
+    """The path of an existing ONNX (or, with ``kind``, other) model file, relative to the
+    file that names it."""
+
+    def __init__(self, kind: str = "ONNX", suffix: str = ".onnx") -> None:
+        self.kind, self.suffix = kind, suffix
 
     def describe(self) -> str:
-        return "the path of an .onnx file (relative to this YAML file)"
+        article = "an" if self.suffix[1:2] in tuple("aeio") else "a"
+        return f"the path of {article} {self.suffix} file (relative to this YAML file)"
 
     def check(self, value: Any, loc: Loc, ctx: Context) -> Any:
         if not isinstance(value, str) or not value:
@@ -173,7 +179,7 @@ class OnnxFile(Schema):
         except SocsimError as exc:
             return ctx.problem(loc, str(exc))
         if not path.is_file():
-            return ctx.problem(loc, f"no ONNX file at {path}")
+            return ctx.problem(loc, f"no {self.kind} file at {path}")
         return str(path)
 
 
@@ -194,10 +200,25 @@ ONNX_MODEL = Record(
 )
 
 
+TFLITE_MODEL = Record(
+    {
+        "tflite": Field(OnnxFile("TFLite", ".tflite")),
+        "batch": Field(
+            Number(integer=True, ge=1), default=1, doc="fixes a dynamic batch (shape_signature -1)"
+        ),
+        "dtype": Field(
+            Text(choices=DTYPES, what="dtype"), default=None, doc="default: the model's"
+        ),
+    },
+    name="tflite model",
+)
+
+
 #: Model sources by the key that selects them: ``key -> (source name, schema)``.
 MODEL_SOURCES: dict[str, tuple[str, Schema]] = {
     "zoo": ("zoo", ZooModel()),
     "onnx": ("onnx", ONNX_MODEL),
+    "tflite": ("tflite", TFLITE_MODEL),
     "ops": ("inline", INLINE_MODEL),
 }
 

@@ -89,23 +89,28 @@ def build_links(checked: Mapping, raw: Mapping, ctx: Context) -> list[Link]:
             ctx.problem(loc.child(raw[name], "radio"), str(exc))
             continue
         reverse = spec["reverse_bandwidth_bps"] or spec["bandwidth_bps"]
-        traces = {}
+        traces: dict[str, tuple[tuple[float, float], ...]] = {}
         for direction in ("bandwidth_trace", "reverse_bandwidth_trace"):
             inline, from_file = spec[f"{direction}_mbps"], spec[f"{direction}_file"]
             if inline is not None and from_file is not None:
                 ctx.problem(loc, f"give {direction}_mbps or {direction}_file, not both")
             points = inline if inline is not None else from_file  # (s, bit/s) both
             traces[direction] = tuple(points or ())
-        randoms = {}
-        for key in ("bandwidth_distribution", "reverse_bandwidth_distribution", "jitter"):
+        distributions: dict[str, BandwidthDistribution | None] = {}
+        for key in ("bandwidth_distribution", "reverse_bandwidth_distribution"):
             try:
-                if spec[key] and key == "jitter":
-                    options = dict(spec[key])
-                    randoms[key] = Jitter(options.pop("dist"), options)
-                elif spec[key]:
-                    randoms[key] = BandwidthDistribution.from_options(spec[key])
+                distributions[key] = (
+                    BandwidthDistribution.from_options(spec[key]) if spec[key] else None
+                )
             except SocsimError as exc:
                 ctx.problem(loc.child(raw[name], key), str(exc))
+        jitter: Jitter | None = None
+        if spec["jitter"]:
+            try:
+                options = dict(spec["jitter"])
+                jitter = Jitter(options.pop("dist"), options)
+            except SocsimError as exc:
+                ctx.problem(loc.child(raw[name], "jitter"), str(exc))
         try:
             links.append(
                 Link(
@@ -121,8 +126,13 @@ def build_links(checked: Mapping, raw: Mapping, ctx: Context) -> list[Link]:
                     outages=tuple(tuple(o) for o in spec["outages_s"]),
                     loss_rate=spec["loss_rate"],
                     mtu_bytes=spec["mtu_bytes"],
-                    **traces,
-                    **randoms,
+                    bandwidth_trace=traces["bandwidth_trace"],
+                    reverse_bandwidth_trace=traces["reverse_bandwidth_trace"],
+                    bandwidth_distribution=distributions.get("bandwidth_distribution"),
+                    reverse_bandwidth_distribution=distributions.get(
+                        "reverse_bandwidth_distribution"
+                    ),
+                    jitter=jitter,
                 )
             )
         except SocsimError as exc:

@@ -63,6 +63,7 @@ def render() -> str:
         ("`models.<name>` (every source; see techniques.md)", m.common_keys()),
         ("`models.<name>.exits[i]` (early exits, see early-exit.md)", m.EXIT),
         ("`models.<name>` (ONNX file, see onnx.md)", m.ONNX_MODEL),
+        ("`models.<name>` (TFLite file, see onnx.md)", m.TFLITE_MODEL),
         ("`models.<name>` (inline)", m.INLINE_MODEL),
         ("`models.<name>.ops[i]`", m.INLINE_OP),
         ("`models.<name>.edges[i]`", m.INLINE_EDGE),

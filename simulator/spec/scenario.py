@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from simulator.errors import PlacementError
 from simulator.frozen import FrozenMap
 from simulator.graph.model import ModelGraph
 from simulator.placement.base import PlacementSpec
@@ -78,4 +79,7 @@ class Scenario:
         """Every placement (replica) of ``entry``, in order."""
         if entry.replicas:
             return entry.replicas
-        return (entry.placement if entry.placement is not None else self.placement,)
+        chosen = entry.placement if entry.placement is not None else self.placement
+        if chosen is None:  # __post_init__'s app_has_placement rules this out
+            raise PlacementError(f"app '{entry.app}' has no placement and no default applies")
+        return (chosen,)
