@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 import simpy
@@ -167,7 +168,7 @@ class Engine:
                 scenario.models[entry.model],
                 replicas,
                 oracle,
-                lambda k, plan, app=entry.app: self._replica(k, plan, app),
+                partial(self._replica, app=entry.app),
             )
             dispatcher = DISPATCHERS.get(entry.dispatch).function
             start = online.starter(entry.app) if online and entry.app in online.apps else None

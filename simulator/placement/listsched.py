@@ -83,7 +83,7 @@ class CostTable:
         self._means: dict[tuple, Any] = {}
         self._pairs: dict[tuple, tuple[list[int], list[int]]] = {}
         self._tids: dict[tuple, dict[str, int | None]] = {}
-        self._unit_set = {}
+        self._unit_set: dict[tuple, int] = {}
         self.unit_set = [
             self._unit_set.setdefault(tuple(t), len(self._unit_set)) for t in self.time
         ]
@@ -251,6 +251,7 @@ class Schedule:
         costs = self.costs
         if not costs.preds[i]:
             inputs = costs.input_cost[i]
+            assert inputs is not None  # an entry op (no predecessors) has its input cost
             if self.release is not None:
                 return [self.release + inputs[u] for u in units]
             return [inputs[u] for u in units]
