@@ -39,6 +39,7 @@ from simulator.engine.network import Network
 from simulator.engine.offload import AdaptiveApp
 from simulator.engine.power import Battery
 from simulator.engine.radio import RadioState
+from simulator.engine.runtime import RuntimeDataflow, uses_runtime
 from simulator.engine.servers import Server
 from simulator.engine.state import App, FastMove, OpStep, Replica
 from simulator.engine.thermal import NodeThermal
@@ -161,7 +162,10 @@ class Engine:
         self.arrivals = Arrivals(env, apps, self.book, self.units, self.network)
         monitors = [app.adaptive.monitor for app in apps if app.adaptive is not None]
         fallback = Fallback(self.ledger, self.book, monitors, self.arrivals.free_slot)
-        self.dataflow = Dataflow(
+        # an app placed by a run-time rule (met, etf...) has its ops' units decided as
+        # they become ready: a Dataflow that does so, only then (engine/runtime.py)
+        runtime = uses_runtime(apps)
+        self.dataflow = (RuntimeDataflow if runtime else Dataflow)(
             env,
             SCHEDULERS.get(scenario.scheduler).function,
             self.dvfs,
@@ -175,26 +179,29 @@ class Engine:
             self.arrivals.free_slot,
         )
         self.dataflow.serve(self.units.values())
+        if runtime:
+            self.dataflow.prepare(apps, self.units, oracle, scenario.models, self._step)
+
+    def _step(self, plan: ExecutionPlan, i: int, app: str, trace_code: int) -> OpStep:
+        """Op ``i`` of ``plan`` run for ``app`` with its unit's run-time objects."""
+        uid = plan.units[i]
+        return OpStep(
+            plan,
+            i,
+            self.units[uid],
+            self.scenario.platform.node_of(uid).role == "device",
+            self.dvfs.get(uid),
+            self.dram.get(uid),
+            self.watch.units.get(uid),
+            self.ledger,
+            app,
+            trace_code,
+        )
 
     def _replica(self, index: int, plan: ExecutionPlan, app: str) -> Replica:
-        platform = self.scenario.platform
         ledger = self.ledger
         first_code = ledger.op_codes(app, plan)
-        steps = tuple(
-            OpStep(
-                plan,
-                i,
-                self.units[uid],
-                platform.node_of(uid).role == "device",
-                self.dvfs.get(uid),
-                self.dram.get(uid),
-                self.watch.units.get(uid),
-                ledger,
-                app,
-                first_code + i,
-            )
-            for i, uid in enumerate(plan.units)
-        )
+        steps = tuple(self._step(plan, i, app, first_code + i) for i in range(plan.size))
         return Replica(
             index=index,
             plan=plan,

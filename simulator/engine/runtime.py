@@ -1,0 +1,353 @@
+"""The engine's hook for run-time per-op schedulers (DS3's MET, EFT, ETF, STF, ETF_LB).
+
+An app placed by a run-time policy (:mod:`simulator.placement.runtime`) has no fixed
+map: each op's unit is decided when the op becomes ready (every predecessor has
+finished; an entry op at the request's arrival). Ops that become ready at the same
+instant are decided together (one zero-delay event per instant, after the events
+already due then), in request then op order, by the policy's pure rule given a
+read-only snapshot: per candidate unit the op's time and when its inputs would be
+there, and per unit when it is expected free, whether it is idle, and how many ops it
+was given. The engine then moves the inputs and queues the op on its unit, whose
+scheduler key uses the decision order in place of the op's position (a unit serves a
+request's ops in the order they were decided, as DS3's executable queue does).
+
+Inputs move as DS3's PE-to-PE model has them:
+
+* a fixed-delay copy (on chip, or an edge's explicit ``comm_ms``) counts from the
+  producer's end, so an op decided later waits only what is left of it (the data is
+  written out as the producer ends);
+* a transfer over network links starts when the consumer's unit is decided (its route
+  is known only then) and shares the links like any transfer; the rule's estimate
+  for it is its contention-free time from now;
+* each edge moves on its own (no sharing of one copy between consumers); a consumer on
+  the producer's unit reads the buffer in place.
+
+Not supported with a run-time policy (rejected when the engine is built): transfer
+timeouts and adaptive dispatch. Weights stay booked where the provisional plan (each
+op on its fastest unit) puts them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from simulator.engine.clock import after, wake
+from simulator.engine.dataflow import Dataflow
+from simulator.engine.servers import Server
+from simulator.engine.state import App, FastMove, InTransit, OpStep, Replica, Request
+from simulator.errors import PlacementError
+from simulator.graph.model import ModelGraph
+from simulator.placement.base import Placement
+from simulator.placement.plan import Move, compile_plan
+from simulator.placement.runtime import ReadyOp, RuntimeRule, UnitsView, runtime_rule
+from simulator.platform import CostOracle, Transfer
+
+
+def uses_runtime(apps: Sequence[App]) -> bool:
+    """Whether any replica of ``apps`` defers its ops' units to a run-time rule."""
+    return any(runtime_rule(r.plan.placement) is not None for a in apps for r in a.replicas)
+
+
+class RuntimeApp:
+    """What decisions and moves of one replica need, built once with the engine.
+
+    ``steps[i][u]`` is op ``i``'s :class:`OpStep` on unit index ``u`` (its costs, server,
+    DVFS state...); transfers are the oracle's, asked here, never during the run.
+    """
+
+    def __init__(self, flow: RuntimeDataflow, app: App, rep: Replica, oracle: CostOracle):
+        plan = rep.plan
+        placement = plan.placement
+        self.rule: RuntimeRule = runtime_rule(placement)
+        self.app_name = app.entry.app
+        self.plan = plan
+        graph: ModelGraph = placement.graph or flow.graphs[app.entry.model]
+        uids = flow.uids
+        index = {op: i for i, op in enumerate(plan.ops)}
+        self.preds = [tuple(index[p] for p in graph.predecessors(op)) for op in plan.ops]
+        self.succs = [tuple(index[s] for s in graph.successors(op)) for op in plan.ops]
+        self.exits = [not s for s in self.succs]
+        self.edges = {
+            (index[e.src], index[e.dst]): e for e in graph.edges()
+        }  # (i, j) -> Edge
+        candidates = placement.notes["candidates"]
+        rows = oracle.op_time_rows([graph.op(op) for op in plan.ops])
+        self.units = [
+            tuple(flow.unit_index[u] for u in candidates if row[u] is not None) for row in rows
+        ]
+        # op i's step on every candidate unit: one plan per unit, every op it can run on it
+        self.steps: list[dict[int, OpStep]] = [{} for _ in plan.ops]
+        for u in sorted({u for units in self.units for u in units}):
+            assignment = {
+                op: uids[u] if u in self.units[i] else plan.units[i]
+                for i, op in enumerate(plan.ops)
+            }
+            variant = compile_plan(
+                graph,
+                Placement(assignment, plan.ops, placement.policy, plan.source),
+                oracle,
+                label=plan.label,
+            )
+            first = flow.ledger.op_codes(self.app_name, variant)
+            for i in range(plan.size):
+                if u in self.units[i]:
+                    step = flow.make_step(variant, i, self.app_name, first + i)
+                    step.local_next = step.local_inputs = step.moves_out = ()
+                    self.steps[i][u] = step
+        self.time_s = [tuple(self.steps[i][u].duration_s for u in us) for i, us in enumerate(self.units)]
+        used = sorted({u for units in self.units for u in units})
+        node_of = {u: oracle.platform.node_of(uids[u]).name for u in used}
+        self.transfers = {
+            (a, b): oracle.edge_transfer(None, uids[a], uids[b]) for a in used for b in used if a != b
+        }
+        self.explicit = {
+            (key, a, b): oracle.edge_transfer(edge, uids[a], uids[b])
+            for key, edge in self.edges.items()
+            if edge.comm_s is not None
+            for a in used
+            for b in used
+            if a != b
+        }
+        self.inputs = {}
+        self.outputs = {}
+        for u in used:
+            hops = oracle.route(plan.source, node_of[u])
+            self.inputs[u] = Transfer("network" if hops else "local", hops=hops)
+            hops = oracle.route(node_of[u], plan.source)
+            self.outputs[u] = Transfer("network" if hops else "local", hops=hops)
+        self.input_bytes = graph.request_input_bytes
+        self.output_bytes = plan.output_bytes
+        self._fast: dict[tuple, tuple[FastMove, float]] = {}
+        self._ledger = flow.ledger
+        self._uids = uids
+
+    def move(self, p: int | None, i: int | None, a: int | None, b: int | None):
+        """(FastMove, contention-free s) of edge p -> i from unit a to b; ``p`` None: the
+        request input to op i on b; ``i`` None: op p's output from a back to the source."""
+        key = (p, i, a, b)
+        found = self._fast.get(key)
+        if found is None:
+            uids = self._uids
+            if p is None:
+                move = Move(None, None, uids[b], self.input_bytes, self.inputs[b], (i,))
+            elif i is None:
+                move = Move(p, uids[a], None, self.output_bytes[p], self.outputs[a], ())
+            else:
+                edge = self.edges[(p, i)]
+                transfer = self.explicit.get(((p, i), a, b)) or self.transfers[(a, b)]
+                move = Move(p, uids[a], uids[b], edge.bytes, transfer, (i,))
+            fast = FastMove(move, self._ledger, self.app_name, self.plan)
+            found = self._fast[key] = (fast, move.transfer.time_s(move.nbytes))
+        return found
+
+
+class RequestState:
+    """A run-time request's decisions: unit, finish and decision rank of each op."""
+
+    __slots__ = ("app", "decided", "finish_s", "left", "local_in", "rank", "unit")
+
+    def __init__(self, app: RuntimeApp):
+        n = len(app.preds)
+        self.app = app
+        self.unit = [-1] * n
+        self.finish_s = [0.0] * n
+        self.left = [len(p) for p in app.preds]  # predecessors not finished
+        self.rank = [0] * n  # decision order within the request (the unit key's position)
+        self.local_in: list[tuple[int, ...]] = [()] * n
+        self.decided = 0
+
+
+class RuntimeDataflow(Dataflow):
+    """:class:`Dataflow` that decides the ops of run-time apps as they become ready
+    (used only when some app has a run-time placement: others run as before)."""
+
+    def prepare(
+        self,
+        apps: Sequence[App],
+        servers: Mapping[str, Server],
+        oracle: CostOracle,
+        graphs: Mapping[str, ModelGraph],
+        make_step,
+    ) -> None:
+        """Build the run-time tables of every replica with a run-time placement.
+
+        Raises
+        ------
+        PlacementError
+            When such an app also has a transfer timeout or adaptive dispatch.
+        """
+        self.uids = list(servers)
+        self.unit_index = {u: k for k, u in enumerate(self.uids)}
+        self.servers = [servers[u] for u in self.uids]
+        self.graphs = graphs
+        self.make_step = make_step
+        self.free_at = [0.0] * len(self.uids)  # estimated finish of the last op decided
+        self.given = [0] * len(self.uids)
+        self.tables: dict[int, RuntimeApp] = {}
+        self._pending: dict[RuntimeRule, list[tuple[Request, int]]] = {}
+        self._decide_at: float | None = None
+        for app in apps:
+            for rep in app.replicas:
+                if runtime_rule(rep.plan.placement) is None:
+                    continue
+                entry = app.entry
+                if entry.transfer_timeout_s is not None or app.adaptive is not None:
+                    raise PlacementError(
+                        "a run-time policy cannot be combined with transfer_timeout_ms "
+                        "or adaptive dispatch",
+                        rep.plan.placement.policy,
+                    )
+                self.tables[id(rep)] = RuntimeApp(self, app, rep, oracle)
+
+    # -- a request's start and its ops becoming ready ---------------------------------------
+    def start(self, request: Request, now: float) -> None:
+        table = self.tables.get(id(request.rep))
+        if table is None:
+            super().start(request, now)
+            return
+        request.rt = RequestState(table)
+        request.steps = [None] * len(table.preds)
+        request.holders = [len(s) + e for s, e in zip(table.succs, table.exits, strict=True)]
+        for i, preds in enumerate(table.preds):
+            if not preds:
+                self._ready(request, i, now)
+
+    def _ready(self, request: Request, i: int, now: float) -> None:
+        self._pending.setdefault(request.rt.app.rule, []).append((request, i))
+        if self._decide_at != now:  # one decision event per instant
+            self._decide_at = now
+            after(self.env, 0, self._decide)
+
+    def _decide(self, _event) -> None:
+        self._decide_at = None
+        pending, self._pending = self._pending, {}
+        for rule, batch in pending.items():
+            batch.sort(key=lambda entry: (entry[0].rid, entry[1]))
+            self._decide_batch(rule, batch)
+
+    def _decide_batch(self, rule: RuntimeRule, batch: list[tuple[Request, int]]) -> None:
+        now = self.env._now
+        ready = []
+        for key, (request, i) in enumerate(batch):
+            state = request.rt
+            table = state.app
+            units = table.units[i]
+            at = []
+            for b in units:
+                latest = now
+                preds = table.preds[i]
+                if not preds:
+                    fast, est = table.move(None, i, None, b)
+                    latest = request.arrival_s + est if fast.delay_s is not None else now + est
+                for p in preds:
+                    a = state.unit[p]
+                    if a == b:
+                        arrive = state.finish_s[p]
+                    else:
+                        fast, est = table.move(p, i, a, b)
+                        arrive = (state.finish_s[p] if fast.delay_s is not None else now) + est
+                    if arrive > latest:
+                        latest = arrive
+                at.append(latest)
+            ready.append(ReadyOp(key, units, table.time_s[i], tuple(at)))
+        free_at = []
+        for k, server in enumerate(self.servers):
+            live = now + server.backlog_s
+            for worker in server._workers:
+                if worker.payload is not None:
+                    live += max(0.0, worker.start_s + worker.duration_s - now)
+            booked = self.free_at[k]
+            free_at.append(booked if booked > live else live)
+        view = UnitsView(
+            now,
+            tuple(free_at),
+            tuple(len(s._idle) == s.workers for s in self.servers),
+            tuple(self.given),
+        )
+        for decision in rule(ready, view):
+            request, i = batch[decision.key]
+            self._assign(request, i, decision.unit, decision.finish_s, now)
+
+    def _assign(self, request: Request, i: int, u: int, finish_s: float, now: float) -> None:
+        state = request.rt
+        table = state.app
+        if u not in table.steps[i]:
+            raise PlacementError(
+                f"the run-time rule chose unit '{self.uids[u]}', which cannot run it",
+                request.plan.placement.policy,
+                request.plan.ops[i],
+            )
+        if finish_s > self.free_at[u]:
+            self.free_at[u] = finish_s
+        self.given[u] += 1
+        state.unit[i] = u
+        state.decided += 1
+        state.rank[i] = state.decided
+        request.steps[i] = table.steps[i][u]
+        preds = table.preds[i]
+        moves = []
+        if not preds:
+            moves.append((table.move(None, i, None, u)[0], request.arrival_s))
+        local = []
+        for p in preds:
+            if state.unit[p] == u:
+                local.append(p)
+            else:
+                moves.append((table.move(p, i, state.unit[p], u)[0], state.finish_s[p]))
+        state.local_in[i] = tuple(local)
+        request.waits[i] = len(moves)
+        if not moves:
+            request.waits[i] = 1
+            self._deliver(request, (i,), now)
+            return
+        for fast, sent_s in moves:
+            if fast.delay_s is None:
+                self._start_hop(request, fast, 0, now)
+                continue
+            arrive_s = sent_s + fast.delay_s
+            if fast.books:
+                self.ledger.move(request, fast, sent_s, arrive_s)
+            if arrive_s > now:
+                wake(self.env, arrive_s - now, InTransit(request, fast), self._on_arrival)
+            else:
+                self._arrive(InTransit(request, fast))
+
+    # -- ops -------------------------------------------------------------------------------
+    def _deliver(self, request: Request, targets: tuple[int, ...], now: float) -> None:
+        state = request.rt
+        if state is None:
+            super()._deliver(request, targets, now)
+            return
+        waits = request.waits
+        for i in targets:
+            waits[i] -= 1
+            if waits[i]:
+                continue
+            ready_s = request.ready_s[i]
+            if now > ready_s:
+                ready_s = request.ready_s[i] = now
+            step = request.steps[i]
+            key = self.key(request.rid, state.rank[i], request.priority, request.deadline_at_s, ready_s)
+            step.server.submit(key, step.duration_s, (request, i))
+
+    def _op_done(self, payload, start_s: float, end_s: float) -> None:
+        super()._op_done(payload, start_s, end_s)
+        request, i = payload
+        state = request.rt
+        if state is None:
+            return
+        table = state.app
+        state.finish_s[i] = end_s
+        holders = request.holders
+        for p in state.local_in[i]:  # read in place: the producer's buffer may go
+            holders[p] -= 1
+            if holders[p] == 0:
+                producer = request.steps[p]
+                producer.tally.memory_bytes -= producer.output_bytes
+        if table.exits[i]:
+            self._start_move(request, table.move(i, None, state.unit[i], None)[0], end_s)
+        left = state.left
+        for j in table.succs[i]:
+            left[j] -= 1
+            if left[j] == 0:
+                self._ready(request, j, end_s)
