@@ -67,9 +67,7 @@ class RuntimeApp:
         self.preds = [tuple(index[p] for p in graph.predecessors(op)) for op in plan.ops]
         self.succs = [tuple(index[s] for s in graph.successors(op)) for op in plan.ops]
         self.exits = [not s for s in self.succs]
-        self.edges = {
-            (index[e.src], index[e.dst]): e for e in graph.edges()
-        }  # (i, j) -> Edge
+        self.edges = {(index[e.src], index[e.dst]): e for e in graph.edges()}  # (i, j) -> Edge
         candidates = placement.notes["candidates"]
         rows = oracle.op_time_rows([graph.op(op) for op in plan.ops])
         self.units = [
@@ -94,11 +92,16 @@ class RuntimeApp:
                     step = flow.make_step(variant, i, self.app_name, first + i)
                     step.local_next = step.local_inputs = step.moves_out = ()
                     self.steps[i][u] = step
-        self.time_s = [tuple(self.steps[i][u].duration_s for u in us) for i, us in enumerate(self.units)]
+        self.time_s = [
+            tuple(self.steps[i][u].duration_s for u in us) for i, us in enumerate(self.units)
+        ]
         used = sorted({u for units in self.units for u in units})
         node_of = {u: oracle.platform.node_of(uids[u]).name for u in used}
         self.transfers = {
-            (a, b): oracle.edge_transfer(None, uids[a], uids[b]) for a in used for b in used if a != b
+            (a, b): oracle.edge_transfer(None, uids[a], uids[b])
+            for a in used
+            for b in used
+            if a != b
         }
         self.explicit = {
             (key, a, b): oracle.edge_transfer(edge, uids[a], uids[b])
@@ -117,28 +120,59 @@ class RuntimeApp:
             self.outputs[u] = Transfer("network" if hops else "local", hops=hops)
         self.input_bytes = graph.request_input_bytes
         self.output_bytes = plan.output_bytes
-        self._fast: dict[tuple, tuple[FastMove, float]] = {}
+        self._fast: dict[tuple, FastMove] = {}
+        self._rows: dict[tuple, tuple] = {}
+        # per candidate unit of an entry op: the request input's time there (s), and
+        # whether it is a fixed delay (counted from the arrival) rather than a transfer
+        self.input_at = [
+            tuple((self.inputs[b].time_s(self.input_bytes), not self.inputs[b].hops) for b in us)
+            for us in self.units
+        ]
         self._ledger = flow.ledger
         self._uids = uids
 
-    def move(self, p: int | None, i: int | None, a: int | None, b: int | None):
-        """(FastMove, contention-free s) of edge p -> i from unit a to b; ``p`` None: the
-        request input to op i on b; ``i`` None: op p's output from a back to the source."""
+    def move(self, p: int | None, i: int | None, a: int | None, b: int | None) -> FastMove:
+        """The move of edge p -> i from unit a to b; ``p`` None: the request input to op
+        i on b; ``i`` None: op p's output from a back to the source."""
         key = (p, i, a, b)
-        found = self._fast.get(key)
-        if found is None:
+        fast = self._fast.get(key)
+        if fast is None:
             uids = self._uids
             if p is None:
                 move = Move(None, None, uids[b], self.input_bytes, self.inputs[b], (i,))
             elif i is None:
                 move = Move(p, uids[a], None, self.output_bytes[p], self.outputs[a], ())
             else:
-                edge = self.edges[(p, i)]
                 transfer = self.explicit.get(((p, i), a, b)) or self.transfers[(a, b)]
-                move = Move(p, uids[a], uids[b], edge.bytes, transfer, (i,))
-            fast = FastMove(move, self._ledger, self.app_name, self.plan)
-            found = self._fast[key] = (fast, move.transfer.time_s(move.nbytes))
-        return found
+                move = Move(p, uids[a], uids[b], self.edges[(p, i)].bytes, transfer, (i,))
+            fast = self._fast[key] = FastMove(move, self._ledger, self.app_name, self.plan)
+        return fast
+
+    def arrivals(self, p: int, i: int, a: int) -> tuple:
+        """Per candidate unit of op i: (contention-free s of edge p -> i from unit a, whether
+        it is a fixed delay counted from p's end) (0 and True on unit a itself)."""
+        key = (p, i, a)
+        row = self._rows.get(key)
+        if row is None:
+            edge = self.edges[(p, i)]
+            units = self.units[i]
+            # a row depends on the bytes and the units only (unless the edge has its own
+            # cost): the consumers of one producer share it
+            shared = (edge.bytes, a, units) if edge.comm_s is None else None
+            row = self._rows.get(shared) if shared is not None else None
+            if row is None:
+                row = []
+                for b in units:
+                    if b == a:
+                        row.append((0.0, True))
+                        continue
+                    transfer = self.explicit.get(((p, i), a, b)) or self.transfers[(a, b)]
+                    row.append((transfer.time_s(edge.bytes), not transfer.hops))
+                row = tuple(row)
+                if shared is not None:
+                    self._rows[shared] = row
+            self._rows[key] = row
+        return row
 
 
 class RequestState:
@@ -181,7 +215,9 @@ class RuntimeDataflow(Dataflow):
         self.servers = [servers[u] for u in self.uids]
         self.graphs = graphs
         self.make_step = make_step
-        self.free_at = [0.0] * len(self.uids)  # estimated finish of the last op decided
+        # per unit, per worker: the estimated finish of the last op decided there (DS3's
+        # available_time_list: a decision takes the worker free first)
+        self.booked = [[0.0] * servers[u].workers for u in self.uids]
         self.given = [0] * len(self.uids)
         self.tables: dict[int, RuntimeApp] = {}
         self._pending: dict[RuntimeRule, list[tuple[Request, int]]] = {}
@@ -227,46 +263,52 @@ class RuntimeDataflow(Dataflow):
 
     def _decide_batch(self, rule: RuntimeRule, batch: list[tuple[Request, int]]) -> None:
         now = self.env._now
+        for decision in rule(*self._snapshot(batch, now)):
+            request, i = batch[decision.key]
+            self._assign(request, i, decision.unit, decision.finish_s, now)
+
+    def _snapshot(
+        self, batch: list[tuple[Request, int]], now: float
+    ) -> tuple[list[ReadyOp], UnitsView]:
+        """What the rule sees: the ready ops (key = position in ``batch``) and the units."""
         ready = []
         for key, (request, i) in enumerate(batch):
             state = request.rt
             table = state.app
-            units = table.units[i]
-            at = []
-            for b in units:
-                latest = now
-                preds = table.preds[i]
-                if not preds:
-                    fast, est = table.move(None, i, None, b)
-                    latest = request.arrival_s + est if fast.delay_s is not None else now + est
+            preds = table.preds[i]
+            if not preds:
+                sent = request.arrival_s
+                at = [(sent if fixed else now) + est for est, fixed in table.input_at[i]]
+            else:
+                at = None
+                unit, finish = state.unit, state.finish_s
                 for p in preds:
-                    a = state.unit[p]
-                    if a == b:
-                        arrive = state.finish_s[p]
-                    else:
-                        fast, est = table.move(p, i, a, b)
-                        arrive = (state.finish_s[p] if fast.delay_s is not None else now) + est
-                    if arrive > latest:
-                        latest = arrive
-                at.append(latest)
-            ready.append(ReadyOp(key, units, table.time_s[i], tuple(at)))
+                    end = finish[p]
+                    row = [
+                        (end if fixed else now) + est
+                        for est, fixed in table.arrivals(p, i, unit[p])
+                    ]
+                    at = row if at is None else list(map(max, at, row))
+            at = tuple([t if t > now else now for t in at])
+            ready.append(ReadyOp(key, table.units[i], table.time_s[i], at))
         free_at = []
-        for k, server in enumerate(self.servers):
-            live = now + server.backlog_s
-            for worker in server._workers:
-                if worker.payload is not None:
-                    live += max(0.0, worker.start_s + worker.duration_s - now)
-            booked = self.free_at[k]
-            free_at.append(booked if booked > live else live)
-        view = UnitsView(
-            now,
-            tuple(free_at),
-            tuple(len(s._idle) == s.workers for s in self.servers),
-            tuple(self.given),
-        )
-        for decision in rule(ready, view):
-            request, i = batch[decision.key]
-            self._assign(request, i, decision.unit, decision.finish_s, now)
+        idle = []
+        for server, booked in zip(self.servers, self.booked, strict=True):
+            free = min(booked) if len(booked) > 1 else booked[0]
+            resting = len(server._idle) == server.workers
+            idle.append(resting)
+            if not resting or server._queue:
+                # the work there now (other apps' too), spread over its workers
+                left_s = server.backlog_s
+                for worker in server._workers:
+                    if worker.payload is not None:
+                        left_s += max(0.0, worker.start_s + worker.duration_s - now)
+                live = now + left_s / server.workers
+                if live > free:
+                    free = live
+            free_at.append(free)
+        view = UnitsView(now, tuple(free_at), tuple(idle), tuple(self.given))
+        return ready, view
 
     def _assign(self, request: Request, i: int, u: int, finish_s: float, now: float) -> None:
         state = request.rt
@@ -277,8 +319,10 @@ class RuntimeDataflow(Dataflow):
                 request.plan.placement.policy,
                 request.plan.ops[i],
             )
-        if finish_s > self.free_at[u]:
-            self.free_at[u] = finish_s
+        booked = self.booked[u]
+        first = booked.index(min(booked))
+        if finish_s > booked[first]:
+            booked[first] = finish_s
         self.given[u] += 1
         state.unit[i] = u
         state.decided += 1
@@ -287,13 +331,13 @@ class RuntimeDataflow(Dataflow):
         preds = table.preds[i]
         moves = []
         if not preds:
-            moves.append((table.move(None, i, None, u)[0], request.arrival_s))
+            moves.append((table.move(None, i, None, u), request.arrival_s))
         local = []
         for p in preds:
             if state.unit[p] == u:
                 local.append(p)
             else:
-                moves.append((table.move(p, i, state.unit[p], u)[0], state.finish_s[p]))
+                moves.append((table.move(p, i, state.unit[p], u), state.finish_s[p]))
         state.local_in[i] = tuple(local)
         request.waits[i] = len(moves)
         if not moves:
@@ -327,7 +371,9 @@ class RuntimeDataflow(Dataflow):
             if now > ready_s:
                 ready_s = request.ready_s[i] = now
             step = request.steps[i]
-            key = self.key(request.rid, state.rank[i], request.priority, request.deadline_at_s, ready_s)
+            key = self.key(
+                request.rid, state.rank[i], request.priority, request.deadline_at_s, ready_s
+            )
             step.server.submit(key, step.duration_s, (request, i))
 
     def _op_done(self, payload, start_s: float, end_s: float) -> None:
@@ -345,7 +391,7 @@ class RuntimeDataflow(Dataflow):
                 producer = request.steps[p]
                 producer.tally.memory_bytes -= producer.output_bytes
         if table.exits[i]:
-            self._start_move(request, table.move(i, None, state.unit[i], None)[0], end_s)
+            self._start_move(request, table.move(i, None, state.unit[i], None), end_s)
         left = state.left
         for j in table.succs[i]:
             left[j] -= 1

@@ -147,9 +147,7 @@ def eft(ready: Sequence[ReadyOp], units: UnitsView) -> list[Decision]:
     return decisions
 
 
-def _earliest_first(
-    ready: Sequence[ReadyOp], units: UnitsView, balance: bool
-) -> list[Decision]:
+def _earliest_first(ready: Sequence[ReadyOp], units: UnitsView, balance: bool) -> list[Decision]:
     free_at = list(units.free_at_s)
     given = list(units.given)
     left = list(ready)
@@ -238,7 +236,9 @@ def _register(name: str) -> None:
     policy.__doc__ = (
         f"DS3's {name.upper()}: each op's unit decided at run time when it becomes ready."
     )
-    POLICIES.add(name, policy, Record({"exclude": COMMON_OPTIONS["exclude"]}, name=f"{name} placement"))
+    POLICIES.add(
+        name, policy, Record({"exclude": COMMON_OPTIONS["exclude"]}, name=f"{name} placement")
+    )
 
 
 for _name in RUNTIME_RULES:

@@ -54,7 +54,6 @@ DS3_SCHEDULE = {
 }
 
 
-
 @pytest.mark.parametrize("policy", ["met", "etf", "stf", "etf_lb"])
 def test_ds3_rules_reproduce_ds3s_topcuoglu_run(policy):
     result = simulate(topcuoglu(policy))
@@ -100,8 +99,12 @@ def _soc(units: dict, ops: list, edges: list, times_ms: list, policy: str) -> di
         },
         "models": {"m": {"ops": ops, "edges": edges}},
         "workload": [
-            {"app": "a", "model": "m", "source": "host", "arrival": {"process": "trace",
-             "times_ms": times_ms}}
+            {
+                "app": "a",
+                "model": "m",
+                "source": "host",
+                "arrival": {"process": "trace", "times_ms": times_ms},
+            }
         ],  # fmt: skip
         "placement": {"policy": policy},
     }
@@ -154,9 +157,7 @@ def test_a_run_time_policy_with_a_transfer_timeout_is_refused():
         simulate(parse_scenario(doc))
 
 
-PROPERTY = settings(
-    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
+PROPERTY = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @PROPERTY
