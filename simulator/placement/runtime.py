@@ -234,7 +234,8 @@ def _register(name: str) -> None:
 
     policy.__name__ = name
     policy.__doc__ = (
-        f"DS3's {name.upper()}: each op's unit decided at run time when it becomes ready."
+        f"{RUNTIME_RULES[name].__doc__[:-1]}: each op's unit decided at run time, when it "
+        "becomes ready (docs/placement.md)."
     )
     POLICIES.add(
         name, policy, Record({"exclude": COMMON_OPTIONS["exclude"]}, name=f"{name} placement")
