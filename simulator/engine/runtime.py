@@ -29,7 +29,7 @@ op on its fastest unit) puts them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from simulator.engine.clock import after, wake
 from simulator.engine.dataflow import Dataflow
@@ -58,7 +58,9 @@ class RuntimeApp:
     def __init__(self, flow: RuntimeDataflow, app: App, rep: Replica, oracle: CostOracle):
         plan = rep.plan
         placement = plan.placement
-        self.rule: RuntimeRule = runtime_rule(placement)
+        rule = runtime_rule(placement)
+        assert rule is not None  # RuntimeDataflow.prepare builds tables for these only
+        self.rule: RuntimeRule = rule
         self.app_name = app.entry.app
         self.plan = plan
         graph: ModelGraph = placement.graph or flow.graphs[app.entry.model]
@@ -131,21 +133,34 @@ class RuntimeApp:
         self._ledger = flow.ledger
         self._uids = uids
 
-    def move(self, p: int | None, i: int | None, a: int | None, b: int | None) -> FastMove:
-        """The move of edge p -> i from unit a to b; ``p`` None: the request input to op
-        i on b; ``i`` None: op p's output from a back to the source."""
-        key = (p, i, a, b)
+    def input_move(self, i: int, b: int) -> FastMove:
+        """The request input's move to entry op i on unit b."""
+        return self._cached(
+            (None, i, None, b),
+            lambda: Move(None, None, self._uids[b], self.input_bytes, self.inputs[b], (i,)),
+        )
+
+    def output_move(self, p: int, a: int) -> FastMove:
+        """Exit op p's output from unit a back to the source."""
+        return self._cached(
+            (p, None, a, None),
+            lambda: Move(p, self._uids[a], None, self.output_bytes[p], self.outputs[a], ()),
+        )
+
+    def edge_move(self, p: int, i: int, a: int, b: int) -> FastMove:
+        """Edge p -> i's tensor from unit a to unit b."""
+
+        def build() -> Move:
+            transfer = self.explicit.get(((p, i), a, b)) or self.transfers[(a, b)]
+            nbytes = self.edges[(p, i)].bytes
+            return Move(p, self._uids[a], self._uids[b], nbytes, transfer, (i,))
+
+        return self._cached((p, i, a, b), build)
+
+    def _cached(self, key: tuple, build: Callable[[], Move]) -> FastMove:
         fast = self._fast.get(key)
-        if fast is None:
-            uids = self._uids
-            if p is None:
-                move = Move(None, None, uids[b], self.input_bytes, self.inputs[b], (i,))
-            elif i is None:
-                move = Move(p, uids[a], None, self.output_bytes[p], self.outputs[a], ())
-            else:
-                transfer = self.explicit.get(((p, i), a, b)) or self.transfers[(a, b)]
-                move = Move(p, uids[a], uids[b], self.edges[(p, i)].bytes, transfer, (i,))
-            fast = self._fast[key] = FastMove(move, self._ledger, self.app_name, self.plan)
+        if fast is None:  # built on first use: registers its trace code once
+            fast = self._fast[key] = FastMove(build(), self._ledger, self.app_name, self.plan)
         return fast
 
     def arrivals(self, p: int, i: int, a: int) -> tuple:
@@ -161,14 +176,14 @@ class RuntimeApp:
             shared = (edge.bytes, a, units) if edge.comm_s is None else None
             row = self._rows.get(shared) if shared is not None else None
             if row is None:
-                row = []
+                entries = []
                 for b in units:
                     if b == a:
-                        row.append((0.0, True))
+                        entries.append((0.0, True))
                         continue
                     transfer = self.explicit.get(((p, i), a, b)) or self.transfers[(a, b)]
-                    row.append((transfer.time_s(edge.bytes), not transfer.hops))
-                row = tuple(row)
+                    entries.append((transfer.time_s(edge.bytes), not transfer.hops))
+                row = tuple(entries)
                 if shared is not None:
                     self._rows[shared] = row
             self._rows[key] = row
@@ -242,7 +257,7 @@ class RuntimeDataflow(Dataflow):
             super().start(request, now)
             return
         request.rt = RequestState(table)
-        request.steps = [None] * len(table.preds)
+        request.steps = [None] * len(table.preds)  # type: ignore[assignment]  # decided later
         request.holders = [len(s) + e for s, e in zip(table.succs, table.exits, strict=True)]
         for i, preds in enumerate(table.preds):
             if not preds:
@@ -276,21 +291,23 @@ class RuntimeDataflow(Dataflow):
             state = request.rt
             table = state.app
             preds = table.preds[i]
+            # per candidate unit, when the last input would be there: a fixed delay
+            # counts from when its data was sent, a network transfer from now
             if not preds:
                 sent = request.arrival_s
                 at = [(sent if fixed else now) + est for est, fixed in table.input_at[i]]
             else:
-                at = None
                 unit, finish = state.unit, state.finish_s
+                at = [now] * len(table.units[i])
                 for p in preds:
                     end = finish[p]
                     row = [
                         (end if fixed else now) + est
                         for est, fixed in table.arrivals(p, i, unit[p])
                     ]
-                    at = row if at is None else list(map(max, at, row))
-            at = tuple([t if t > now else now for t in at])
-            ready.append(ReadyOp(key, table.units[i], table.time_s[i], at))
+                    at = list(map(max, at, row))
+            inputs_at = tuple([t if t > now else now for t in at])
+            ready.append(ReadyOp(key, table.units[i], table.time_s[i], inputs_at))
         free_at = []
         idle = []
         for server, booked in zip(self.servers, self.booked, strict=True):
@@ -327,17 +344,17 @@ class RuntimeDataflow(Dataflow):
         state.unit[i] = u
         state.decided += 1
         state.rank[i] = state.decided
-        request.steps[i] = table.steps[i][u]
+        request.steps[i] = table.steps[i][u]  # type: ignore[index]  # a list (start)
         preds = table.preds[i]
         moves = []
         if not preds:
-            moves.append((table.move(None, i, None, u), request.arrival_s))
+            moves.append((table.input_move(i, u), request.arrival_s))
         local = []
         for p in preds:
             if state.unit[p] == u:
                 local.append(p)
             else:
-                moves.append((table.move(p, i, state.unit[p], u), state.finish_s[p]))
+                moves.append((table.edge_move(p, i, state.unit[p], u), state.finish_s[p]))
         state.local_in[i] = tuple(local)
         request.waits[i] = len(moves)
         if not moves:
@@ -352,7 +369,7 @@ class RuntimeDataflow(Dataflow):
             if fast.books:
                 self.ledger.move(request, fast, sent_s, arrive_s)
             if arrive_s > now:
-                wake(self.env, arrive_s - now, InTransit(request, fast), self._on_arrival)
+                wake(self.env, arrive_s - now, InTransit(request, fast), self._on_arrival)  # type: ignore[arg-type]
             else:
                 self._arrive(InTransit(request, fast))
 
@@ -391,7 +408,7 @@ class RuntimeDataflow(Dataflow):
                 producer = request.steps[p]
                 producer.tally.memory_bytes -= producer.output_bytes
         if table.exits[i]:
-            self._start_move(request, table.move(i, None, state.unit[i], None), end_s)
+            self._start_move(request, table.output_move(i, state.unit[i]), end_s)
         left = state.left
         for j in table.succs[i]:
             left[j] -= 1

@@ -7,7 +7,7 @@ Plain mutable records the hot path reads and writes (no logic beyond setting up)
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import simpy
 
@@ -228,7 +228,7 @@ class Request:
         tracked = app.entry.transfer_timeout_s is not None
         self.hops: set[HopTrack] | None = set() if tracked else None
         self.phase: list[int] | None = [0] * plan.size if tracked else None
-        self.rt = None  # a run-time app's decisions (simulator.engine.runtime.RequestState)
+        self.rt: Any = None  # a run-time app's decisions (simulator.engine.runtime.RequestState)
 
 
 @dataclass

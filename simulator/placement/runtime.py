@@ -153,7 +153,7 @@ def _earliest_first(ready: Sequence[ReadyOp], units: UnitsView, balance: bool) -
     left = list(ready)
     decisions = []
     while left:
-        best = None
+        best: tuple[float, int, int] | None = None
         for n, op in enumerate(left):
             row = _finish_row(op, free_at)
             finish = min(row)
@@ -164,6 +164,7 @@ def _earliest_first(ready: Sequence[ReadyOp], units: UnitsView, balance: bool) -
                 else:
                     unit = op.units[row.index(finish)]
                 best = (finish, n, unit)
+        assert best is not None  # ``left`` is not empty
         finish, n, unit = best
         op = left.pop(n)
         free_at[unit] = finish
@@ -234,7 +235,7 @@ def _register(name: str) -> None:
 
     policy.__name__ = name
     policy.__doc__ = (
-        f"{RUNTIME_RULES[name].__doc__[:-1]}: each op's unit decided at run time, when it "
+        f"{(RUNTIME_RULES[name].__doc__ or name)[:-1]}: each op's unit decided at run time, when it "
         "becomes ready (docs/placement.md)."
     )
     POLICIES.add(
