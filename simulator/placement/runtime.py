@@ -201,9 +201,6 @@ def stf(ready: Sequence[ReadyOp], units: UnitsView) -> list[Decision]:
     return decisions
 
 
-RUNTIME_RULES.update({"met": met, "eft": eft, "etf": etf, "stf": stf, "etf_lb": etf_lb})
-
-
 def runtime_rule(placement: Placement) -> RuntimeRule | None:
     """The run-time rule a placement defers to (None for a static placement)."""
     name = placement.notes.get("runtime")
@@ -227,21 +224,30 @@ def _provisional(
     return Placement(assignment, tuple(graph.order), name, source, notes)
 
 
-def _register(name: str) -> None:
+def register_runtime_rule(name: str, rule: RuntimeRule) -> RuntimeRule:
+    """Make ``rule`` a placement policy ``name`` decided at run time (returns ``rule``).
+
+    The policy's static plan (what ``validate`` and ``explain`` show) is each op on its
+    fastest candidate unit; the engine asks ``rule`` for every op as it becomes ready.
+    """
+    if name in RUNTIME_RULES:
+        raise PlacementError(f"run-time rule '{name}' is already registered")
+
     def policy(
         graph: ModelGraph, oracle: CostOracle, source: str, options: Mapping[str, Any]
     ) -> Placement:
         return _provisional(name, graph, oracle, source, options)
 
     policy.__name__ = name
+    summary = (rule.__doc__ or name).strip().splitlines()[0].rstrip(".")
     policy.__doc__ = (
-        f"{(RUNTIME_RULES[name].__doc__ or name)[:-1]}: each op's unit decided at run time, when it "
-        "becomes ready (docs/placement.md)."
+        f"{summary}: each op's unit decided at run time, when it becomes ready (docs/placement.md)."
     )
-    POLICIES.add(
-        name, policy, Record({"exclude": COMMON_OPTIONS["exclude"]}, name=f"{name} placement")
-    )
+    options = Record({"exclude": COMMON_OPTIONS["exclude"]}, name=f"{name} placement")
+    POLICIES.add(name, policy, options)
+    RUNTIME_RULES[name] = rule
+    return rule
 
 
-for _name in RUNTIME_RULES:
-    _register(_name)
+for _name, _rule in (("met", met), ("eft", eft), ("etf", etf), ("stf", stf), ("etf_lb", etf_lb)):
+    register_runtime_rule(_name, _rule)

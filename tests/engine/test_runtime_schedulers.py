@@ -188,3 +188,22 @@ def test_dynamic_vs_static_example_says_what_it_measures():
         latency = simulate(parse_scenario(doc, base_dir=path.parent)).requests["latency_s"]
         figures[policy] = (round(latency.mean() * 1e3, 2), round(latency.quantile(0.95) * 1e3, 2))
     assert figures == {"heft": (7.69, 14.72), "etf": (4.64, 5.6)}
+
+
+def test_a_rule_registered_from_python_is_a_policy_the_engine_asks():
+    from simulator.placement import POLICIES
+    from simulator.placement.runtime import RUNTIME_RULES, Decision, register_runtime_rule
+
+    def first_unit(ready, units):
+        """Every op on its first candidate unit."""
+        return [Decision(op.key, op.units[0], 0.0) for op in ready]
+
+    register_runtime_rule("first_unit_test", first_unit)
+    try:
+        result = simulate(topcuoglu("first_unit_test"))
+    finally:
+        POLICIES._entries.pop("first_unit_test")
+        RUNTIME_RULES.pop("first_unit_test")
+    # every op on p1, one after another: the sum of p1's column, 127 ms
+    assert set(result.ops["unit"]) == {"host.p1"}
+    assert result.requests["latency_s"].iloc[0] == pytest.approx(0.127, rel=1e-12)
