@@ -18,7 +18,8 @@ Inputs move as DS3's PE-to-PE model has them:
   written out as the producer ends);
 * a transfer over network links starts when the consumer's unit is decided (its route
   is known only then) and shares the links like any transfer; the rule's estimate
-  for it is its contention-free time from now;
+  for it is its contention-free time from now plus the time the bits still queued on
+  each of its link directions take at the hop's bandwidth (the links' state);
 * each edge moves on its own (no sharing of one copy between consumers); a consumer on
   the producer's unit reads the buffer in place.
 
@@ -127,7 +128,14 @@ class RuntimeApp:
         # per candidate unit of an entry op: the request input's time there (s), and
         # whether it is a fixed delay (counted from the arrival) rather than a transfer
         self.input_at = [
-            tuple((self.inputs[b].time_s(self.input_bytes), not self.inputs[b].hops) for b in us)
+            tuple(
+                (
+                    self.inputs[b].time_s(self.input_bytes),
+                    not self.inputs[b].hops,
+                    self.inputs[b].hops,
+                )
+                for b in us
+            )
             for us in self.units
         ]
         self._ledger = flow.ledger
@@ -165,7 +173,8 @@ class RuntimeApp:
 
     def arrivals(self, p: int, i: int, a: int) -> tuple:
         """Per candidate unit of op i: (contention-free s of edge p -> i from unit a, whether
-        it is a fixed delay counted from p's end) (0 and True on unit a itself)."""
+        it is a fixed delay counted from p's end, the network hops it takes) (0, True and no
+        hop on unit a itself)."""
         key = (p, i, a)
         row = self._rows.get(key)
         if row is None:
@@ -179,10 +188,11 @@ class RuntimeApp:
                 entries = []
                 for b in units:
                     if b == a:
-                        entries.append((0.0, True))
+                        entries.append((0.0, True, ()))
                         continue
                     transfer = self.explicit.get(((p, i), a, b)) or self.transfers[(a, b)]
-                    entries.append((transfer.time_s(edge.bytes), not transfer.hops))
+                    hops = transfer.hops
+                    entries.append((transfer.time_s(edge.bytes), not hops, hops))
                 row = tuple(entries)
                 if shared is not None:
                     self._rows[shared] = row
@@ -286,6 +296,7 @@ class RuntimeDataflow(Dataflow):
         self, batch: list[tuple[Request, int]], now: float
     ) -> tuple[list[ReadyOp], UnitsView]:
         """What the rule sees: the ready ops (key = position in ``batch``) and the units."""
+        backlog: dict = {}  # link direction -> bits it has still to send, read once
         ready = []
         for key, (request, i) in enumerate(batch):
             state = request.rt
@@ -293,17 +304,22 @@ class RuntimeDataflow(Dataflow):
             preds = table.preds[i]
             # per candidate unit, when the last input would be there: a fixed delay
             # counts from when its data was sent, a network transfer from now
+            # counts from when its data was sent, a network transfer from now, behind
+            # the bits its links still have to send (the links' state)
             if not preds:
                 sent = request.arrival_s
-                at = [(sent if fixed else now) + est for est, fixed in table.input_at[i]]
+                at = [
+                    sent + est if fixed else now + est + self._wait_s(hops, backlog, now)
+                    for est, fixed, hops in table.input_at[i]
+                ]
             else:
                 unit, finish = state.unit, state.finish_s
                 at = [now] * len(table.units[i])
                 for p in preds:
                     end = finish[p]
                     row = [
-                        (end if fixed else now) + est
-                        for est, fixed in table.arrivals(p, i, unit[p])
+                        end + est if fixed else now + est + self._wait_s(hops, backlog, now)
+                        for est, fixed, hops in table.arrivals(p, i, unit[p])
                     ]
                     at = list(map(max, at, row))
             inputs_at = tuple([t if t > now else now for t in at])
@@ -326,6 +342,22 @@ class RuntimeDataflow(Dataflow):
             free_at.append(free)
         view = UnitsView(now, tuple(free_at), tuple(idle), tuple(self.given))
         return ready, view
+
+    def _wait_s(self, hops, backlog: dict, now: float) -> float:
+        """Time (s) the bits queued on ``hops``' link directions take at their bandwidth."""
+        wait_s = 0.0
+        for hop in hops:
+            direction = (hop.link, hop.src)
+            bits = backlog.get(direction)
+            if bits is None:
+                link = self.network.links[direction]
+                since_s = now - link._last_s  # flows' bits are as of the link's last change
+                bits = backlog[direction] = sum(
+                    max(0.0, flow.bits_left - flow.rate_bps * since_s) for flow in link.flows
+                )
+            if bits:
+                wait_s += bits / hop.bandwidth_bps
+        return wait_s
 
     def _assign(self, request: Request, i: int, u: int, finish_s: float, now: float) -> None:
         state = request.rt

@@ -207,3 +207,46 @@ def test_a_rule_registered_from_python_is_a_policy_the_engine_asks():
     # every op on p1, one after another: the sum of p1's column, 127 ms
     assert set(result.ops["unit"]) == {"host.p1"}
     assert result.requests["latency_s"].iloc[0] == pytest.approx(0.127, rel=1e-12)
+
+
+def test_etf_sees_the_bits_a_link_still_has_to_send():
+    # x: 15 ms on the phone's cpu, 1 ms on the edge gpu; its 10,000-byte input takes 10 ms
+    # over the 8 Mbit/s link. Request 0 (t = 0): edge 10 + 1 = 11 < 15, edge. Request 1
+    # (t = 1 ms): the link has 9 ms of request 0's input left, so the edge would finish at
+    # 1 + 9 + 10 + 1 = 21 > 1 + 15 = 16: the cpu (contention-free, the edge looked like 12)
+    unit = {"efficiency": {"default": 1.0}, "idle_w": 0, "active_w": 0}
+    doc = {
+        "name": "link_state",
+        "seed": 0,
+        "nodes": {
+            "phone": {"role": "device", "units": {"cpu": {"kind": "cpu", **unit}}},
+            "edge": {"role": "edge", "units": {"gpu": {"kind": "gpu", **unit}}},
+        },
+        "links": {"wifi": {"ends": ["phone", "edge"], "latency_ms": 0, "bandwidth_mbps": 8}},
+        "models": {
+            "m": {
+                "ops": [
+                    {
+                        "name": "x",
+                        "kind": "conv",
+                        "input_elems": 2500,  # fp32: 10,000 bytes
+                        "output_elems": 0,
+                        "time_ms": {"phone.cpu": 15, "edge.gpu": 1},
+                    }
+                ]
+            }
+        },
+        "workload": [
+            {
+                "app": "a",
+                "model": "m",
+                "source": "phone",
+                "arrival": {"process": "trace", "times_ms": [0, 1]},
+            }
+        ],
+        "placement": {"policy": "etf"},
+    }
+    result = simulate(parse_scenario(doc))
+    assert result.ops.sort_values("request_id")["unit"].tolist() == ["edge.gpu", "phone.cpu"]
+    latency = result.requests.sort_values("request_id")["latency_s"].to_numpy() * 1e3
+    assert latency == pytest.approx([11.0, 15.0], rel=1e-9)
