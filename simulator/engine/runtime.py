@@ -246,6 +246,7 @@ class RuntimeDataflow(Dataflow):
         self.given = [0] * len(self.uids)
         self.tables: dict[int, RuntimeApp] = {}
         self._pending: dict[RuntimeRule, list[tuple[Request, int]]] = {}
+        self._link_bits: dict = {}  # direction -> (last change, flows, first, last, bits)
         self._decide_at: float | None = None
         for app in apps:
             for rep in app.replicas:
@@ -350,14 +351,35 @@ class RuntimeDataflow(Dataflow):
             direction = (hop.link, hop.src)
             bits = backlog.get(direction)
             if bits is None:
-                link = self.network.links[direction]
-                since_s = now - link._last_s  # flows' bits are as of the link's last change
-                bits = backlog[direction] = sum(
-                    max(0.0, flow.bits_left - flow.rate_bps * since_s) for flow in link.flows
-                )
+                bits = backlog[direction] = self._queued_bits(direction, now)
             if bits:
                 wait_s += bits / hop.bandwidth_bps
         return wait_s
+
+    def _queued_bits(self, direction, now: float) -> float:
+        """Bits a link direction has still to send now. Its flows' counts are as of its
+        last change, and their rates constant since: the sum is kept until the link
+        changes (a run that loads a link holds many flows on it)."""
+        link = self.network.links[direction]
+        flows = link.flows
+        if not flows:
+            return 0.0
+        kept = self._link_bits.get(direction)
+        if kept is None or not (
+            kept[0] == link._last_s
+            and kept[1] == len(flows)
+            and kept[2] is flows[0]
+            and kept[3] is flows[-1]
+        ):
+            total = sum(flow.bits_left for flow in flows)
+            kept = self._link_bits[direction] = (
+                link._last_s,
+                len(flows),
+                flows[0],
+                flows[-1],
+                total,
+            )
+        return max(0.0, kept[4] - link.throughput_bps * (now - link._last_s))
 
     def _assign(self, request: Request, i: int, u: int, finish_s: float, now: float) -> None:
         state = request.rt
