@@ -30,6 +30,7 @@ op on its fastest unit) puts them.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 
 from simulator.engine.clock import after, wake
@@ -38,6 +39,7 @@ from simulator.engine.servers import Server
 from simulator.engine.state import App, FastMove, InTransit, OpStep, Replica, Request
 from simulator.errors import PlacementError
 from simulator.graph.model import ModelGraph
+from simulator.network.topology import BITS_PER_BYTE
 from simulator.placement.base import Placement
 from simulator.placement.plan import Move, compile_plan
 from simulator.placement.runtime import ReadyOp, RuntimeRule, UnitsView, runtime_rule
@@ -125,6 +127,7 @@ class RuntimeApp:
         self.output_bytes = plan.output_bytes
         self._fast: dict[tuple, FastMove] = {}
         self._rows: dict[tuple, tuple] = {}
+        self._coefficients: dict[tuple, tuple] = {}
         # per candidate unit of an entry op: the request input's time there (s), and
         # whether it is a fixed delay (counted from the arrival) rather than a transfer
         self.input_at = [
@@ -182,22 +185,51 @@ class RuntimeApp:
             units = self.units[i]
             # a row depends on the bytes and the units only (unless the edge has its own
             # cost): the consumers of one producer share it
-            shared = (edge.bytes, a, units) if edge.comm_s is None else None
-            row = self._rows.get(shared) if shared is not None else None
-            if row is None:
+            if edge.comm_s is None:  # a row per (bytes, units): linear in the bytes
+                shared = (edge.bytes, a, units)
+                row = self._rows.get(shared)
+                if row is None:
+                    nbytes = edge.bytes
+                    row = self._rows[shared] = tuple(
+                        [
+                            (base_s + nbytes * per_byte_s, fixed, hops)
+                            for base_s, per_byte_s, fixed, hops in self._linear(a, units)
+                        ]
+                    )
+            else:
                 entries = []
                 for b in units:
                     if b == a:
                         entries.append((0.0, True, ()))
                         continue
-                    transfer = self.explicit.get(((p, i), a, b)) or self.transfers[(a, b)]
-                    hops = transfer.hops
-                    entries.append((transfer.time_s(edge.bytes), not hops, hops))
+                    transfer = self.explicit[((p, i), a, b)]
+                    entries.append((transfer.time_s(edge.bytes), True, ()))
                 row = tuple(entries)
-                if shared is not None:
-                    self._rows[shared] = row
             self._rows[key] = row
         return row
+
+    def _linear(self, a: int, units: tuple[int, ...]) -> tuple:
+        """Per unit of ``units``: (s, s per byte, fixed delay?, hops) of a tensor from unit
+        ``a``: a transfer's contention-free time is linear in its bytes (a sync or the
+        route's latencies, plus a copy or each hop's serialisation)."""
+        key = (a, units)
+        found = self._coefficients.get(key)
+        if found is None:
+            entries = []
+            for b in units:
+                if b == a:
+                    entries.append((0.0, 0.0, True, ()))
+                    continue
+                transfer = self.transfers[(a, b)]
+                copy = transfer.copy_bytes_per_s
+                per_byte_s = 0.0 if math.isinf(copy) else 1.0 / copy
+                base_s = transfer.delay_s
+                for hop in transfer.hops:
+                    base_s += hop.latency_s
+                    per_byte_s += BITS_PER_BYTE / hop.bandwidth_bps
+                entries.append((base_s, per_byte_s, not transfer.hops, transfer.hops))
+            found = self._coefficients[key] = tuple(entries)
+        return found
 
 
 class RequestState:
