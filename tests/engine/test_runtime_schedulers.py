@@ -250,3 +250,28 @@ def test_etf_sees_the_bits_a_link_still_has_to_send():
     assert result.ops.sort_values("request_id")["unit"].tolist() == ["edge.gpu", "phone.cpu"]
     latency = result.requests.sort_values("request_id")["latency_s"].to_numpy() * 1e3
     assert latency == pytest.approx([11.0, 15.0], rel=1e-9)
+
+
+def test_a_run_time_app_shares_units_with_a_static_app():
+    # the HEFT plan of the paper (manual) and an ETF app on the same three processors,
+    # three requests each: every op of every request runs once, after its inputs, and
+    # the run-time app sees the static app's queued work as busy units
+    doc = yaml.safe_load(EXAMPLE.read_text())
+    doc["workload"][0]["arrival"] = {"process": "trace", "times_ms": [0, 5, 10]}
+    dynamic = copy.deepcopy(doc["workload"][0])
+    dynamic.update({"app": "dyn", "placement": {"policy": "etf"}})
+    doc["workload"].append(dynamic)
+    result = simulate(parse_scenario(doc, base_dir=EXAMPLE.parent))
+    requests, ops = result.requests, result.ops
+    assert (requests["status"] == "completed").all() and len(requests) == 6
+    assert (ops.groupby("request_id").size() == 10).all()
+    assert not ops.duplicated(["request_id", "op"]).any()
+    graph = parse_scenario(doc, base_dir=EXAMPLE.parent).models["topcuoglu"]
+    by_key = ops.set_index(["request_id", "op"])
+    for edge in graph.edges():
+        src = by_key.xs(edge.src, level="op")["end_s"].sort_index()
+        dst = by_key.xs(edge.dst, level="op")["start_s"].sort_index()
+        assert (dst >= src).all()
+    # a processor runs one op at a time
+    for _, group in ops.sort_values("start_s").groupby("unit"):
+        assert (group["start_s"].to_numpy()[1:] >= group["end_s"].to_numpy()[:-1] - 1e-12).all()
