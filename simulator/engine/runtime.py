@@ -135,7 +135,6 @@ class RuntimeDataflow(Dataflow):
             table = state.app
             preds = table.preds[i]
             # per candidate unit, when the last input would be there: a fixed delay
-            # counts from when its data was sent, a network transfer from now
             # counts from when its data was sent, a network transfer from now, behind
             # the bits its links still have to send (the links' state)
             if not preds:
@@ -246,6 +245,7 @@ class RuntimeDataflow(Dataflow):
             request.waits[i] = 1
             self._deliver(request, (i,), now)
             return
+        on_arrival: list = self._on_arrival
         for fast, sent_s in moves:
             if fast.delay_s is None:
                 self._start_hop(request, fast, 0, now)
@@ -254,7 +254,7 @@ class RuntimeDataflow(Dataflow):
             if fast.books:
                 self.ledger.move(request, fast, sent_s, arrive_s)
             if arrive_s > now:
-                wake(self.env, arrive_s - now, InTransit(request, fast), self._on_arrival)  # type: ignore[arg-type]
+                wake(self.env, arrive_s - now, InTransit(request, fast), on_arrival)
             else:
                 self._arrive(InTransit(request, fast))
 
