@@ -220,7 +220,11 @@ def _provisional(
         if not times:
             raise PlacementError("no candidate unit can run it", name, op.name)
         assignment[op.name] = units[min(times)[1]]
-    notes = {"runtime": name, "candidates": tuple(units)}
+    notes = {
+        "runtime": name,
+        "candidates": tuple(units),
+        "shown": "each op on its fastest unit; the engine decides each op's unit at run time",
+    }
     return Placement(assignment, tuple(graph.order), name, source, notes)
 
 
