@@ -275,3 +275,38 @@ def test_a_run_time_app_shares_units_with_a_static_app():
     # a processor runs one op at a time
     for _, group in ops.sort_values("start_s").groupby("unit"):
         assert (group["start_s"].to_numpy()[1:] >= group["end_s"].to_numpy()[:-1] - 1e-12).all()
+
+
+@PROPERTY
+@given(scenarios(max_ops=6), st.sampled_from(RULES), st.integers(1, 4))
+def test_run_time_and_static_apps_together_run_every_op_once(doc, policy, count):
+    # the random app keeps its static (manual) placement; a second app of the same model
+    # has a run-time one: both share the units and links
+    dynamic = copy.deepcopy(doc["workload"][0])
+    dynamic.update({"app": "dyn", "count": count, "placement": {"policy": policy}})
+    doc["workload"].append(dynamic)
+    scenario = parse_scenario(doc)
+    result = simulate(scenario)
+    requests, ops = result.requests, result.ops
+    graph = scenario.models["m"]
+    done = requests[requests["status"] == "completed"]
+    stopped = bool(result.batteries["empty_at_s"].notna().any())
+    if not stopped:
+        assert len(done) == len(requests) == doc["workload"][0]["count"] + count
+    ran = ops[ops["request_id"].isin(done["request_id"])]
+    assert (ran.groupby("request_id").size() == len(graph)).all()
+    assert not ops.duplicated(["request_id", "op"]).any()
+    by_key = ran.set_index(["request_id", "op"])
+    for edge in graph.edges() if len(done) else ():
+        src = by_key.xs(edge.src, level="op")["end_s"].sort_index()
+        dst = by_key.xs(edge.dst, level="op")["start_s"].sort_index()
+        assert (dst >= src).all()
+    for uid, group in ops.groupby("unit"):
+        ends = group.sort_values("start_s")
+        # at most `slots` ops at once on a unit
+        events = sorted([(s, 1) for s in ends["start_s"]] + [(e, -1) for e in ends["end_s"]])
+        running = peak = 0
+        for _, step in events:
+            running += step
+            peak = max(peak, running)
+        assert peak <= scenario.platform.unit(uid).slots
