@@ -147,7 +147,7 @@ class Ledger:
         tally = step.tally
         tally.active_energy_j += energy_j
         if stall_s:  # in whole-unit seconds, as busy_s
-            tally.memory_stall_s += stall_s * request.plan.core_share[i]
+            tally.memory_stall_s += stall_s * step.core_share
         if end_s > self.last_op_end_s:
             self.last_op_end_s = end_s
         ready_s = request.ready_s[i]

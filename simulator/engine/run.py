@@ -42,6 +42,7 @@ from simulator.engine.offload import AdaptiveApp
 from simulator.engine.power import Battery
 from simulator.engine.radio import RadioState
 from simulator.engine.reserved import OnlineRun
+from simulator.engine.runtime import RuntimeDataflow, uses_runtime
 from simulator.engine.servers import Server
 from simulator.engine.state import App, FastMove, OpStep, Replica
 from simulator.engine.thermal import NodeThermal
@@ -179,7 +180,10 @@ class Engine:
         self.arrivals = Arrivals(env, apps, self.book, self.units, self.network)
         monitors = [app.adaptive.monitor for app in apps if app.adaptive is not None]
         fallback = Fallback(self.ledger, self.book, monitors, self.arrivals.free_slot)
-        self.dataflow = Dataflow(
+        # an app placed by a run-time rule (met, etf...) has its ops' units decided as
+        # they become ready: a Dataflow that does so, only then (engine/runtime.py)
+        runtime = uses_runtime(apps)
+        self.dataflow = (RuntimeDataflow if runtime else Dataflow)(
             env,
             SCHEDULERS.get(scenario.scheduler).function,
             self.dvfs,
@@ -197,27 +201,30 @@ class Engine:
         if online is not None:
             online.attach()
             self.arrivals.online = online
+        if runtime:
+            self.dataflow.prepare(apps, self.units, oracle, scenario.models, self._step)
+
+    def _step(self, plan: ExecutionPlan, i: int, app: str, trace_code: int, servers=None) -> OpStep:
+        """Op ``i`` of ``plan`` run for ``app`` with its unit's run-time objects
+        (``servers``: the units' servers, or online HEFT's gates in front of them)."""
+        uid = plan.units[i]
+        return OpStep(
+            plan,
+            i,
+            (self.units if servers is None else servers)[uid],
+            self.scenario.platform.node_of(uid).role == "device",
+            self.dvfs.get(uid),
+            self.dram.get(uid),
+            self.watch.units.get(uid),
+            self.ledger,
+            app,
+            trace_code,
+        )
 
     def _replica(self, index: int, plan: ExecutionPlan, app: str, servers=None) -> Replica:
-        platform = self.scenario.platform
-        servers = self.units if servers is None else servers
         ledger = self.ledger
         first_code = ledger.op_codes(app, plan)
-        steps = tuple(
-            OpStep(
-                plan,
-                i,
-                servers[uid],
-                platform.node_of(uid).role == "device",
-                self.dvfs.get(uid),
-                self.dram.get(uid),
-                self.watch.units.get(uid),
-                ledger,
-                app,
-                first_code + i,
-            )
-            for i, uid in enumerate(plan.units)
-        )
+        steps = tuple(self._step(plan, i, app, first_code + i, servers) for i in range(plan.size))
         return Replica(
             index=index,
             plan=plan,

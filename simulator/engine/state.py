@@ -198,6 +198,7 @@ class Request:
         "ready_s",
         "rep",
         "rid",
+        "rt",
         "steps",
         "waits",
     )
@@ -236,6 +237,7 @@ class Request:
         tracked = app.entry.transfer_timeout_s is not None
         self.hops: set[HopTrack] | None = set() if tracked else None
         self.phase: list[int] | None = [0] * plan.size if tracked else None
+        self.rt: Any = None  # a run-time app's decisions (simulator.engine.runtime.RequestState)
 
 
 @dataclass

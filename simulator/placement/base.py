@@ -45,6 +45,8 @@ DVFS_BASIS: Mapping[str, str] = {
     "peft": _TOP,
     "cpop": _TOP,
     "greedy_eft": _TOP,
+    # run-time rules (placement/runtime.py): the engine's per-op times, at the top level
+    **dict.fromkeys(("met", "eft", "etf", "stf", "etf_lb"), _TOP),
     "min_cut": f"{_TOP}; its device and remote units, when not named, are the fastest at "
     "the governors' levels",
     "co_execute": f"{_TOP} for the split ratios",
