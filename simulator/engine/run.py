@@ -42,6 +42,7 @@ from simulator.engine.radio import RadioState
 from simulator.engine.servers import Server
 from simulator.engine.state import App, FastMove, OpStep, Replica
 from simulator.engine.thermal import NodeThermal
+from simulator.engine.variation import Stretches
 from simulator.engine.watch import PowerWatch
 from simulator.errors import SimulationError
 from simulator.hardware.dvfs_state import DvfsState
@@ -143,6 +144,7 @@ class Engine:
                 for unit in node.units:
                     self.dram[unit_id(node.name, unit.name)] = channel
         self.ledger = Ledger(platform, self.units, keep_rows)
+        self.stretches = Stretches(platform, scenario.seed, replicate)
         self.watch = PowerWatch(env, platform, self.network.radios, self.dvfs)
         apps = []
         for i, entry in enumerate(scenario.workload):
@@ -192,6 +194,7 @@ class Engine:
                 ledger,
                 app,
                 first_code + i,
+                self.stretches.get(uid, plan.kinds[i]),
             )
             for i, uid in enumerate(plan.units)
         )

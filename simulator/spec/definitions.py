@@ -45,6 +45,7 @@ from simulator.spec.linkdefs import LINK, NAME_PATTERN
 from simulator.spec.modeldefs import DTYPES, ModelChoice
 from simulator.spec.predictordefs import PREDICTOR
 from simulator.spec.scoredefs import SCORE
+from simulator.spec.stochdefs import BACKGROUND, BACKGROUND_DOC, VARIATION, VARIATION_DOC
 from simulator.spec.sweepdefs import SWEEP
 from simulator.spec.uncertain import Uncertain
 from simulator.workload import ARRIVALS
@@ -160,6 +161,8 @@ UNIT = Record(
             doc="learned kernel predictor for the kinds it covers (docs/predictors.md)",
         ),
         "caches": Field(ListOf(CACHE_LEVEL), default=[], doc=CACHES_DOC),
+        "variation": Field(VARIATION, default={}, doc=VARIATION_DOC),
+        "background": Field(BACKGROUND, default=None, doc=BACKGROUND_DOC),
     },
     name="compute unit",
 )
