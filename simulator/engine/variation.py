@@ -62,18 +62,28 @@ class Stretch:
         self._factors: list[float] = []
         self._next = 0
 
-    def duration_s(self, now: float, duration_s: float) -> float:
-        """The time (s) an op of cost-model time ``duration_s`` starting ``now`` takes."""
-        if self.variation is not None:
-            k = self._next
-            if k == len(self._factors):
-                self._factors = self.variation.draw(self._rng, _BATCH).tolist()
-                k = 0
-            self._next = k + 1
-            duration_s = duration_s * self._factors[k]
+    def factor(self) -> float:
+        """The next factor of the stream (1.0 without variation)."""
+        if self.variation is None:
+            return 1.0
+        k = self._next
+        if k == len(self._factors):
+            self._factors = self.variation.draw(self._rng, _BATCH).tolist()
+            k = 0
+        self._next = k + 1
+        return self._factors[k]
+
+    def real_s(self, now: float, duration_s: float, factor: float) -> float:
+        """The time (s) an op of cost-model time ``duration_s`` starting ``now`` takes
+        with ``factor`` drawn: scaled, then stretched by the background load."""
+        duration_s = duration_s * factor
         if self.background is not None:
             duration_s = self.background.stretch_s(now, duration_s)
         return duration_s
+
+    def duration_s(self, now: float, duration_s: float) -> float:
+        """The time (s) an op of cost-model time ``duration_s`` starting ``now`` takes."""
+        return self.real_s(now, duration_s, self.factor())
 
 
 class Stretches:
