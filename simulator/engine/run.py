@@ -44,6 +44,7 @@ from simulator.engine.state import App, FastMove, OpStep, Replica
 from simulator.engine.thermal import NodeThermal
 from simulator.engine.variation import Stretches
 from simulator.engine.watch import PowerWatch
+from simulator.engine.window import WindowLedger
 from simulator.errors import SimulationError
 from simulator.hardware.dvfs_state import DvfsState
 from simulator.placement.plan import ExecutionPlan
@@ -143,7 +144,10 @@ class Engine:
                 channel = DramChannel(env, node.name, node.dram_bps)
                 for unit in node.units:
                     self.dram[unit_id(node.name, unit.name)] = channel
-        self.ledger = Ledger(platform, self.units, keep_rows)
+        if scenario.energy_window_s is None:
+            self.ledger = Ledger(platform, self.units, keep_rows)
+        else:  # energy over a fixed interval: each op clipped to it as it ends
+            self.ledger = WindowLedger(platform, self.units, keep_rows, scenario.energy_window_s)
         self.stretches = Stretches(platform, scenario.seed, replicate)
         self.watch = PowerWatch(env, platform, self.network.radios, self.dvfs)
         apps = []

@@ -24,13 +24,15 @@ MAX_CV = 10.0
 MAX_LOAD_POINTS = 1_000_000
 
 _CV = Field(Number(ge=0, le=MAX_CV), doc="sd / mean of the factor (mean 1)")
-_DISTRIBUTIONS = {
+DISTRIBUTION_RECORDS = {
     "lognormal": Record({"cv": _CV}, name="lognormal variation"),
     "gamma": Record({"cv": _CV}, name="gamma variation"),
     "exponential": Record({}, name="exponential variation (cv 1)"),
     "deterministic": Record({}, name="deterministic (no variation)"),
 }
-TIME_VARIATION = Tagged("distribution", lambda: _DISTRIBUTIONS, what="execution-time distribution")
+TIME_VARIATION = Tagged(
+    "distribution", lambda: DISTRIBUTION_RECORDS, what="execution-time distribution"
+)
 VARIATION = MapOf(TIME_VARIATION, keys=(*OP_KINDS, "default"))
 VARIATION_DOC = (
     "per op kind ('default': the rest), a factor of mean 1 on each op's time, drawn at its "
