@@ -16,6 +16,7 @@ from simulator.engine import simulate
 from simulator.errors import ScenarioError
 from simulator.network.jpeg import SOURCE_PIXELS, SOURCE_SIZES, jpeg_bits_per_pixel, jpeg_bytes
 from simulator.spec import parse_scenario
+from simulator.sweep.execute import fast_path_applies, fast_summary
 
 UP_BPS, DOWN_BPS, LATENCY_S, GPU_S = 10e6, 20e6, 0.02, 1e-3
 OUTPUT_BYTES = 4000  # 1000 fp32 elements
@@ -165,3 +166,17 @@ def test_request_errors_name_the_path(entry, message):
     with pytest.raises(ScenarioError) as caught:
         parse_scenario(doc)
     assert message in str(caught.value)
+
+
+def test_sweeps_fast_path_uses_the_apps_sizes():
+    """The fast path's plan cache keys on the request and response sizes too."""
+    latencies = []
+    for nbytes in (1000, 2000):
+        doc = phone_cloud_document()
+        doc["workload"][0].update(input={"bytes": nbytes}, response_bytes=0)
+        scenario = parse_scenario(doc)
+        assert fast_path_applies(scenario)
+        latencies.append(fast_summary(scenario, 0)["latency_mean_s"])
+        engine_s = simulate(scenario, trace="none").summary["latency_mean_s"]
+        assert latencies[-1] == pytest.approx(engine_s, rel=1e-12)
+    assert latencies[1] - latencies[0] == pytest.approx(1000 * 8 / UP_BPS, rel=1e-9)

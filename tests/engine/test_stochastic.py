@@ -19,6 +19,7 @@ from simulator.engine.variation import variation_seed
 from simulator.errors import ScenarioError
 from simulator.hardware.variation import TimeVariation
 from simulator.spec import parse_scenario
+from simulator.sweep.execute import fast_path_applies
 
 
 def lognormal_document(n: int = 200) -> dict:
@@ -164,3 +165,14 @@ def test_schema_errors_name_the_path(change, message):
     with pytest.raises(ScenarioError) as caught:
         parse_scenario(doc)
     assert message in str(caught.value)
+
+
+def test_sweeps_fast_path_leaves_drawn_times_to_the_engine():
+    """The estimate knows the mean time only: a varied or loaded unit needs the run."""
+    doc = queue_document(1, 100.0)  # variation 'deterministic': nothing drawn
+    assert fast_path_applies(parse_scenario(doc))
+    doc["nodes"]["box"]["units"]["cpu"]["variation"] = {"conv": {"distribution": "exponential"}}
+    assert not fast_path_applies(parse_scenario(doc))
+    del doc["nodes"]["box"]["units"]["cpu"]["variation"]
+    doc["nodes"]["box"]["units"]["cpu"]["background"] = {"utilisation": 0.1}
+    assert not fast_path_applies(parse_scenario(doc))
