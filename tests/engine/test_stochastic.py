@@ -14,10 +14,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import scenarios
 
-from simulator.engine import simulate
+from simulator.engine import plan_apps, simulate
 from simulator.engine.variation import variation_seed
 from simulator.errors import ScenarioError
 from simulator.hardware.variation import TimeVariation
+from simulator.placement.attribution import gap_table
+from simulator.platform import CostOracle
 from simulator.spec import parse_scenario
 from simulator.sweep.execute import fast_path_applies
 
@@ -176,3 +178,18 @@ def test_sweeps_fast_path_leaves_drawn_times_to_the_engine():
     del doc["nodes"]["box"]["units"]["cpu"]["variation"]
     doc["nodes"]["box"]["units"]["cpu"]["background"] = {"utilisation": 0.1}
     assert not fast_path_applies(parse_scenario(doc))
+
+
+def test_explain_names_drawn_op_times_as_their_own_cause():
+    """The gap of a varied unit's ops is 'op time drawn', not shared DRAM or queueing."""
+    doc = lognormal_document(50)
+    doc["workload"][0]["arrival"] = {"process": "periodic", "period_ms": 100}  # no queue
+    scenario = parse_scenario(doc)
+    oracle = CostOracle(scenario.platform)
+    plan = plan_apps(scenario, oracle)["app"]
+    result = simulate(scenario)
+    gap = gap_table(plan, oracle, "app", result.requests, result.ops, result.transfers)
+    ms = dict(zip(gap["cause"], gap["ms"], strict=True))
+    drawn_ms = ((result.ops["end_s"] - result.ops["start_s"]).mean() - 1e-3) * 1e3
+    assert ms["op time drawn"] == pytest.approx(drawn_ms, rel=1e-9, abs=1e-12)
+    assert ms["shared DRAM"] == 0.0 and abs(ms["queueing"]) < 1e-9
