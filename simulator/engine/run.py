@@ -44,7 +44,7 @@ from simulator.engine.state import App, FastMove, OpStep, Replica
 from simulator.engine.thermal import NodeThermal
 from simulator.engine.variation import Stretches
 from simulator.engine.watch import PowerWatch
-from simulator.engine.window import WindowLedger
+from simulator.engine.window import WindowBook, WindowLedger
 from simulator.errors import SimulationError
 from simulator.hardware.dvfs_state import DvfsState
 from simulator.placement.plan import ExecutionPlan
@@ -163,7 +163,10 @@ class Engine:
             apps.append(App(i, entry, replicas, DISPATCHERS.get(entry.dispatch).function, adaptive))
             for replica in replicas:
                 self.ledger.load_weights(replica.plan)
-        self.book = RequestBook(keep_records)
+        if scenario.energy_window_s is None:
+            self.book = RequestBook(keep_records)
+        else:
+            self.book = WindowBook(keep_records, scenario.energy_window_s)
         self.arrivals = Arrivals(env, apps, self.book, self.units, self.network)
         monitors = [app.adaptive.monitor for app in apps if app.adaptive is not None]
         fallback = Fallback(self.ledger, self.book, monitors, self.arrivals.free_slot)

@@ -1,20 +1,24 @@
 """A fixed energy window (``energy_window: {start_s, end_s}``; docs/requests.md).
 
-One job: count each unit's busy time and active energy inside a fixed interval, as ops
-end (the trace may keep no rows, so this cannot wait for the tables). An op's power is
-constant while it runs, so its energy inside the window is its energy times the share
-of its interval the window holds. Radios keep every constant-power interval already and
-are clipped when the tables are built; idle power fills the rest of the window.
+One job: count each unit's busy time and active energy inside a fixed interval, and the
+requests completed in it, as ops and requests end (the trace may keep no rows, so this
+cannot wait for the tables). An op's power is constant while it runs, so its energy
+inside the window is its energy times the share of its interval the window holds.
+Radios keep every constant-power interval already and are clipped when the tables are
+built; idle power fills the rest of the window.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from simulator.engine.book import RequestBook
 from simulator.engine.ledger import Ledger
 from simulator.engine.servers import Server
 from simulator.engine.tally import UnitTally
 from simulator.platform import Platform
+from simulator.results.run_result import RequestFigures
 
 if TYPE_CHECKING:
     from simulator.engine.state import OpStep, Request
@@ -73,3 +77,22 @@ class WindowLedger(Ledger):
     def in_window(self, uid: str, busy_s: float, tally: UnitTally) -> tuple[float, float]:
         busy_in_window, active_j = self._inside[uid]
         return busy_in_window, active_j
+
+
+class WindowBook(RequestBook):
+    """A :class:`~simulator.engine.book.RequestBook` that also counts the requests
+    completed inside ``window`` = (start s, end s): the per-inference energy figures
+    divide the window's energy by them."""
+
+    def __init__(self, keep_records: bool, window: tuple[float, float]):
+        super().__init__(keep_records)
+        self.window = window
+        self.completed_in_window = 0
+
+    def complete(self, request: Request, now: float) -> None:
+        super().complete(request, now)
+        if self.window[0] <= now <= self.window[1]:
+            self.completed_in_window += 1
+
+    def figures(self) -> RequestFigures:
+        return replace(super().figures(), completed_in_window=self.completed_in_window)

@@ -180,3 +180,13 @@ def test_sweeps_fast_path_uses_the_apps_sizes():
         engine_s = simulate(scenario, trace="none").summary["latency_mean_s"]
         assert latencies[-1] == pytest.approx(engine_s, rel=1e-12)
     assert latencies[1] - latencies[0] == pytest.approx(1000 * 8 / UP_BPS, rel=1e-9)
+
+
+def test_per_inference_energy_counts_the_requests_completed_in_the_window():
+    doc = phone_cloud_document()
+    doc["workload"][0].update(count=3, input={"bytes": 1000})  # at 0, 2 and 4 s
+    doc["energy_window"] = {"start_s": 0.0, "end_s": 3.0}
+    summary = simulate(parse_scenario(doc), trace="none").summary
+    assert summary["completed"] == 3
+    assert summary["energy_per_inference_j"] == pytest.approx(summary["energy_j"] / 2)
+    assert summary["inferences_per_j"] == pytest.approx(2 / summary["energy_j"])
