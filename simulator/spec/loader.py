@@ -25,7 +25,6 @@ from simulator.rules import (
     app_has_placement,
     app_names_known,
     app_names_unique,
-    energy_window_ordered,
     link_ends_known,
     placement_xor_replicas,
     report,
@@ -38,7 +37,7 @@ from simulator.spec.modeldefs import deploy_model
 from simulator.spec.paths import allowed_dirs
 from simulator.spec.platformbuild import build_links, build_nodes
 from simulator.spec.presets import collect_presets, expand_presets, with_key
-from simulator.spec.requestdefs import input_bytes
+from simulator.spec.requestdefs import energy_window, input_bytes
 from simulator.spec.scenario import Scenario
 from simulator.spec.uncertain import SampleKey, draw_document
 from simulator.spec.yamlio import YamlMap, load_yaml_file, plain
@@ -300,10 +299,7 @@ def _build(checked: dict, raw: Mapping, ctx: Context, source: str) -> Scenario |
                 )
             )
     _check_requests(ctx, workload)
-    window = checked["energy_window"]
-    window = (window["start_s"], window["end_s"]) if window is not None else None
-    for error in energy_window_ordered(window):
-        report(ctx, error, Loc(""), raw)
+    window = energy_window(ctx, checked["energy_window"], raw)
     if ctx.problems:
         return None
     document = plain(raw)

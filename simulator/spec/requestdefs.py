@@ -12,7 +12,8 @@ from typing import Any
 
 from simulator.limits import MAX_HORIZON_S
 from simulator.network.jpeg import jpeg_bytes
-from simulator.schema import Field, Number, Record, Tagged
+from simulator.rules import energy_window_ordered, report
+from simulator.schema import Context, Field, Loc, Number, Record, Tagged
 
 #: Largest request or response, bytes (1 TB: far above any frame or tensor).
 MAX_BYTES = 10**12
@@ -67,3 +68,16 @@ def input_bytes(spec: Mapping[str, Any] | None) -> int | None:
         quality, bpp = spec.get("quality"), spec.get("bits_per_pixel")
         return jpeg_bytes(spec["width"], spec["height"], quality, bpp)
     return spec["bytes"]
+
+
+def energy_window(
+    ctx: Context, spec: Mapping[str, Any] | None, raw: Mapping
+) -> tuple[float, float] | None:
+    """The checked ``energy_window`` as ``(start_s, end_s)`` (None: absent); an end not
+    after the start is a problem at ``energy_window.end_s`` in ``ctx``."""
+    if spec is None:
+        return None
+    window = (spec["start_s"], spec["end_s"])
+    for error in energy_window_ordered(window):
+        report(ctx, error, Loc(""), raw)
+    return window
