@@ -64,7 +64,7 @@ class Stretch:
 
     def factor(self) -> float:
         """The next factor of the stream (1.0 without variation)."""
-        if self.variation is None:
+        if self.variation is None or self._rng is None:
             return 1.0
         k = self._next
         if k == len(self._factors):

@@ -74,5 +74,10 @@ def jpeg_bits_per_pixel(quality: float) -> float:
 def jpeg_bytes(width: int, height: int, quality: float | None, bits_per_pixel: float | None) -> int:
     """Bytes of a ``width`` x ``height`` JPEG: ``bits_per_pixel`` when given, else the
     model's at ``quality``; rounded up to a whole byte."""
-    bpp = bits_per_pixel if bits_per_pixel is not None else jpeg_bits_per_pixel(quality)
+    if bits_per_pixel is not None:
+        bpp = bits_per_pixel
+    elif quality is not None:
+        bpp = jpeg_bits_per_pixel(quality)
+    else:
+        raise SocsimError("a JPEG input needs quality or bits_per_pixel")
     return math.ceil(width * height * bpp / BITS_PER_BYTE)
