@@ -15,12 +15,11 @@ replicate give the same times bit for bit.
 
 from __future__ import annotations
 
-import hashlib
-
 import numpy as np
 
 from simulator.hardware.variation import BackgroundLoad, TimeVariation, variation_for
 from simulator.platform import Platform
+from simulator.seeds import named_seed
 
 #: Keeps execution-time streams apart from the apps' and links' ("exec" in ASCII).
 EXEC_STREAMS = 0x65786563
@@ -30,9 +29,7 @@ _BATCH = 1024
 
 def variation_seed(seed: int, replicate: int, uid: str, kind: str) -> np.random.SeedSequence:
     """The SeedSequence of unit ``uid``'s variation entry ``kind`` (stable across runs)."""
-    digest = hashlib.sha256(f"{uid}:{kind}".encode()).digest()
-    key = int.from_bytes(digest[:8], "little")
-    return np.random.SeedSequence(seed, spawn_key=(replicate, EXEC_STREAMS, key))
+    return named_seed(seed, replicate, EXEC_STREAMS, f"{uid}:{kind}")
 
 
 class Stretch:

@@ -19,11 +19,11 @@ from simulator.schema import Field, ListOf, MapOf, Number, Record, Tagged
 from simulator.spec.linkdefs import TracePoint
 
 #: Largest coefficient of variation accepted: a factor whose sd is ten times its mean.
-MAX_CV = 10.0
+MAX_TIME_CV = 10.0
 #: Most points of a background utilisation trace.
 MAX_LOAD_POINTS = 1_000_000
 
-_CV = Field(Number(ge=0, le=MAX_CV), doc="sd / mean of the factor (mean 1)")
+_CV = Field(Number(ge=0, le=MAX_TIME_CV), doc="sd / mean of the factor (mean 1)")
 DISTRIBUTION_RECORDS = {
     "lognormal": Record({"cv": _CV}, name="lognormal variation"),
     "gamma": Record({"cv": _CV}, name="gamma variation"),
