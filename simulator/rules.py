@@ -210,6 +210,17 @@ def link_ends_known(link: str, ends: Sequence[Any], nodes: Collection[str]):
 
 
 # -- translating a breach into a problem of a YAML document -----------------------------------
+def energy_window_ordered(window_s: Sequence[float] | None) -> Iterator[RuleError]:
+    """A fixed energy window ``(start_s, end_s)`` ends after it starts."""
+    if window_s is not None and not window_s[1] > window_s[0]:
+        yield RuleError(
+            f"energy_window ends at {window_s[1]:g} s, not after its start "
+            f"{window_s[0]:g} s; give end_s > start_s",
+            ("energy_window", "end_s"),
+            window_s[1],
+        )
+
+
 def report(ctx: Any, error: RuleError, loc: Any, container: Any) -> None:
     """Add ``error`` to ``ctx`` as a problem at ``loc`` + its path.
 

@@ -24,6 +24,7 @@ from simulator.engine.tables import (
 from simulator.errors import SocsimError
 from simulator.placement.base import place
 from simulator.placement.plan import ExecutionPlan, compile_plan
+from simulator.placement.requestio import with_request_io
 from simulator.platform import CostOracle
 from simulator.results.breakdown import energy_breakdown
 from simulator.results.run_result import BATTERY_COLUMNS, THERMAL_COLUMNS, RunResult, summarize
@@ -51,7 +52,7 @@ def plan_replicas(
                 graph = scenario.models[entry.model]
                 placement = place(spec, graph, oracle, entry.source)
                 cache[key] = compile_plan(placement.graph or graph, placement, oracle)
-            mine.append(cache[key])
+            mine.append(with_request_io(cache[key], entry.input_bytes, entry.response_bytes))
         plans[entry.app] = tuple(mine)
     return plans
 
@@ -133,8 +134,11 @@ def simulate(
         # (found by tests/engine/test_random_invariants.py: its energy lay outside the
         # window, so the units' energy exceeded the integral of their power)
         end_s = max([end_s, ledger.last_op_end_s, *(r.last_change_s for r in record.radios)])
+    run_end_s = end_s  # thermal nodes and batteries are read at the run's end
+    if scenario.energy_window_s is not None:  # energy over exactly this interval
+        start_s, end_s = scenario.energy_window_s
     for radio in record.radios:
-        radio.close(end_s)
+        radio.close(max(end_s, run_end_s))
     window_s = end_s - start_s
     ops = ledger.op_table()
     units = ledger.unit_table(window_s, span_s)
@@ -163,13 +167,13 @@ def simulate(
         power=power,
         energy_breakdown=energy_breakdown(energy, radio_states),
         dvfs_levels=dvfs_level_table(record.dvfs, scenario.platform),
-        temperature=temperature_table(record.thermal, end_s),
+        temperature=temperature_table(record.thermal, run_end_s),
         batteries=pd.DataFrame(
-            [battery.row(end_s) for battery in record.batteries.values()],
+            [battery.row(run_end_s) for battery in record.batteries.values()],
             columns=BATTERY_COLUMNS,
         ),
         thermal=pd.DataFrame(
-            [heat.finish(end_s) for heat in record.thermal.values()],
+            [heat.finish(run_end_s) for heat in record.thermal.values()],
             columns=THERMAL_COLUMNS,
         ),
         summary=summary,

@@ -46,7 +46,9 @@ from simulator.engine.runtime import RuntimeDataflow, uses_runtime
 from simulator.engine.servers import Server
 from simulator.engine.state import App, FastMove, OpStep, Replica
 from simulator.engine.thermal import NodeThermal
+from simulator.engine.variation import Stretches
 from simulator.engine.watch import PowerWatch
+from simulator.engine.window import WindowBook, WindowLedger
 from simulator.errors import SimulationError
 from simulator.hardware.dvfs_state import DvfsState
 from simulator.placement.online import is_online
@@ -147,7 +149,11 @@ class Engine:
                 channel = DramChannel(env, node.name, node.dram_bps)
                 for unit in node.units:
                     self.dram[unit_id(node.name, unit.name)] = channel
-        self.ledger = Ledger(platform, self.units, keep_rows)
+        if scenario.energy_window_s is None:
+            self.ledger = Ledger(platform, self.units, keep_rows)
+        else:  # energy over a fixed interval: each op clipped to it as it ends
+            self.ledger = WindowLedger(platform, self.units, keep_rows, scenario.energy_window_s)
+        self.stretches = Stretches(platform, scenario.seed, replicate)
         self.watch = PowerWatch(env, platform, self.network.radios, self.dvfs)
         # online HEFT apps: planned per request at arrival, their units in reservation order
         online = None
@@ -176,7 +182,10 @@ class Engine:
             apps.append(App(i, entry, replicas, dispatcher, adaptive, exits=exits, online=start))
             for replica in replicas:
                 self.ledger.load_weights(replica.plan)
-        self.book = RequestBook(keep_records)
+        if scenario.energy_window_s is None:
+            self.book = RequestBook(keep_records)
+        else:
+            self.book = WindowBook(keep_records, scenario.energy_window_s)
         self.arrivals = Arrivals(env, apps, self.book, self.units, self.network)
         monitors = [app.adaptive.monitor for app in apps if app.adaptive is not None]
         fallback = Fallback(self.ledger, self.book, monitors, self.arrivals.free_slot)
@@ -219,6 +228,7 @@ class Engine:
             self.ledger,
             app,
             trace_code,
+            self.stretches.get(uid, plan.kinds[i]),
         )
 
     def _replica(self, index: int, plan: ExecutionPlan, app: str, servers=None) -> Replica:

@@ -19,6 +19,7 @@ from simulator.engine.links import FluidLink
 from simulator.engine.offload import AdaptiveApp
 from simulator.engine.servers import Server
 from simulator.engine.tally import UnitTally
+from simulator.engine.variation import Stretch
 from simulator.hardware.dvfs_state import DvfsState
 from simulator.placement.plan import ExecutionPlan, Move
 from simulator.scheduling import NO_DEADLINE, Dispatcher
@@ -104,6 +105,7 @@ class OpStep:
         "tally",
         "trace_code",
         "uid",
+        "vary",
         "watched",
     )
 
@@ -119,6 +121,7 @@ class OpStep:
         ledger: Ledger,
         app: str,
         trace_code: int,
+        vary: Stretch | None = None,
     ):
         self.uid = plan.units[i]
         self.server = server
@@ -145,8 +148,10 @@ class OpStep:
         self.dram = dram if plan.dram[i] is not None else None
         self.dram_fixed_s, self.dram_bytes = plan.dram[i] or (0.0, 0.0)
         self.watched = watched  # the unit's UnitPower when its node is watched
+        #: the op's real time when it varies or a background load slows it, else None
+        self.vary = vary
         #: none of the above: it lasts its plan's duration and draws its plan's energy
-        self.plain = self.dvfs is None and self.dram is None and watched is None
+        self.plain = self.dvfs is None and self.dram is None and watched is None and vary is None
 
 
 class InBuf:
@@ -200,6 +205,7 @@ class Request:
         "rid",
         "rt",
         "steps",
+        "stretched_s",
         "waits",
     )
 
@@ -225,6 +231,7 @@ class Request:
         self.holders = list(runs.holders)
         self.inbufs: list[list[InBuf] | None] = [None] * plan.size
         self.levels: list[int] | None = None  # the level each DVFS op started at
+        self.stretched_s: list[float] | None = None  # each varied op's time, set at its start
         self.outputs_left = plan.n_outputs
         self.first_start_s = None
         self.finish_s = None

@@ -230,6 +230,9 @@ class RequestFigures:
         Completed requests whose app has a deadline.
     deadline_met : int
         Of those, how many finished within it.
+    completed_in_window : int or None
+        With a fixed energy window, the requests completed inside it (the per-inference
+        energy figures divide by it); None: every completed request.
     """
 
     issued: int
@@ -238,6 +241,7 @@ class RequestFigures:
     last_finish_s: float
     with_deadline: int
     deadline_met: int
+    completed_in_window: int | None = None
 
     def __post_init__(self) -> None:
         if not 0 <= self.deadline_met <= self.with_deadline <= len(self.latency_s):
@@ -265,10 +269,12 @@ def summarize(
     of the last radio tail or of the last op, whichever is later), split by whose
     battery: ``device`` nodes vs ``edge``/``cloud`` nodes. Throughput is over first arrival -> last
     completion.
-    ``inferences_per_j`` divides completed requests by the total energy.
+    ``inferences_per_j`` divides completed requests by the total energy; with a fixed
+    energy window, the per-inference figures count the requests completed inside it.
     """
     latency = requests.latency_s
     n_done = len(latency)
+    n_metered = n_done if requests.completed_in_window is None else requests.completed_in_window
     start_s, end_s = window
     # throughput over the requests' own span (first arrival -> last completion), which
     # the energy window can outlast (a radio tail)
@@ -299,10 +305,10 @@ def summarize(
         "device_energy_j": device_j,
         "edge_energy_j": float(by_role.get("edge", 0.0)),
         "cloud_energy_j": float(by_role.get("cloud", 0.0)),
-        "energy_per_inference_j": total_j / n_done if n_done else math.nan,
-        "device_energy_per_inference_j": device_j / n_done if n_done else math.nan,
-        "inferences_per_j": n_done / total_j if total_j > 0 else math.nan,
-        "device_inferences_per_j": n_done / device_j if device_j > 0 else math.nan,
+        "energy_per_inference_j": total_j / n_metered if n_metered else math.nan,
+        "device_energy_per_inference_j": device_j / n_metered if n_metered else math.nan,
+        "inferences_per_j": n_metered / total_j if total_j > 0 else math.nan,
+        "device_inferences_per_j": n_metered / device_j if device_j > 0 else math.nan,
         "deadline_met_rate": requests.deadline_met / requests.with_deadline
         if requests.with_deadline
         else math.nan,

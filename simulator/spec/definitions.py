@@ -44,7 +44,16 @@ from simulator.schema import (
 from simulator.spec.linkdefs import LINK, NAME_PATTERN
 from simulator.spec.modeldefs import DTYPES, ModelChoice
 from simulator.spec.predictordefs import PREDICTOR
+from simulator.spec.requestdefs import (
+    ENERGY_WINDOW,
+    ENERGY_WINDOW_DOC,
+    INPUT,
+    INPUT_DOC,
+    MAX_BYTES,
+    RESPONSE_DOC,
+)
 from simulator.spec.scoredefs import SCORE
+from simulator.spec.stochdefs import BACKGROUND, BACKGROUND_DOC, VARIATION, VARIATION_DOC
 from simulator.spec.sweepdefs import SWEEP
 from simulator.spec.uncertain import Uncertain
 from simulator.workload import ARRIVALS
@@ -160,6 +169,8 @@ UNIT = Record(
             doc="learned kernel predictor for the kinds it covers (docs/predictors.md)",
         ),
         "caches": Field(ListOf(CACHE_LEVEL), default=[], doc=CACHES_DOC),
+        "variation": Field(VARIATION, default={}, doc=VARIATION_DOC),
+        "background": Field(BACKGROUND, default=None, doc=BACKGROUND_DOC),
     },
     name="compute unit",
 )
@@ -308,6 +319,10 @@ WORKLOAD = Record(
             doc="a network hop unfinished this long after it was submitted gives the request "
             "up: it restarts on the fallback (dispatch 'adaptive') or is dropped",
         ),
+        "input": Field(INPUT, default=None, doc=INPUT_DOC),
+        "response_bytes": Field(
+            Number("bytes", integer=True, ge=0, le=MAX_BYTES), default=None, doc=RESPONSE_DOC
+        ),
     },
     name="workload entry",
 )
@@ -359,6 +374,7 @@ SCENARIO = Record(
             default="fcfs",
             doc="which ready op a free unit runs",
         ),
+        "energy_window": Field(ENERGY_WINDOW, default=None, doc=ENERGY_WINDOW_DOC),
         "sweep": Field(SWEEP, default=None, doc="for `socsim sweep`; `socsim run` ignores it"),
         "score": Field(SCORE, default=None, doc="for `socsim score`; `socsim run` ignores it"),
     },

@@ -38,6 +38,7 @@ from simulator.spec.modeldefs import deploy_model
 from simulator.spec.paths import allowed_dirs
 from simulator.spec.platformbuild import build_links, build_nodes
 from simulator.spec.presets import collect_presets, expand_presets, with_key
+from simulator.spec.requestdefs import energy_window, input_bytes
 from simulator.spec.scenario import Scenario
 from simulator.spec.uncertain import SampleKey, draw_document
 from simulator.spec.yamlio import YamlMap, load_yaml_file, plain
@@ -295,9 +296,12 @@ def _build(checked: dict, raw: Mapping, ctx: Context, source: str) -> Scenario |
                     dispatch=entry["dispatch"],
                     adaptive=adaptive,
                     transfer_timeout_s=entry["transfer_timeout_s"],
+                    input_bytes=input_bytes(entry["input"]),
+                    response_bytes=entry["response_bytes"],
                 )
             )
     _check_requests(ctx, workload)
+    window = energy_window(ctx, checked["energy_window"], raw)
     if ctx.problems:
         return None
     document = plain(raw)
@@ -319,6 +323,7 @@ def _build(checked: dict, raw: Mapping, ctx: Context, source: str) -> Scenario |
         plugins=tuple(checked["plugins"]),
         source_file=source,
         document=document,
+        energy_window_s=window,
     )
 
 

@@ -19,6 +19,7 @@ from simulator.network.radio import build_radio
 from simulator.network.topology import Link
 from simulator.schema import Context, Loc
 from simulator.spec.assumptions import warn_unit_defaults
+from simulator.spec.stochdefs import unit_fields
 
 
 def build_nodes(checked: Mapping, raw: Mapping, ctx: Context) -> list[Node]:
@@ -42,6 +43,7 @@ def build_nodes(checked: Mapping, raw: Mapping, ctx: Context) -> list[Node]:
             try:
                 fields["caches"] = cache_levels(unit["caches"])
                 fields.update(_dvfs_fields(unit))
+                fields.update(unit_fields(unit))
                 units.append(ComputeUnit(name=unit_name, **fields))
             except SocsimError as exc:
                 ctx.problem(loc.child(raw[name]["units"], unit_name), str(exc))

@@ -15,7 +15,9 @@ from simulator.placement.base import POLICIES
 from simulator.schema import Field, ListOf, Record
 from simulator.spec import definitions as d
 from simulator.spec import modeldefs as m
+from simulator.spec.requestdefs import ENCODINGS, ENERGY_WINDOW
 from simulator.spec.scoredefs import COMBINATION, SCORE
+from simulator.spec.stochdefs import BACKGROUND, DISTRIBUTION_RECORDS
 from simulator.spec.sweepdefs import RANGE, SWEEP
 from simulator.sweep.executors import EXECUTORS
 from simulator.workload import ARRIVALS
@@ -58,6 +60,13 @@ def render() -> str:
         ("Top level", d.SCENARIO),
         ("`nodes.<name>`", d.NODE),
         ("`nodes.<name>.units.<name>`", d.UNIT),
+        (
+            "`nodes.<name>.units.<name>.variation.<op kind or default>` (`distribution: "
+            "lognormal` or `gamma`; `exponential` and `deterministic` take no `cv`; "
+            "see stochastic.md)",
+            DISTRIBUTION_RECORDS["lognormal"],
+        ),
+        ("`nodes.<name>.units.<name>.background` (see stochastic.md)", BACKGROUND),
         ("`caches[i]` (of a unit or a node; see cost-model.md)", d.CACHE_LEVEL),
         ("`links.<name>`", d.LINK),
         ("`models.<name>` (every source; see techniques.md)", m.common_keys()),
@@ -69,6 +78,9 @@ def render() -> str:
         ("`models.<name>.edges[i]`", m.INLINE_EDGE),
         ("`workload[i]`", d.WORKLOAD),
         ("`workload[i].adaptive` (with `dispatch: adaptive`)", d.ADAPTIVE),
+        ("`workload[i].input` (`encode: none`, the default; see requests.md)", ENCODINGS["none"]),
+        ("`workload[i].input` with `encode: jpeg`", ENCODINGS["jpeg"]),
+        ("`energy_window` (see requests.md)", ENERGY_WINDOW),
         ("`sweep` (read by `socsim sweep`, see sweeps.md)", SWEEP),
         ("`sweep.parameters.<path>` as a range", RANGE),
         ("`score` (read by `socsim score`, see techniques.md)", SCORE),

@@ -11,7 +11,7 @@ from simulator.frozen import FrozenMap
 from simulator.graph.model import ModelGraph
 from simulator.placement.base import PlacementSpec
 from simulator.platform import Platform
-from simulator.rules import raise_first, scenario_apps
+from simulator.rules import energy_window_ordered, raise_first, scenario_apps
 from simulator.scheduling import SCHEDULERS
 from simulator.workload import WorkloadEntry
 
@@ -44,6 +44,9 @@ class Scenario:
     accuracy_top1 : Mapping[str, float or None]
         Top-1 (%) of each model after its ``techniques``: the published or given
         baseline plus the techniques' changes; None (or absent) when unknown.
+    energy_window_s : (float, float) or None
+        Energy figures integrate power over exactly this interval (s); None: first
+        arrival to last completion, extended to the last radio tail or op.
     document : Mapping
         The resolved document (includes and presets expanded): writing it back and
         loading it again gives the same scenario.
@@ -61,6 +64,7 @@ class Scenario:
     source_file: str | None = None
     document: Mapping[str, Any] = field(default_factory=FrozenMap)
     accuracy_top1: Mapping[str, float | None] = field(default_factory=FrozenMap)
+    energy_window_s: tuple[float, float] | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "models", FrozenMap(self.models))
@@ -70,6 +74,7 @@ class Scenario:
         nodes = self.platform.nodes
         raise_first(scenario_apps(self.workload, self.models, nodes, self.placement))
         SCHEDULERS.get(self.scheduler)  # raises with the nearest name
+        raise_first(energy_window_ordered(self.energy_window_s))
 
     def placement_for(self, entry: WorkloadEntry) -> PlacementSpec:
         """The placement spec that applies to ``entry`` (its first replica if it has several)."""

@@ -15,6 +15,7 @@ from typing import Any
 
 from simulator.engine import plan_replicas, simulate
 from simulator.graph.exits import exits_of
+from simulator.hardware.units import ComputeUnit
 from simulator.placement.estimate import estimate
 from simulator.platform import CostOracle
 from simulator.plugins import import_plugins
@@ -103,7 +104,7 @@ class Task:
 def fast_path_applies(scenario: Scenario) -> bool:
     """A lone request on an otherwise idle, constant platform: one app, ``count: 1``, one
     placement, no DVFS governor but ``performance``, no thermal model or battery, no
-    bandwidth trace or outage — where the
+    execution-time variation or background load, no bandwidth trace or outage — where the
     list-schedule estimate *is* the engine's latency."""
     if len(scenario.workload) != 1:
         return False
@@ -118,10 +119,18 @@ def fast_path_applies(scenario: Scenario) -> bool:
     # a unit pinned at its top point runs at the speed the estimate assumes
     if any(u.dvfs is not None and u.governor != "performance" for n in nodes for u in n.units):
         return False
+    # drawn or background-stretched op times are the run's, not the estimate's mean
+    if any(_stochastic(u) for n in nodes for u in n.units):
+        return False
     links = scenario.platform.network.links.values()
     return not any(
         link.bandwidth_trace or link.reverse_bandwidth_trace or link.outages for link in links
     )
+
+
+def _stochastic(unit: ComputeUnit) -> bool:
+    """Whether the unit's op times are drawn or stretched (docs/stochastic.md)."""
+    return unit.background is not None or any(v.varies for v in unit.variation.values())
 
 
 def fast_summary(scenario: Scenario, replicate: int) -> dict[str, Any]:
@@ -179,6 +188,8 @@ def plan_inputs(scenario: Scenario) -> tuple | None:
         tuple(platform.network.links.values()),
         scenario.models[entry.model],
         entry.source,
+        entry.input_bytes,  # the app's request and response sizes (docs/requests.md)
+        entry.response_bytes,
         spec.policy,
         exact_key(spec.options),
     )
