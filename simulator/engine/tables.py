@@ -75,7 +75,12 @@ def request_table(record: RunRecord, seed: int, replicate: int) -> pd.DataFrame:
         "seed": [seed] * len(records),
         "replicate": [replicate] * len(records),
     }
-    return pd.DataFrame(columns, columns=list(REQUEST_COLUMNS))
+    names = list(REQUEST_COLUMNS)
+    if record.handovers is not None:  # a mobile link: what handovers did to each request
+        notes = record.handovers.notes
+        columns["handover"] = ["; ".join(notes.get(r.rid, ())) for r in records]
+        names.insert(names.index("fell_back") + 1, "handover")
+    return pd.DataFrame(columns, columns=names)
 
 
 def energy_table(units, radios, scenario: Scenario, start_s: float, end_s: float) -> pd.DataFrame:

@@ -1,0 +1,157 @@
+"""Mobile links in the engine: the capacity follows the walk, and a transfer under way at a
+handover is resent whole or dropped with the reason (hand-computed times)."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+from conftest import phone_cloud_nodes
+
+from simulator.engine import simulate
+from simulator.errors import ScenarioError
+from simulator.spec import parse_scenario
+
+EXACT = 1e-12
+#: a walk along y = 0 from ap1 (x = 0) to ap2 (x = 60) at 1 m/s; ap2 takes over at 33.0 s
+#: (tests/network/test_mobility.py works it out); both directions at the table's rates
+MOBILITY = {
+    "path_m": [[0, 0, 0], [60, 60, 0]],
+    "access_points": {"ap1": {"x_m": 0, "y_m": 0}, "ap2": {"x_m": 60, "y_m": 0}},
+    "rate_table": "vht20_1ss",
+    "handover": {"interruption_ms": 200, "hysteresis_db": 3},
+}
+
+
+def mobile_doc(arrive_ms: float, input_bytes: int, **handover) -> dict:
+    """The cloud runs one instant op on an input the phone sends over the mobile link."""
+    mobility = copy.deepcopy(MOBILITY)
+    mobility["handover"].update(handover)
+    return {
+        "name": "mobile",
+        "nodes": phone_cloud_nodes(),
+        "links": {
+            "up": {
+                "ends": ["phone", "cloud"],
+                "latency_ms": 0,
+                "bandwidth_mbps": 50,
+                "mobility": mobility,
+            }
+        },
+        "models": {
+            "m": {
+                "ops": [
+                    {
+                        "name": "x",
+                        "kind": "custom",
+                        "flops": 0,
+                        "input_elems": input_bytes // 4,
+                        "output_elems": 0,
+                    }
+                ]
+            }
+        },
+        "workload": [
+            {
+                "app": "a",
+                "model": "m",
+                "source": "phone",
+                "arrival": {"process": "trace", "times_ms": [arrive_ms]},
+            }
+        ],
+        "placement": {"policy": "offload", "node": "cloud"},
+    }
+
+
+def upload(result) -> tuple[float, float]:
+    hop = result.transfers[result.transfers["src_node"] == "phone"].iloc[0]
+    return hop["start_s"], hop["end_s"]
+
+
+def test_a_transfer_follows_the_rate_of_the_walk():
+    # at 5 s the phone is 5 m from ap1 (inside the breakpoint): -46.7 + 20 log10(2)
+    # ... = 20 - (46.7 + 13.98) = -40.68 dBm: MCS 8, 78 Mbit/s; 39 Mbit take 0.5 s
+    result = simulate(parse_scenario(mobile_doc(5000, 39_000_000 // 8)))
+    assert upload(result) == pytest.approx((5.0, 5.5), rel=EXACT)
+    assert "handover" in result.requests.columns
+    assert result.requests["handover"].tolist() == [""]
+
+
+def test_a_transfer_under_way_at_the_handover_is_resent_whole():
+    # 64 Mbit from 32.5 s at 58.5 Mbit/s (31.2 .. 33 m from ap1): 29.25 Mbit sent by the
+    # handover at 33.0 s, lost; the link is down to 33.2 s, then ap2 at 27 .. 26 m gives
+    # 65 Mbit/s: all 64 Mbit again, done at 33.2 + 64 / 65 s
+    result = simulate(parse_scenario(mobile_doc(32500, 8_000_000, in_flight="resend")))
+    start_s, end_s = upload(result)
+    assert start_s == 32.5
+    assert end_s == pytest.approx(33.2 + 64 / 65, rel=EXACT)
+    row = result.requests.iloc[0]
+    assert row["status"] == "completed"
+    assert row["handover"] == "resent: handover of link 'up' from ap1 to ap2 at 33 s"
+
+
+def test_a_transfer_under_way_at_the_handover_is_dropped_with_the_reason():
+    result = simulate(parse_scenario(mobile_doc(32500, 8_000_000, in_flight="drop")))
+    row = result.requests.iloc[0]
+    assert row["status"] == "dropped"
+    assert row["drop_reason"] == (
+        "handover of link 'up' from ap1 to ap2 at 33 s interrupted a transfer under way"
+    )
+    assert row["handover"] == "dropped: handover of link 'up' from ap1 to ap2 at 33 s"
+    assert result.transfers[result.transfers["src_node"] == "phone"].empty
+
+
+def test_a_transfer_queued_at_the_handover_is_not_touched():
+    # the request arrives during the interruption: nothing was sent, it waits to 33.2 s
+    # and goes at 65 Mbit/s
+    result = simulate(parse_scenario(mobile_doc(33100, 8_000_000, in_flight="drop")))
+    start_s, end_s = upload(result)
+    assert (start_s, end_s) == pytest.approx((33.2, 33.2 + 64 / 65), rel=EXACT)
+    assert result.requests["handover"].tolist() == [""]
+
+
+def test_a_mobile_link_is_deterministic_per_seed():
+    doc = mobile_doc(1000, 1_000_000)
+    doc["links"]["up"]["mobility"] = {
+        **{k: v for k, v in MOBILITY.items() if k != "path_m"},
+        "random_waypoint": {"area_m": [60, 20], "speed_mps": [1, 2], "until_s": 100},
+    }
+    steps = [
+        parse_scenario({**doc, "seed": seed}).platform.network.links["up"].coverage
+        for seed in (1, 1, 2)
+    ]
+    assert steps[0] == steps[1] and steps[0] != steps[2]
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"bandwidth_trace_mbps": [[0, 5]]}, "remove bandwidth_trace_mbps/_file"),
+        ({"mobility": {**MOBILITY, "path_m": [[0, 500, 0]]}}, "out of every access point's"),
+        ({"mobility": {**MOBILITY, "random_waypoint": {}}}, "give exactly one of path_file"),
+        ({"mobility": {**MOBILITY, "rate_table": "vht40"}}, "vht20_1ss"),
+    ],
+)
+def test_bad_mobility_is_a_clear_error(change, message):
+    doc = mobile_doc(0, 1000)
+    doc["links"]["up"].update(change)
+    with pytest.raises(ScenarioError, match=message) as caught:
+        parse_scenario(doc)
+    assert "links.up" in str(caught.value)
+
+
+def test_a_position_file_is_read_relative_to_the_scenario(tmp_path):
+    import yaml
+
+    from simulator.spec import load_scenario
+
+    (tmp_path / "walk.csv").write_text("time_s,x_m,y_m\n0,0,0\n60,60,0\n")
+    doc = mobile_doc(32500, 8_000_000)
+    mobility = doc["links"]["up"]["mobility"]
+    del mobility["path_m"]
+    mobility["path_file"] = "walk.csv"
+    (tmp_path / "s.yaml").write_text(yaml.safe_dump(doc))
+    result = simulate(load_scenario(tmp_path / "s.yaml"))
+    assert upload(result)[1] == pytest.approx(33.2 + 64 / 65, rel=EXACT)
+    # the resolved scenario carries the rows, not the file name
+    assert result.document["links"]["up"]["mobility"]["path_m"] == [[0, 0, 0], [60, 60, 0]]
