@@ -27,7 +27,7 @@ from simulator.spec.csvfile import TraceFile
 MEGA, MILLI = 1e6, 1e-3
 _METRES = Number("m")
 _PAIR_M = ListOf(Number("m", ge=0), min_len=2, max_len=2)
-#: Most access points of one link.
+#: Most access points of one link: the sampling costs (samples x access points).
 MAX_ACCESS_POINTS = 1000
 POSITION_COLUMNS = ("time_s", "x_m", "y_m")
 
@@ -84,7 +84,10 @@ MOBILITY = Record(
         ),
         "random_waypoint": Field(RANDOM_WAYPOINT, default=None, doc="seeded by the scenario"),
         "access_points": Field(
-            MapOf(Record({"x_m": Field(_METRES), "y_m": Field(_METRES)}, name="access point")),
+            MapOf(
+                Record({"x_m": Field(_METRES), "y_m": Field(_METRES)}, name="access point"),
+                min_len=1,
+            ),
         ),
         "tx_power_dbm": Field(Number("dBm", ge=-30, le=40), default=20.0),
         "path_loss": Field(PATH_LOSS, default={}),
@@ -101,7 +104,7 @@ MOBILITY = Record(
         "efficiency": Field(Number(gt=0, le=1), default=1.0, doc="throughput / PHY rate"),
         "step_ms": Field(
             Number("ms", MILLI, gt=0),
-            default=0.1,  # s: a default is not converted
+            default=None,  # 100 ms (Mobility.step_s): a default is not converted to SI
             to="step_s",
             doc="rate and handover sampling step (default 100 ms)",
         ),
@@ -147,11 +150,14 @@ def build_coverage(spec: Mapping, link: str, seed: int) -> Coverage:
     else:
         points = spec["path_m"] if spec["path_m"] is not None else spec["path_file"]
         path = Path(tuple(tuple(p) for p in points))
-    if path.end_s / spec["step_s"] > MAX_TRACE_ROWS:
+    step_s = spec["step_s"] if spec["step_s"] is not None else Mobility.step_s
+    if path.end_s / step_s > MAX_TRACE_ROWS:
         raise SocsimError(
-            f"the path lasts {path.end_s:g} s: sampling it every {spec['step_s'] * 1e3:g} ms "
+            f"the path lasts {path.end_s:g} s: sampling it every {step_s * 1e3:g} ms "
             f"gives more than {MAX_TRACE_ROWS:,} rows (MAX_TRACE_ROWS); raise step_ms"
         )
+    if len(spec["access_points"]) > MAX_ACCESS_POINTS:
+        raise SocsimError(f"more than {MAX_ACCESS_POINTS} access points (MAX_ACCESS_POINTS)")
     handover = spec["handover"]
     mobility = Mobility(
         path=path,
@@ -162,7 +168,7 @@ def build_coverage(spec: Mapping, link: str, seed: int) -> Coverage:
         path_loss=_path_loss(spec["path_loss"]),
         tx_power_dbm=spec["tx_power_dbm"],
         efficiency=spec["efficiency"],
-        step_s=spec["step_s"],
+        step_s=step_s,
         hysteresis_db=handover.get("hysteresis_db", 3.0),
         interruption_s=handover.get("interruption_s", 0.0),
         in_flight=handover.get("in_flight", "resend"),

@@ -155,3 +155,38 @@ def test_a_position_file_is_read_relative_to_the_scenario(tmp_path):
     assert upload(result)[1] == pytest.approx(33.2 + 64 / 65, rel=EXACT)
     # the resolved scenario carries the rows, not the file name
     assert result.document["links"]["up"]["mobility"]["path_m"] == [[0, 0, 0], [60, 60, 0]]
+
+
+def test_the_shipped_walk_switches_edge_phone_edge_across_the_handover():
+    """docs/mobility.md's claims about scenarios/examples/mobility_handover.yaml."""
+    from pathlib import Path
+
+    import yaml
+
+    examples = Path("scenarios/examples")
+    doc = yaml.safe_load((examples / "mobility_handover.yaml").read_text())
+    scenario = parse_scenario(doc, base_dir=examples)
+    (handover,) = scenario.platform.network.links["wifi"].coverage.handovers
+    assert (handover.time_s, handover.from_ap, handover.to_ap) == (88.4, "ap1", "ap2")
+    requests = simulate(scenario).requests
+    before = requests[requests["arrival_s"] < 20]
+    middle = requests[requests["arrival_s"].between(70, 88)]
+    after = requests[requests["arrival_s"] >= 110]
+    assert (before["decision"] == "edge").all() and (after["decision"] == "edge").all()
+    assert (middle["decision"] == "device").mean() > 0.7  # the phone, but for probes
+    touched = requests[requests["handover"] != ""]
+    assert touched["handover"].tolist() == [
+        "dropped, redone on replica 0: handover of link 'wifi' from ap1 to ap2 at 88.4 s"
+    ]
+    assert touched["fell_back"].all() and (requests["status"] == "completed").all()
+    mean_s = requests["latency_s"].mean()
+    for spec in doc["workload"][0]["replicas"]:  # each static choice is slower on average
+        static = copy.deepcopy(doc)
+        entry = static["workload"][0]
+        for key in ("replicas", "dispatch", "adaptive"):
+            entry.pop(key)
+        entry["placement"] = spec
+        assert (
+            simulate(parse_scenario(static, base_dir=examples)).requests["latency_s"].mean()
+            > 1.2 * mean_s
+        )
