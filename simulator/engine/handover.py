@@ -25,7 +25,8 @@ from simulator.engine.fallback import Fallback
 from simulator.engine.links import FluidLink
 from simulator.engine.servers import call_later
 from simulator.engine.state import Request
-from simulator.network.mobility import Handover
+from simulator.errors import SimulationError
+from simulator.network.mobility import Coverage, Handover
 from simulator.network.topology import Link
 from simulator.platform import Platform
 
@@ -37,7 +38,13 @@ def mobile_links(platform: Platform) -> list[Link]:
 
 def drops_on_handover(platform: Platform) -> bool:
     """Whether a handover may drop attempts (requests must then track their hops)."""
-    return any(link.coverage.in_flight == "drop" for link in mobile_links(platform))
+    return any(_coverage(link).in_flight == "drop" for link in mobile_links(platform))
+
+
+def _coverage(link: Link) -> Coverage:
+    if link.coverage is None:
+        raise SimulationError(f"link '{link.name}' has no mobility")
+    return link.coverage
 
 
 class Handovers:
@@ -72,7 +79,7 @@ class Handovers:
         #: (time_s, link, from, to, resent, dropped) per handover that happened
         self.events: list[tuple[float, str, str, str, int, int]] = []
         for link in mobile_links(platform):
-            for handover in link.coverage.handovers:
+            for handover in _coverage(link).handovers:
                 call_later(env, handover.time_s, self._fire_at(link, handover))
 
     def _fire_at(self, link: Link, handover: Handover) -> Callable[[], None]:
@@ -96,7 +103,7 @@ class Handovers:
                 request = flow.payload[0]  # Dataflow's hop payload: (request, ...)
                 if request.abandoned:
                     continue
-                if link.coverage.in_flight == "resend":
+                if _coverage(link).in_flight == "resend":
                     channel.restart(flow)
                     self._note(request, f"resent: {what}")
                     resent += 1

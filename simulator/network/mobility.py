@@ -40,10 +40,14 @@ IN_FLIGHT: tuple[str, ...] = ("resend", "drop")
 # (minimum received power dBm, PHY rate Mbit/s) per VHT-MCS, one spatial stream, 800 ns GI
 # (IEEE Std 802.11-2016 clause 21: receiver minimum input sensitivity; VHT-MCS rate tables;
 # MCS 9 is not valid at 20 MHz with one stream). 80 MHz sensitivities are 6 dB above 20 MHz.
-_VHT20 = ((-82, 6.5), (-79, 13.0), (-77, 19.5), (-74, 26.0), (-70, 39.0), (-66, 52.0))
-_VHT20 += ((-65, 58.5), (-64, 65.0), (-59, 78.0))
-_VHT80 = ((-76, 29.3), (-73, 58.5), (-71, 87.8), (-68, 117.0), (-64, 175.5), (-60, 234.0))
-_VHT80 += ((-59, 263.3), (-58, 292.5), (-53, 351.0), (-51, 390.0))
+_VHT20: tuple[tuple[float, float], ...] = (
+    (-82, 6.5), (-79, 13.0), (-77, 19.5), (-74, 26.0), (-70, 39.0), (-66, 52.0),
+    (-65, 58.5), (-64, 65.0), (-59, 78.0),
+)  # fmt: skip
+_VHT80: tuple[tuple[float, float], ...] = (
+    (-76, 29.3), (-73, 58.5), (-71, 87.8), (-68, 117.0), (-64, 175.5), (-60, 234.0),
+    (-59, 263.3), (-58, 292.5), (-53, 351.0), (-51, 390.0),
+)  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import copy
 
 import pytest
-from conftest import phone_cloud_nodes
+from conftest import two_node_doc
 
 from simulator.engine import simulate
 from simulator.errors import ScenarioError
@@ -27,40 +27,7 @@ def mobile_doc(arrive_ms: float, input_bytes: int, **handover) -> dict:
     """The cloud runs one instant op on an input the phone sends over the mobile link."""
     mobility = copy.deepcopy(MOBILITY)
     mobility["handover"].update(handover)
-    return {
-        "name": "mobile",
-        "nodes": phone_cloud_nodes(),
-        "links": {
-            "up": {
-                "ends": ["phone", "cloud"],
-                "latency_ms": 0,
-                "bandwidth_mbps": 50,
-                "mobility": mobility,
-            }
-        },
-        "models": {
-            "m": {
-                "ops": [
-                    {
-                        "name": "x",
-                        "kind": "custom",
-                        "flops": 0,
-                        "input_elems": input_bytes // 4,
-                        "output_elems": 0,
-                    }
-                ]
-            }
-        },
-        "workload": [
-            {
-                "app": "a",
-                "model": "m",
-                "source": "phone",
-                "arrival": {"process": "trace", "times_ms": [arrive_ms]},
-            }
-        ],
-        "placement": {"policy": "offload", "node": "cloud"},
-    }
+    return two_node_doc({"mobility": mobility}, [arrive_ms], input_bytes)
 
 
 def upload(result) -> tuple[float, float]:
