@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 
+import pandas as pd
 import pytest
 from conftest import two_node_doc
 
@@ -157,3 +158,17 @@ def test_the_shipped_walk_switches_edge_phone_edge_across_the_handover():
             simulate(parse_scenario(static, base_dir=examples)).requests["latency_s"].mean()
             > 1.2 * mean_s
         )
+
+
+def test_a_run_on_a_random_walk_is_the_same_for_the_same_seed():
+    doc = mobile_doc(0, 1_000_000)
+    doc["workload"][0]["arrival"] = {"process": "poisson", "rate_hz": 2}
+    doc["workload"][0]["duration_s"] = 100
+    doc["links"]["up"]["mobility"] = {
+        **{k: v for k, v in MOBILITY.items() if k != "path_m"},
+        "random_waypoint": {"area_m": [100, 20], "speed_mps": [1, 3], "until_s": 100},
+    }
+    runs = [simulate(parse_scenario({**doc, "seed": seed})).requests for seed in (4, 4, 5)]
+    pd.testing.assert_frame_equal(runs[0], runs[1])
+    assert not runs[0][["arrival_s", "latency_s"]].equals(runs[2][["arrival_s", "latency_s"]])
+    assert (runs[0]["handover"] != "").any()  # the walk crosses the middle: resends happen
