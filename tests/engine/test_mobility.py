@@ -8,6 +8,8 @@ import copy
 import pandas as pd
 import pytest
 from conftest import two_node_doc
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from simulator.engine import simulate
 from simulator.errors import ScenarioError
@@ -172,3 +174,17 @@ def test_a_run_on_a_random_walk_is_the_same_for_the_same_seed():
     pd.testing.assert_frame_equal(runs[0], runs[1])
     assert not runs[0][["arrival_s", "latency_s"]].equals(runs[2][["arrival_s", "latency_s"]])
     assert (runs[0]["handover"] != "").any()  # the walk crosses the middle: resends happen
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.floats(31.4, 32.99), st.integers(1_000_000, 20_000_000))
+def test_resend_ends_where_the_rates_say(start_s, nbytes):
+    # 58.5 Mbit/s from 31.3 s to the handover at 33.0 s, nothing to 33.2 s, then 65 Mbit/s
+    # (to 37.6 s): done before the handover, or sent again whole after the interruption
+    result = simulate(parse_scenario(mobile_doc(start_s * 1e3, nbytes, in_flight="resend")))
+    bits = nbytes // 4 * 4 * 8  # the op's input: whole fp32 elements
+    alone_s = start_s + bits / 58.5e6
+    expect_s = alone_s if alone_s <= 33.0 else 33.2 + bits / 65e6
+    assert upload(result)[1] == pytest.approx(expect_s, rel=1e-9)
+    resent = result.requests["handover"].iloc[0] != ""
+    assert resent == (alone_s > 33.0)
