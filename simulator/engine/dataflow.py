@@ -297,11 +297,9 @@ class Dataflow:
                 direction, self.network.links[direction], self.network.hop_radios[direction], now
             )
             request.hops.add(track)
-            call_later(
-                self.env,
-                request.app.entry.transfer_timeout_s,
-                lambda: self._timed_out(request, track),
-            )
+            timeout_s = request.app.entry.transfer_timeout_s
+            if timeout_s is not None:  # else tracked for handovers only
+                call_later(self.env, timeout_s, lambda: self._timed_out(request, track))
         # a download's hop is queued when its first bytes reach the device (docs/energy.md)
         payload = (request, fast, k, now + self.network.lead_s[direction], track)
         self.network.send(

@@ -34,6 +34,7 @@ from simulator.engine.dataflow import Dataflow
 from simulator.engine.dram import DramChannel
 from simulator.engine.exits import app_exits
 from simulator.engine.fallback import Fallback
+from simulator.engine.handover import Handovers, drops_on_handover, mobile_links
 from simulator.engine.ledger import Ledger
 from simulator.engine.links import FluidLink
 from simulator.engine.loop import Progress, step_until
@@ -79,6 +80,8 @@ class RunRecord:
         When a battery ran out (the run ended then), else None.
     stop_reason : str
         Why requests still in flight at the stop were dropped ("" when none was).
+    handovers : Handovers or None
+        With a mobile link: the handovers that happened and what they did to requests.
     """
 
     ledger: Ledger
@@ -91,6 +94,7 @@ class RunRecord:
     links: dict[tuple[str, str], FluidLink]
     stopped_at_s: float | None
     stop_reason: str
+    handovers: Handovers | None = None
 
 
 class Engine:
@@ -162,6 +166,7 @@ class Engine:
             build = lambda plan, app, gates: self._replica(0, plan, app, gates)  # noqa: E731
             online = OnlineRun(scenario, plans, oracle, self.units, self.ledger, build)
         apps = []
+        drops = drops_on_handover(platform)  # a handover may give attempts up: track hops
         for i, entry in enumerate(scenario.workload):
             mine = plans[entry.app]
             mine = (mine,) if isinstance(mine, ExecutionPlan) else tuple(mine)
@@ -179,7 +184,19 @@ class Engine:
             )
             dispatcher = DISPATCHERS.get(entry.dispatch).function
             start = online.starter(entry.app) if online and entry.app in online.apps else None
-            apps.append(App(i, entry, replicas, dispatcher, adaptive, exits=exits, online=start))
+            tracked = entry.transfer_timeout_s is not None or drops
+            apps.append(
+                App(
+                    i,
+                    entry,
+                    replicas,
+                    dispatcher,
+                    adaptive,
+                    exits=exits,
+                    online=start,
+                    tracked=tracked,
+                )
+            )
             for replica in replicas:
                 self.ledger.load_weights(replica.plan)
         if scenario.energy_window_s is None:
@@ -206,6 +223,11 @@ class Engine:
             self.arrivals.free_slot,
         )
         self.dataflow.serve(self.units.values())
+        self.handovers = (
+            Handovers(env, platform, self.network.links, fallback, self.dataflow.start)
+            if mobile_links(platform)
+            else None
+        )
         self.online = online
         if online is not None:
             online.attach()
@@ -285,6 +307,7 @@ class Engine:
             links=self.network.links,
             stopped_at_s=stopped_at_s,
             stop_reason=stop_reason,
+            handovers=self.handovers,
         )
 
     def _step_until(self, until: simpy.Event | None) -> None:

@@ -241,7 +241,7 @@ class Request:
         self.fell_back = False
         self.drop_reason = ""
         # only requests that may time out track their hops and op phases (to undo them)
-        tracked = app.entry.transfer_timeout_s is not None
+        tracked = app.tracked
         self.hops: set[HopTrack] | None = set() if tracked else None
         self.phase: list[int] | None = [0] * plan.size if tracked else None
         self.rt: Any = None  # a run-time app's decisions (simulator.engine.runtime.RequestState)
@@ -271,6 +271,9 @@ class App:
     #: online HEFT: ``online(rid, now)`` plans the request and gives its replica
     online: Callable[[int, float], Replica] | None = None
     exits: Any = None  # AppExits (simulator.engine.exits) when its model has exits
+    #: its requests track their hops and op phases, to undo an attempt (a transfer
+    #: timeout, or a handover that drops what is under way)
+    tracked: bool = False
     issued: int = 0
     unconsumed: int = 0
     waiter: simpy.Event | None = None

@@ -75,10 +75,15 @@ def request_table(record: RunRecord, seed: int, replicate: int) -> pd.DataFrame:
         "seed": [seed] * len(records),
         "replicate": [replicate] * len(records),
     }
+    names = list(REQUEST_COLUMNS)
+    if record.handovers is not None:  # a mobile link: what handovers did to each request
+        notes = record.handovers.notes
+        columns["handover"] = ["; ".join(notes.get(r.rid, ())) for r in records]
+        names.insert(names.index("fell_back") + 1, "handover")
     if any(r.app.exits is not None for r in records):  # a model with early exits
         columns.update(exit_columns(records))
-        return pd.DataFrame(columns, columns=[*REQUEST_COLUMNS, *EXIT_COLUMNS])
-    return pd.DataFrame(columns, columns=list(REQUEST_COLUMNS))
+        names += EXIT_COLUMNS
+    return pd.DataFrame(columns, columns=names)
 
 
 #: The requests table's columns when a model of the run has early exits.

@@ -12,6 +12,7 @@ import networkx as nx
 
 from simulator.errors import SocsimError
 from simulator.network.impairments import BandwidthDistribution, Jitter
+from simulator.network.mobility import Coverage
 from simulator.network.radio import Radio
 from simulator.rules import link_ends_known, raise_first
 
@@ -49,6 +50,9 @@ class Link:
         Probability that a packet is lost (it is re-sent; see ``impairments``).
     mtu_bytes : int
         Packet size that ``loss_rate`` applies to.
+    coverage : Coverage or None
+        A mobile link's rate over time and handovers (``simulator.network.mobility``):
+        its steps are both directions' traces and its interruptions are in ``outages``.
     """
 
     name: str
@@ -68,6 +72,7 @@ class Link:
     jitter: Jitter | None = None
     loss_rate: float = 0.0
     mtu_bytes: int = 1500
+    coverage: Coverage | None = None
 
     def __post_init__(self) -> None:
         if self.a == self.b:

@@ -223,7 +223,7 @@ def _check_names(raw: Mapping, ctx: Context) -> None:
 # -- building the domain objects ----------------------------------------------------------
 def _build(checked: dict, raw: Mapping, ctx: Context, source: str) -> Scenario | None:
     nodes = build_nodes(checked["nodes"], raw["nodes"], ctx)
-    links = build_links(checked["links"], raw.get("links", {}), ctx)
+    links = build_links(checked["links"], raw.get("links", {}), ctx, checked["seed"])
     if ctx.problems:
         return None
     try:
@@ -329,8 +329,8 @@ def _build(checked: dict, raw: Mapping, ctx: Context, source: str) -> Scenario |
 
 def _inline_traces(document: dict, links: Mapping[str, Any]) -> None:
     """Replace each ``*_trace_file`` of ``document`` by the rows read from it at load, as
-    ``*_trace_mbps``: the resolved scenario then reruns from any folder and never reads
-    another file of the same name."""
+    ``*_trace_mbps`` (a mobile link's ``path_file`` as ``path_m``): the resolved scenario
+    then reruns from any folder and never reads another file of the same name."""
     for name, spec in links.items():
         for direction in ("bandwidth_trace", "reverse_bandwidth_trace"):
             steps = spec.get(f"{direction}_file")
@@ -339,6 +339,11 @@ def _inline_traces(document: dict, links: Mapping[str, Any]) -> None:
             entry = document["links"][name]
             entry.pop(f"{direction}_file", None)
             entry[f"{direction}_mbps"] = [[time_s, _mbps(bps)] for time_s, bps in steps]
+        mobility = spec.get("mobility") or {}
+        if mobility.get("path_file") is not None:  # a position trace, likewise
+            entry = document["links"][name]["mobility"]
+            entry.pop("path_file", None)
+            entry["path_m"] = [list(row) for row in mobility["path_file"]]
 
 
 def _mbps(bps: float) -> float:

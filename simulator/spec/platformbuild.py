@@ -19,6 +19,7 @@ from simulator.network.radio import build_radio
 from simulator.network.topology import Link
 from simulator.schema import Context, Loc
 from simulator.spec.assumptions import warn_unit_defaults
+from simulator.spec.mobilitydefs import build_coverage
 from simulator.spec.stochdefs import unit_fields
 
 
@@ -65,8 +66,9 @@ def build_nodes(checked: Mapping, raw: Mapping, ctx: Context) -> list[Node]:
     return nodes
 
 
-def build_links(checked: Mapping, raw: Mapping, ctx: Context) -> list[Link]:
-    """The links of a checked ``links:`` section; problems go to ``ctx``."""
+def build_links(checked: Mapping, raw: Mapping, ctx: Context, seed: int = 0) -> list[Link]:
+    """The links of a checked ``links:`` section; problems go to ``ctx``. ``seed`` is the
+    scenario's (random-waypoint paths draw from it)."""
     links: list[Link] = []
     joined: dict[frozenset, str] = {}
     for name, spec in checked.items():
@@ -113,6 +115,14 @@ def build_links(checked: Mapping, raw: Mapping, ctx: Context) -> list[Link]:
                 jitter = Jitter(options.pop("dist"), options)
             except SocsimError as exc:
                 ctx.problem(loc.child(raw[name], "jitter"), str(exc))
+        mobile: dict = {}
+        if spec["mobility"] is not None:
+            given = {k: v for k, v in distributions.items() if v is not None}
+            found = mobile_fields(spec, name, seed, traces, given)
+            if isinstance(found, str):
+                ctx.problem(loc.child(raw[name], "mobility"), found)
+                continue
+            mobile = found
         try:
             links.append(
                 Link(
@@ -125,21 +135,45 @@ def build_links(checked: Mapping, raw: Mapping, ctx: Context) -> list[Link]:
                     radio,
                     spec["technology"],
                     sharing=spec["sharing"],
-                    outages=tuple(tuple(o) for o in spec["outages_s"]),
+                    outages=tuple(tuple(o) for o in spec["outages_s"]) + mobile.pop("outages", ()),
                     loss_rate=spec["loss_rate"],
                     mtu_bytes=spec["mtu_bytes"],
-                    bandwidth_trace=traces["bandwidth_trace"],
-                    reverse_bandwidth_trace=traces["reverse_bandwidth_trace"],
+                    bandwidth_trace=mobile.get("bandwidth_trace", traces["bandwidth_trace"]),
+                    reverse_bandwidth_trace=mobile.get(
+                        "reverse_bandwidth_trace", traces["reverse_bandwidth_trace"]
+                    ),
                     bandwidth_distribution=distributions.get("bandwidth_distribution"),
                     reverse_bandwidth_distribution=distributions.get(
                         "reverse_bandwidth_distribution"
                     ),
                     jitter=jitter,
+                    coverage=mobile.get("coverage"),
                 )
             )
         except SocsimError as exc:
             ctx.problem(loc, str(exc))
     return links
+
+
+def mobile_fields(
+    spec: Mapping, name: str, seed: int, traces: Mapping, randoms: Mapping
+) -> dict | str:
+    """A mobile link's Link fields (both traces, the interruptions as outages, the
+    coverage), or the problem with its ``mobility:`` block."""
+    clash = [f"{k}_mbps/_file" for k, v in traces.items() if v]
+    clash += [k for k in randoms if k.endswith("bandwidth_distribution")]
+    if clash:
+        return f"a mobile link's bandwidth comes from its mobility; remove {', '.join(clash)}"
+    try:
+        cover = build_coverage(spec["mobility"], name, seed)
+    except SocsimError as exc:
+        return str(exc)
+    return {
+        "bandwidth_trace": cover.steps,
+        "reverse_bandwidth_trace": cover.steps,
+        "outages": cover.interruptions,
+        "coverage": cover,
+    }
 
 
 def cache_levels(specs: list[Mapping]) -> tuple[CacheLevel, ...]:

@@ -14,6 +14,7 @@ from simulator.network.radio import RADIO_MODELS
 from simulator.placement.base import POLICIES
 from simulator.schema import Field, ListOf, Record
 from simulator.spec import definitions as d
+from simulator.spec import mobilitydefs as mob
 from simulator.spec import modeldefs as m
 from simulator.spec.requestdefs import ENCODINGS, ENERGY_WINDOW
 from simulator.spec.scoredefs import COMBINATION, SCORE
@@ -69,6 +70,10 @@ def render() -> str:
         ("`nodes.<name>.units.<name>.background` (see stochastic.md)", BACKGROUND),
         ("`caches[i]` (of a unit or a node; see cost-model.md)", d.CACHE_LEVEL),
         ("`links.<name>`", d.LINK),
+        ("`links.<name>.mobility` (see mobility.md)", mob.MOBILITY),
+        ("`links.<name>.mobility.random_waypoint`", mob.RANDOM_WAYPOINT),
+        ("`links.<name>.mobility.path_loss`", mob.PATH_LOSS),
+        ("`links.<name>.mobility.handover`", mob.HANDOVER),
         ("`models.<name>` (every source; see techniques.md)", m.common_keys()),
         ("`models.<name>.exits[i]` (early exits, see early-exit.md)", m.EXIT),
         ("`models.<name>` (ONNX file, see onnx.md)", m.ONNX_MODEL),
