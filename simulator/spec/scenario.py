@@ -12,6 +12,7 @@ from simulator.placement.base import PlacementSpec
 from simulator.platform import Platform
 from simulator.rules import raise_first, scenario_apps
 from simulator.scheduling import SCHEDULERS
+from simulator.spec.fleets import FleetMap
 from simulator.workload import WorkloadEntry
 
 
@@ -44,8 +45,10 @@ class Scenario:
         Top-1 (%) of each model after its ``techniques``: the published or given
         baseline plus the techniques' changes; None (or absent) when unknown.
     document : Mapping
-        The resolved document (includes and presets expanded): writing it back and
-        loading it again gives the same scenario.
+        The resolved document (includes and presets expanded, fleets as written): writing
+        it back and loading it again gives the same scenario.
+    fleets : FleetMap
+        Which nodes, apps and links the document's fleets made (docs/fleets.md).
     """
 
     name: str
@@ -60,6 +63,7 @@ class Scenario:
     source_file: str | None = None
     document: Mapping[str, Any] = field(default_factory=FrozenMap)
     accuracy_top1: Mapping[str, float | None] = field(default_factory=FrozenMap)
+    fleets: FleetMap = field(default_factory=FleetMap)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "models", FrozenMap(self.models))
