@@ -169,34 +169,40 @@ def test_the_fleets_table_is_the_same_at_every_trace_level():
     assert row["latency_p50_s"] == pytest.approx(3.0)
 
 
+def _fleet(**keys):
+    return lambda doc: doc["nodes"]["phone"]["fleet"].update(keys)
+
+
+def _vary(path: str, dist: dict):
+    return _fleet(vary={path: dist})
+
+
+def _wlan(**keys):
+    return lambda doc: doc["links"]["wlan"].update(keys)
+
+
+UNKNOWN_CPUX = (
+    "vary path 'units.cpux.peak_gflops.fp32' of fleet 'phone' is unknown: no 'cpux' in "
+    "units; valid there: cpu (did you mean 'cpu'?)"
+)
+
+
 @pytest.mark.parametrize(
     ("change", "expected"),
     [
-        (lambda d: d["nodes"]["phone"]["fleet"].update(count=0), "nodes.phone.fleet.count: expected a whole number >= 1 and <= 100,000, got 0"),
-        (lambda d: d["nodes"]["phone"]["fleet"].update(cuont=3), "unknown key 'cuont'"),
-        (
-            lambda d: d["nodes"]["phone"]["fleet"].update(vary={"units.cpux.peak_gflops.fp32": {"low": 1, "high": 2}}),
-            "vary path 'units.cpux.peak_gflops.fp32' of fleet 'phone' is unknown: no 'cpux' in units; valid there: cpu (did you mean 'cpu'?)",
-        ),
-        (
-            lambda d: d["nodes"]["phone"]["fleet"].update(vary={"units.cpu.peak_gflop": {"low": 1, "high": 2}}),
-            "no 'peak_gflop' in units.cpu",
-        ),
-        (
-            lambda d: d["nodes"]["phone"]["fleet"].update(vary={"units.cpu.kind": {"low": 1, "high": 2}}),
-            "is not a number field of a node",
-        ),
-        (
-            lambda d: d["nodes"]["phone"]["fleet"].update(vary={"units.cpu.idle_w": {"low": 2, "high": 1}}),
-            "high 1 is below low 2",
-        ),
-        (lambda d: d["links"]["wlan"].update(stations=["phnoe"]), "unknown node or fleet 'phnoe' in shared link 'wlan'"),
-        (lambda d: d["links"]["wlan"].update(access_point="clod"), "(did you mean 'cloud'?)"),
-        (lambda d: d["links"]["wlan"].update(kind="shard"), "unknown link kind 'shard'; valid: point_to_point, shared"),
-        (lambda d: d["links"]["wlan"].update(fairness="max_min"), "fairness"),
-        (lambda d: d["workload"][0].update(source="phnoe"), "phnoe"),
+        (_fleet(count=0), "fleet.count: expected a whole number >= 1 and <= 100,000, got 0"),
+        (_fleet(cuont=3), "unknown key 'cuont'"),
+        (_vary("units.cpux.peak_gflops.fp32", {"low": 1, "high": 2}), UNKNOWN_CPUX),
+        (_vary("units.cpu.peak_gflop", {"low": 1, "high": 2}), "no 'peak_gflop' in units.cpu"),
+        (_vary("units.cpu.kind", {"low": 1, "high": 2}), "is not a number field of a node"),
+        (_vary("units.cpu.idle_w", {"low": 2, "high": 1}), "high 1 is below low 2"),
+        (_wlan(stations=["phnoe"]), "unknown node or fleet 'phnoe' in shared link 'wlan'"),
+        (_wlan(access_point="clod"), "(did you mean 'cloud'?)"),
+        (_wlan(kind="shard"), "unknown link kind 'shard'; valid: point_to_point, shared"),
+        (_wlan(fairness="max_min"), "fairness"),
+        (lambda doc: doc["workload"][0].update(source="phnoe"), "phnoe"),
     ],
-)  # fmt: skip
+)
 def test_schema_errors_are_clear(change, expected):
     doc = fleet_doc(2)
     change(doc)
