@@ -173,7 +173,7 @@ LINK = Record(
     name="link",
 )
 
-_STATION_RATE = Record(
+STATION_RATE = Record(
     {
         "up_mbps": Field(LINK_MBPS, to="up_bps", doc="station -> access point"),
         "down_mbps": Field(LINK_MBPS, default=None, to="down_bps", doc="default: up_mbps"),
@@ -206,7 +206,7 @@ MEDIUM = Record(
             doc="a station's downlink rate alone; default: bandwidth_mbps",
         ),
         "station_rates": Field(
-            MapOf(_STATION_RATE, key_pattern=MEMBER_PATTERN),
+            MapOf(STATION_RATE, key_pattern=MEMBER_PATTERN),
             default={},
             doc="per station (a node, a fleet for all its members, or a member): its own rates",
         ),

@@ -15,6 +15,8 @@ from simulator.placement.base import POLICIES
 from simulator.schema import Field, ListOf, Record
 from simulator.spec import definitions as d
 from simulator.spec import modeldefs as m
+from simulator.spec.fleets import FLEET
+from simulator.spec.linkdefs import LINK, MEDIUM, STATION_RATE
 from simulator.spec.scoredefs import COMBINATION, SCORE
 from simulator.spec.sweepdefs import RANGE, SWEEP
 from simulator.sweep.executors import EXECUTORS
@@ -59,7 +61,10 @@ def render() -> str:
         ("`nodes.<name>`", d.NODE),
         ("`nodes.<name>.units.<name>`", d.UNIT),
         ("`caches[i]` (of a unit or a node; see cost-model.md)", d.CACHE_LEVEL),
-        ("`links.<name>`", d.LINK),
+        ("`nodes.<name>.fleet` (see fleets.md)", FLEET),
+        ("`links.<name>` (`kind: point_to_point`, the default)", LINK),
+        ("`links.<name>` with `kind: shared` (an access point; see fleets.md)", MEDIUM),
+        ("`links.<name>.station_rates.<station>` (`kind: shared`)", STATION_RATE),
         ("`models.<name>` (every source; see techniques.md)", m.common_keys()),
         ("`models.<name>` (ONNX file, see onnx.md)", m.ONNX_MODEL),
         ("`models.<name>` (inline)", m.INLINE_MODEL),
