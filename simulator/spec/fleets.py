@@ -22,7 +22,6 @@ result table aggregates by it).
 
 from __future__ import annotations
 
-import re
 import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -48,7 +47,6 @@ from simulator.spec.yamlnodes import YamlMap, YamlSeq, mark_of
 
 #: Second entropy word of the fleet streams (never the run's or the Monte Carlo ones).
 FLEET_TAG = 0x666C  # "fl"
-_MEMBER = re.compile(r"^(.*)\[([0-9]+)\]$")
 
 
 class VaryValue(Schema):
@@ -84,22 +82,6 @@ FLEET = Record(
 def member_name(name: str, index: int) -> str:
     """``phone``, 17 -> ``phone[17]``."""
     return f"{name}[{index}]"
-
-
-def collapse_members(names: list[str]) -> list[str]:
-    """Names for a message, each fleet's members as one ``phone[0..199]`` entry."""
-    out: list[str] = []
-    counts: dict[str, int] = {}
-    for name in names:
-        match = _MEMBER.match(name)
-        if match is None:
-            out.append(name)
-        elif match.group(1) not in counts:
-            counts[match.group(1)] = 1
-            out.append(match.group(1))
-        else:
-            counts[match.group(1)] += 1
-    return [f"{n}[0..{counts[n] - 1}]" if n in counts else n for n in out]
 
 
 @dataclass(frozen=True)

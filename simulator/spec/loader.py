@@ -25,6 +25,7 @@ from simulator.rules import (
     app_has_placement,
     app_names_known,
     app_names_unique,
+    collapse_members,
     link_ends_known,
     placement_xor_replicas,
     report,
@@ -248,8 +249,6 @@ def _check_medium_names(name: str, body: Mapping, loc: Loc, nodes: Mapping, ctx:
 
 def _names_hint(nodes: Mapping) -> str:
     """The node names for a message: fleet members collapsed to ``phone[0..199]``."""
-    from simulator.spec.fleets import collapse_members
-
     return ", ".join(collapse_members(list(nodes)))
 
 
