@@ -85,9 +85,7 @@ class Network:
                 if link.medium:  # a station's link: its directions share the airtime
                     medium = media.get(link.medium)
                     if medium is None:
-                        medium = media[link.medium] = SharedMedium(
-                            env, link.medium, link.fairness
-                        )
+                        medium = media[link.medium] = SharedMedium(env, link.medium, link.fairness)
                     self.links[(link.name, src)] = medium.port(
                         f"{link.name}:{src}->{dst}",
                         link.bandwidth_from(src),

@@ -245,7 +245,8 @@ def _expand_links(links: Mapping, members: Mapping, made: dict, ctx: Context) ->
             _put(out, links, name, name, _expand_medium(body, members))
         else:
             ends = body.get("ends")
-            fleets = [e for e in ends if e in members] if isinstance(ends, list) else []
+            ends = ends if isinstance(ends, list) else []
+            fleets = [e for e in ends if isinstance(e, str) and e in members]
             if len(fleets) > 1:
                 loc = Loc("links").child(links, name).child(body, "ends")
                 ctx.problem(loc, f"link '{name}' joins two fleets; join one fleet to a node")
