@@ -118,16 +118,24 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(run_json(result, out_dir, written, extra))
         return EXIT_OK
     print(format_summary(result.summary))
-    print("\napps:")
+    fleets = scenario.fleets
+    members = {node for nodes in fleets.members.values() for node in nodes}
+    apps = result.apps[~result.apps["app"].isin(list(fleets.apps))]  # fleets: their table
+    units = result.units[~result.units["node"].isin(members)]
+    if len(apps):
+        print("\napps:")
+        _print_table(
+            apps[["app", "model", "policy", "decision", "units_used", "predicted_latency_s"]]
+        )
+    print("\nunits:" if not members else "\nunits (fleet members: units.csv):")
     _print_table(
-        result.apps[["app", "model", "policy", "decision", "units_used", "predicted_latency_s"]]
+        units[["unit", "kind", "ops_run", "busy_s", "utilisation", "energy_j", "peak_memory_bytes"]]
     )
-    print("\nunits:")
-    _print_table(
-        result.units[
-            ["unit", "kind", "ops_run", "busy_s", "utilisation", "energy_j", "peak_memory_bytes"]
-        ]
-    )
+    for name in ("fleets", "media"):
+        table = getattr(result, name)
+        if len(table):
+            print(f"\n{name}:")
+            _print_table(table)
     if extra is not None:
         fields = len(mc.uncertain_fields(scenario))
         print(

@@ -15,6 +15,7 @@ their units. Two callers use the same functions:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from typing import Any
 
@@ -156,7 +157,7 @@ def app_names_known(
         ("source", source, "node", nodes),
     ):
         if isinstance(value, str) and value and value not in known:
-            names = ", ".join(str(k) for k in known)
+            names = ", ".join(collapse_members([str(k) for k in known]))
             yield RuleError(
                 f"unknown {kind} '{value}'; {kind}s: {names}", (key,), value, known, subject
             )
@@ -201,12 +202,32 @@ def scenario_apps(
 # -- the network ---------------------------------------------------------------------------
 def link_ends_known(link: str, ends: Sequence[Any], nodes: Collection[str]):
     """A link joins nodes of its scenario; each unknown end is reported at its index."""
-    names = ", ".join(str(n) for n in nodes)
+    names = ", ".join(collapse_members([str(n) for n in nodes]))
     for i, end in enumerate(ends):
         if isinstance(end, str) and end and end not in nodes:
             yield RuleError(
                 f"unknown node '{end}'; nodes: {names}", ("ends", i), end, nodes, f"link '{link}'"
             )
+
+
+#: a fleet member's name, ``phone[17]`` (simulator.spec.fleets)
+_MEMBER_NAME = re.compile(r"^(.*)\[([0-9]+)\]$")
+
+
+def collapse_members(names: list[str]) -> list[str]:
+    """Names for a message, each fleet's members as one ``phone[0..199]`` entry."""
+    out: list[str] = []
+    counts: dict[str, int] = {}
+    for name in names:
+        match = _MEMBER_NAME.match(name)
+        if match is None:
+            out.append(name)
+        elif match.group(1) not in counts:
+            counts[match.group(1)] = 1
+            out.append(match.group(1))
+        else:
+            counts[match.group(1)] += 1
+    return [f"{n}[0..{counts[n] - 1}]" if n in counts else n for n in out]
 
 
 # -- translating a breach into a problem of a YAML document -----------------------------------

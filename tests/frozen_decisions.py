@@ -110,8 +110,10 @@ def cases() -> Iterator[tuple[str, ModelGraph, CostOracle, str]]:
         oracle = CostOracle(scenario.platform)
         rel = path.relative_to(ROOT / "scenarios").as_posix()
         seen = set()
+        # a fleet's members are one template: its first member stands for them all
+        later = {m for members in scenario.fleets.members.values() for m in members[1:]}
         for entry in scenario.workload:
-            if (entry.model, entry.source) in seen:
+            if (entry.model, entry.source) in seen or entry.source in later:
                 continue
             seen.add((entry.model, entry.source))
             graph = scenario.models[entry.model]

@@ -30,6 +30,7 @@ compare = load_bench("compare")
         ("loader.py", ["--smoke", "--json"], "ratio pure/libyaml"),
         ("sharing_tables.py", ["--help"], "docs/sharing.md"),
         ("sweep.py", ["--bandwidths", "1", "--rounds", "1"], "speed-up processes / serial"),
+        ("fleet.py", ["--devices", "5", "--duration", "2", "--json"], "socsim run --trace none"),
     ],
 )
 def test_bench_script_runs(script, args, expected, capsys):

@@ -8,6 +8,7 @@ import pandas as pd
 
 from simulator.engine.ledger import TRACE_LEVELS
 from simulator.engine.loop import Progress
+from simulator.engine.medium import MediumPort, SharedMedium
 from simulator.engine.run import Engine, RunRecord
 from simulator.engine.series import (
     POWER_COLUMNS,
@@ -27,6 +28,7 @@ from simulator.placement.plan import ExecutionPlan, compile_plan
 from simulator.placement.requestio import with_request_io
 from simulator.platform import CostOracle
 from simulator.results.breakdown import energy_breakdown
+from simulator.results.fleets import FLEET_COLUMNS, fleet_table, media_table
 from simulator.results.run_result import BATTERY_COLUMNS, THERMAL_COLUMNS, RunResult, summarize
 from simulator.spec.scenario import Scenario
 
@@ -155,6 +157,7 @@ def simulate(
         if trace == "full"
         else pd.DataFrame(columns=list(POWER_COLUMNS))
     )
+    links = ledger.link_table()
     return RunResult(
         requests=requests,
         ops=ops,
@@ -178,9 +181,40 @@ def simulate(
         ),
         summary=summary,
         document=dict(scenario.document),
-        links=ledger.link_table(),
+        links=links,
+        fleets=_fleets(scenario, record, energy),
+        media=_media(scenario, record, links, window_s),
         trace=trace,
     )
+
+
+def _fleets(scenario: Scenario, record: RunRecord, energy: pd.DataFrame) -> pd.DataFrame:
+    """The ``fleets`` table (empty without fleets)."""
+    fleets = scenario.fleets
+    if not fleets.apps:
+        return pd.DataFrame(columns=FLEET_COLUMNS)
+    names, codes, latency_s = record.requests.by_app()
+    return fleet_table(fleets.apps, fleets.members, names, codes, latency_s, energy)
+
+
+def _media(
+    scenario: Scenario, record: RunRecord, links: pd.DataFrame, window_s: float
+) -> pd.DataFrame:
+    """The ``media`` table (empty without shared links)."""
+    media: dict[str, SharedMedium] = {}
+    for port in record.links.values():
+        if isinstance(port, MediumPort):
+            media.setdefault(port.medium.name, port.medium)
+    rows = []
+    for name, medium in media.items():
+        station_links = [
+            link for link in scenario.platform.network.links.values() if link.medium == name
+        ]
+        hub = station_links[0].b  # every station link runs station -> access point
+        rows.append(
+            (name, hub, [link.name for link in station_links], medium.fairness, medium.busy_s)
+        )
+    return media_table(rows, links, window_s)
 
 
 __all__ = ["Engine", "RunRecord", "plan_apps", "plan_replicas", "simulate"]

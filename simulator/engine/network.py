@@ -23,6 +23,7 @@ from typing import Any
 import simpy
 
 from simulator.engine.links import FluidLink
+from simulator.engine.medium import MediumPort, SharedMedium
 from simulator.engine.radio import RadioState
 from simulator.engine.servers import call_later
 from simulator.engine.state import HopTrack, RadioRates
@@ -76,10 +77,22 @@ class Network:
             )
             for direction, radios in self.hop_radios.items()
         }
-        self.links: dict[Direction, FluidLink] = {}
+        self.links: dict[Direction, FluidLink | MediumPort] = {}
+        media: dict[str, SharedMedium] = {}
         for link in platform.network.links.values():
             for src, dst in ((link.a, link.b), (link.b, link.a)):
                 radios = self.hop_radios[(link.name, src)]
+                if link.medium:  # a station's link: its directions share the airtime
+                    medium = media.get(link.medium)
+                    if medium is None:
+                        medium = media[link.medium] = SharedMedium(env, link.medium, link.fairness)
+                    self.links[(link.name, src)] = medium.port(
+                        f"{link.name}:{src}->{dst}",
+                        link.bandwidth_from(src),
+                        RadioRates(radios) if radios else None,
+                        link.latency_s - self.lead_s[(link.name, src)],
+                    )
+                    continue
                 self.links[(link.name, src)] = FluidLink(
                     env,
                     f"{link.name}:{src}->{dst}",

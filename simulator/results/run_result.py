@@ -16,6 +16,8 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from simulator.results.fleets import FLEET_COLUMNS, MEDIA_COLUMNS, decision_text
+
 TABLES = (
     "requests",
     "ops",
@@ -32,6 +34,8 @@ TABLES = (
     "thermal",
     "batteries",
     "links",
+    "fleets",
+    "media",
 )
 BATTERY_COLUMNS = ["node", "capacity_j", "used_j", "remaining_j", "empty_at_s"]
 THERMAL_COLUMNS = [
@@ -98,6 +102,13 @@ class RunResult:
     links : DataFrame
         One row per link direction that carried a hop: ``link, src_node, dst_node,
         hops, bytes, busy_s, queue_wait_mean_s`` (kept at every trace level).
+    fleets : DataFrame
+        One row per fleet and workload entry: requests, latency over every member and
+        the spread of the members' means, device energy (:func:`fleet_table`; empty
+        without fleets).
+    media : DataFrame
+        One row per shared medium: bytes up and down, airtime in use
+        (:func:`media_table`; empty without ``kind: shared`` links).
     trace : {"full", "summary", "none"}
         What the run kept: ``summary`` leaves ``ops``, ``transfers`` and ``power``
         empty; ``none`` also ``requests`` (``summary`` still holds every figure).
@@ -124,6 +135,8 @@ class RunResult:
     summary: dict[str, Any] = field(default_factory=dict)
     document: dict[str, Any] = field(default_factory=dict)
     links: pd.DataFrame = field(default_factory=pd.DataFrame)
+    fleets: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=FLEET_COLUMNS))
+    media: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=MEDIA_COLUMNS))
     trace: str = "full"
 
     def __repr__(self) -> str:
@@ -312,8 +325,5 @@ def summarize(
         "deadline_met_rate": requests.deadline_met / requests.with_deadline
         if requests.with_deadline
         else math.nan,
-        "decision": ";".join(
-            f"{a}={lab}" if len(apps) > 1 else lab
-            for a, lab in zip(apps["app"], apps["decision"], strict=True)
-        ),
+        "decision": decision_text(list(apps["app"]), list(apps["decision"])),
     }

@@ -41,7 +41,8 @@ from simulator.schema import (
     Tagged,
     Text,
 )
-from simulator.spec.linkdefs import LINK, NAME_PATTERN
+from simulator.spec.fleets import FLEET
+from simulator.spec.linkdefs import LINK_ENTRY, MEMBER_PATTERN, NAME_PATTERN
 from simulator.spec.modeldefs import DTYPES, ModelChoice
 from simulator.spec.predictordefs import PREDICTOR
 from simulator.spec.requestdefs import (
@@ -242,6 +243,12 @@ NODE = Record(
             doc="Neurosurgeon's K_load: placement estimates multiply the node's op times "
             "by it (the run does not; docs/placement.md#load-aware-estimates)",
         ),
+        "fleet": Field(
+            FLEET,
+            default=None,
+            doc="instantiate this node count times, as <name>[i], varied per member "
+            "(docs/fleets.md)",
+        ),
     },
     name="node",
 )
@@ -292,7 +299,7 @@ ADAPTIVE = Record(
 
 WORKLOAD = Record(
     {
-        "app": Field(Text(pattern=_NAME)),
+        "app": Field(Text(pattern=MEMBER_PATTERN)),
         "model": Field(Text()),
         "source": Field(Text()),
         "arrival": Field(ARRIVAL),
@@ -357,8 +364,8 @@ SCENARIO = Record(
         "duration_s": Field(Number("s", gt=0, le=MAX_HORIZON_S), default=None),
         "include": Field(ListOf(Text()), default=[], doc=INCLUDE_DOC),
         "presets": Field(PRESETS, default=None, doc="presets, as in a library file"),
-        "nodes": Field(MapOf(NODE, min_len=1, key_pattern=_NAME, key_hint=_NAME_HINT)),
-        "links": Field(MapOf(LINK), default={}),
+        "nodes": Field(MapOf(NODE, min_len=1, key_pattern=MEMBER_PATTERN, key_hint=_NAME_HINT)),
+        "links": Field(MapOf(LINK_ENTRY), default={}),
         "models": Field(MapOf(ModelChoice(), min_len=1)),
         "workload": Field(ListOf(WORKLOAD, min_len=1)),
         "placement": Field(PLACEMENT, default=None),

@@ -125,9 +125,11 @@ class _Converter:
             item = self(field.schema, inner)
             if key in PRESET_SECTIONS and isinstance(field.schema, MapOf):
                 entry = item["additionalProperties"]  # a node or link: may name a preset
-                if entry.get("type") == "object" and "properties" in entry:
-                    preset = {"type": "string", "minLength": 1, "description": "a preset name"}
-                    entry["properties"] = {"preset": preset, **entry["properties"]}
+                preset = {"type": "string", "minLength": 1, "description": "a preset name"}
+                # a tagged entry (a link's kind) is a record per case
+                for target in [entry, *(case["then"] for case in entry.get("allOf", ()))]:
+                    if target.get("type") == "object" and "properties" in target:
+                        target["properties"] = {"preset": preset, **target["properties"]}
             if field.doc:
                 item["description"] = field.doc
             if not field.required and field.default is not None and _jsonable(field.default):

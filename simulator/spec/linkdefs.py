@@ -6,6 +6,7 @@ from typing import Any
 
 from simulator.limits import MAX_HORIZON_S, MAX_OUTAGES, MAX_TRACE_ROWS, MIN_BANDWIDTH_BPS
 from simulator.network.impairments import CAPACITY_DISTRIBUTIONS, JITTERS
+from simulator.network.medium import FAIRNESS
 from simulator.network.radio import RADIO_MODELS
 from simulator.network.topology import SHARING
 from simulator.schema import (
@@ -14,6 +15,7 @@ from simulator.schema import (
     Field,
     ListOf,
     Loc,
+    MapOf,
     Number,
     Record,
     Schema,
@@ -27,6 +29,8 @@ from simulator.spec.uncertain import Uncertain
 MEGA, MILLI = 1e6, 1e-3
 #: Names of nodes, units, apps and link ends: no '.', which joins ``node.unit`` ids.
 NAME_PATTERN = r"[A-Za-z_][A-Za-z0-9_\-]*"
+#: A name or a fleet member's (``phone[17]``: docs/fleets.md), where a node or app is named.
+MEMBER_PATTERN = NAME_PATTERN + r"(\[[0-9]+\])?"
 
 RADIO = Tagged("model", RADIO_MODELS.schemas, what="radio model", default="constant")
 BANDWIDTH_DISTRIBUTION = Tagged("dist", CAPACITY_DISTRIBUTIONS.schemas, what="distribution")
@@ -62,7 +66,7 @@ _INTERVAL = ListOf(_TIME_S, min_len=2, max_len=2)
 
 LINK = Record(
     {
-        "ends": Field(ListOf(Text(pattern=NAME_PATTERN), min_len=2, max_len=2)),
+        "ends": Field(ListOf(Text(pattern=MEMBER_PATTERN), min_len=2, max_len=2)),
         "technology": Field(Text(), default=""),
         "latency_ms": Field(Uncertain(Number("ms", MILLI, ge=0)), to="latency_s"),
         "bandwidth_mbps": Field(Uncertain(LINK_MBPS), to="bandwidth_bps"),
@@ -103,3 +107,55 @@ LINK = Record(
     },
     name="link",
 )
+
+STATION_RATE = Record(
+    {
+        "up_mbps": Field(LINK_MBPS, to="up_bps", doc="station -> access point"),
+        "down_mbps": Field(LINK_MBPS, default=None, to="down_bps", doc="default: up_mbps"),
+    },
+    name="station rate",
+)
+
+#: ``kind: shared``: an access point (or cell) whose airtime its stations share.
+MEDIUM = Record(
+    {
+        "access_point": Field(
+            Text(pattern=MEMBER_PATTERN),
+            doc="the node the access point is wired to (an edge server, a router node)",
+        ),
+        "stations": Field(
+            ListOf(Text(pattern=MEMBER_PATTERN), min_len=1),
+            doc="nodes or fleets attached; each gets a link named '<link>/<station>'",
+        ),
+        "technology": Field(Text(), default=""),
+        "latency_ms": Field(Uncertain(Number("ms", MILLI, ge=0)), to="latency_s"),
+        "bandwidth_mbps": Field(
+            Uncertain(LINK_MBPS),
+            to="bandwidth_bps",
+            doc="a station's uplink rate alone on the medium (goodput)",
+        ),
+        "reverse_bandwidth_mbps": Field(
+            Uncertain(LINK_MBPS),
+            default=None,
+            to="reverse_bandwidth_bps",
+            doc="a station's downlink rate alone; default: bandwidth_mbps",
+        ),
+        "station_rates": Field(
+            MapOf(STATION_RATE, key_pattern=MEMBER_PATTERN),
+            default={},
+            doc="per station (a node, a fleet for all its members, or a member): its own rates",
+        ),
+        "fairness": Field(
+            Text(choices=FAIRNESS),
+            default="throughput",
+            doc="throughput: equal throughput (802.11 DCF, the performance anomaly); "
+            "airtime: equal airtime (docs/fleets.md)",
+        ),
+        "radio": Field(RADIO, default=None, doc="each station's radio"),
+    },
+    name="shared medium",
+)
+
+#: Link kinds: a point-to-point link (the default) or a shared medium.
+LINK_KINDS = {"point_to_point": LINK, "shared": MEDIUM}
+LINK_ENTRY = Tagged("kind", lambda: LINK_KINDS, what="link kind", default="point_to_point")

@@ -15,9 +15,10 @@ from simulator.hardware.memory import CacheLevel
 from simulator.hardware.thermal import ThermalModel
 from simulator.hardware.units import ComputeUnit, Node, SyncPair
 from simulator.network.impairments import BandwidthDistribution, Jitter
+from simulator.network.medium import station_link_name
 from simulator.network.radio import build_radio
 from simulator.network.topology import Link
-from simulator.schema import Context, Loc
+from simulator.schema import Context, Loc, nearest
 from simulator.spec.assumptions import warn_unit_defaults
 from simulator.spec.mobilitydefs import build_coverage
 from simulator.spec.stochdefs import unit_fields
@@ -53,7 +54,11 @@ def build_nodes(checked: Mapping, raw: Mapping, ctx: Context) -> list[Node]:
                 SyncPair(frozenset(p["units"]), p["mechanism"], p["sync_s"])
                 for p in spec["sync_pairs"]
             )
-            others = {k: v for k, v in spec.items() if k not in ("units", "sync_pairs", "thermal")}
+            others = {
+                k: v
+                for k, v in spec.items()
+                if k not in ("units", "sync_pairs", "thermal", "fleet")
+            }
             try:
                 others["caches"] = cache_levels(spec["caches"])
                 thermal = ThermalModel(**spec["thermal"]) if spec["thermal"] else None
@@ -73,6 +78,9 @@ def build_links(checked: Mapping, raw: Mapping, ctx: Context, seed: int = 0) -> 
     joined: dict[frozenset, str] = {}
     for name, spec in checked.items():
         loc = Loc("links").child(raw, name)
+        if spec["kind"] == "shared":
+            links += _station_links(name, spec, raw[name], loc, ctx, joined)
+            continue
         a, b = spec["ends"]  # known nodes: see _check_names
         ends_loc = loc.child(raw[name], "ends")
         if a == b:
@@ -174,6 +182,58 @@ def mobile_fields(
         "outages": cover.interruptions,
         "coverage": cover,
     }
+
+
+def _station_links(
+    name: str, spec: Mapping, raw: Mapping, loc: Loc, ctx: Context, joined: dict
+) -> list[Link]:
+    """The links of a shared medium: one per station, ``<medium>/<station>``, from the
+    station (``a``) to the access point (``b``) at the station's rates."""
+    hub = spec["access_point"]
+    try:
+        radio = build_radio(spec["radio"]) if spec["radio"] else None
+    except SocsimError as exc:
+        ctx.problem(loc.child(raw, "radio"), str(exc))
+        return []
+    up = spec["bandwidth_bps"]
+    down = spec["reverse_bandwidth_bps"] or up
+    stations = spec["stations"]
+    for station in spec["station_rates"]:
+        if station not in stations:
+            ctx.problem(
+                loc.child(raw, "station_rates").child(raw["station_rates"], station),
+                f"'{station}' is not a station of shared link '{name}'; stations: "
+                f"{', '.join(stations)}",
+                nearest(station, stations),
+            )
+    links = []
+    for i, station in enumerate(stations):
+        where = loc.child(raw, "stations").child(raw["stations"], i)
+        pair = frozenset((station, hub))
+        if station == hub:
+            ctx.problem(where, f"station '{station}' is the access point of '{name}'")
+            continue
+        if pair in joined:
+            ctx.problem(where, f"'{joined[pair]}' already joins {station} and {hub}")
+            continue
+        link_name = station_link_name(name, station)
+        joined[pair] = link_name
+        own = spec["station_rates"].get(station)
+        rates = (up, down) if own is None else (own["up_bps"], own["down_bps"] or own["up_bps"])
+        links.append(
+            Link(
+                link_name,
+                station,
+                hub,
+                spec["latency_s"],
+                *rates,
+                radio,
+                spec["technology"],
+                medium=name,
+                fairness=spec["fairness"],
+            )
+        )
+    return links
 
 
 def cache_levels(specs: list[Mapping]) -> tuple[CacheLevel, ...]:

@@ -16,6 +16,8 @@ from simulator.schema import Field, ListOf, Record
 from simulator.spec import definitions as d
 from simulator.spec import mobilitydefs as mob
 from simulator.spec import modeldefs as m
+from simulator.spec.fleets import FLEET
+from simulator.spec.linkdefs import LINK, MEDIUM, STATION_RATE
 from simulator.spec.requestdefs import ENCODINGS, ENERGY_WINDOW
 from simulator.spec.scoredefs import COMBINATION, SCORE
 from simulator.spec.stochdefs import BACKGROUND, DISTRIBUTION_RECORDS
@@ -69,11 +71,14 @@ def render() -> str:
         ),
         ("`nodes.<name>.units.<name>.background` (see stochastic.md)", BACKGROUND),
         ("`caches[i]` (of a unit or a node; see cost-model.md)", d.CACHE_LEVEL),
-        ("`links.<name>`", d.LINK),
+        ("`nodes.<name>.fleet` (see fleets.md)", FLEET),
+        ("`links.<name>` (`kind: point_to_point`, the default)", LINK),
         ("`links.<name>.mobility` (see mobility.md)", mob.MOBILITY),
         ("`links.<name>.mobility.random_waypoint`", mob.RANDOM_WAYPOINT),
         ("`links.<name>.mobility.path_loss`", mob.PATH_LOSS),
         ("`links.<name>.mobility.handover`", mob.HANDOVER),
+        ("`links.<name>` with `kind: shared` (an access point; see fleets.md)", MEDIUM),
+        ("`links.<name>.station_rates.<station>` (`kind: shared`)", STATION_RATE),
         ("`models.<name>` (every source; see techniques.md)", m.common_keys()),
         ("`models.<name>.exits[i]` (early exits, see early-exit.md)", m.EXIT),
         ("`models.<name>` (ONNX file, see onnx.md)", m.ONNX_MODEL),

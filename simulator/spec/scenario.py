@@ -13,6 +13,7 @@ from simulator.placement.base import PlacementSpec
 from simulator.platform import Platform
 from simulator.rules import energy_window_ordered, raise_first, scenario_apps
 from simulator.scheduling import SCHEDULERS
+from simulator.spec.fleets import FleetMap
 from simulator.workload import WorkloadEntry
 
 
@@ -48,8 +49,10 @@ class Scenario:
         Energy figures integrate power over exactly this interval (s); None: first
         arrival to last completion, extended to the last radio tail or op.
     document : Mapping
-        The resolved document (includes and presets expanded): writing it back and
-        loading it again gives the same scenario.
+        The resolved document (includes and presets expanded, fleets as written): writing
+        it back and loading it again gives the same scenario.
+    fleets : FleetMap
+        Which nodes, apps and links the document's fleets made (docs/fleets.md).
     """
 
     name: str
@@ -65,6 +68,7 @@ class Scenario:
     document: Mapping[str, Any] = field(default_factory=FrozenMap)
     accuracy_top1: Mapping[str, float | None] = field(default_factory=FrozenMap)
     energy_window_s: tuple[float, float] | None = None
+    fleets: FleetMap = field(default_factory=FleetMap)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "models", FrozenMap(self.models))
