@@ -13,8 +13,8 @@ from setuptools import setup
 from setuptools.command.build_py import build_py
 
 LIBRARY = Path(__file__).resolve().parent / "scenarios"
-#: what the library's scenarios read: YAML, predictor tables (JSON), ONNX models, traces
-SHIPPED_SUFFIXES = (".yaml", ".json", ".onnx", ".csv")
+#: what the library's scenarios read: YAML, predictor tables (JSON), ONNX, TFLite models, traces
+SHIPPED_SUFFIXES = (".yaml", ".json", ".onnx", ".tflite", ".csv")
 
 
 class BuildWithLibrary(build_py):

@@ -204,9 +204,9 @@ def kinds_for(source: Source) -> list[str]:
     run_kinds = ("gantt", "energy", "utilisation")
     if source.kind == "run":
         # a run with --trace summary or none kept no op rows: no Gantt chart
-        return [k for k in run_kinds if k != "gantt" or len(source.run["ops"])]
+        return [k for k in run_kinds if k != "gantt" or len(source.require_run()["ops"])]
     names = [k for k in PLOTS if k not in run_kinds]
-    if len(source.sweep.parameters) < 2:
+    if len(source.require_sweep().parameters) < 2:
         names.remove("decision_map")
     return names
 
@@ -234,7 +234,7 @@ def decision_map_views(source: Source) -> tuple[list[MapView], list[str]]:
     combination of the others' values (at most :data:`MAX_FACETS`); the notes say which
     were fixed and how to draw the rest. Never a map left out without a note.
     """
-    sweep = source.sweep
+    sweep = source.require_sweep()
     parameters, ok = list(sweep.parameters), sweep.ok
     if len(parameters) < 2:
         shown = ", ".join(parameters) or "none"

@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import html
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -38,7 +39,7 @@ SWEEP_METRICS = (
 
 
 def _figure_html(
-    kind: str, source: Source, fmt: str, anchor: str = "", where: str = "", **options
+    kind: str, source: Source, fmt: str, anchor: str = "", where: str = "", **options: Any
 ) -> str:
     figure = make_plot(kind, source, **options)
     data = base64.b64encode(figure_bytes(figure, fmt)).decode("ascii")
@@ -78,7 +79,7 @@ def _table_html(frame: pd.DataFrame, max_rows: int = 200) -> str:
 
 
 def _run_tables(source: Source) -> list[tuple[str, pd.DataFrame]]:
-    run = source.run
+    run = source.require_run()
     summary = run["summary"].T.reset_index()
     summary.columns = ["key", "value"]
     return [
@@ -90,7 +91,7 @@ def _run_tables(source: Source) -> list[tuple[str, pd.DataFrame]]:
 
 
 def _sweep_tables(source: Source) -> list[tuple[str, pd.DataFrame]]:
-    sweep = source.sweep
+    sweep = source.require_sweep()
     ok = sweep.ok
     metrics = [m for m in SWEEP_METRICS if m in ok]
     keys = ["point", *sweep.parameters]
@@ -129,7 +130,7 @@ def build_report(path: str | Path, fmt: str = "png") -> str:
         f"<style>{_STYLE}</style></head><body><h1>{title}</h1>",
     ]
     if source.kind == "sweep":
-        sweep = source.sweep
+        sweep = source.require_sweep()
         parts.append(
             f"<p>{sweep.table['point'].nunique()} points, {len(sweep.table)} runs, "
             f"{len(sweep.ok)} ok; swept: {html.escape(', '.join(sweep.parameters))}</p>"

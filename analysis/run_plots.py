@@ -15,7 +15,15 @@ from analysis.style import ROLE_COLOURS, colours, fit_titles, new_figure
 from simulator.errors import SocsimError
 
 OPS_COLUMNS = ("request_id", "unit", "op", "start_s", "end_s")
-TRANSFER_COLUMNS = ("request_id", "kind", "link", "src_node", "dst_node", "src_unit", "start_s")
+TRANSFER_COLUMNS: tuple[str, ...] = (
+    "request_id",
+    "kind",
+    "link",
+    "src_node",
+    "dst_node",
+    "src_unit",
+    "start_s",
+)
 TRANSFER_COLUMNS += ("end_s",)
 ENERGY_COLUMNS = ("component", "role", "idle_energy_j", "active_energy_j", "energy_j")
 UNITS_COLUMNS = ("unit", "role", "utilisation", "busy_s")
@@ -173,7 +181,11 @@ def utilisation(units: pd.DataFrame, title: str | None = None) -> Figure:
     axes.barh(where, share, color=[palette[r] for r in roles])
     for y, pct, busy_s in zip(where, share, units["busy_s"], strict=True):
         axes.text(
-            pct + 0.5, y, f"{pct:.3g}%  ({busy_s * 1e3:.4g} ms busy)", va="center", fontsize=8
+            pct + 0.5,
+            float(y),
+            f"{pct:.3g}%  ({busy_s * 1e3:.4g} ms busy)",
+            va="center",
+            fontsize=8,
         )
     axes.set_yticks(where, units["unit"])
     axes.invert_yaxis()

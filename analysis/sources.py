@@ -95,6 +95,18 @@ class Source:
     def kind(self) -> str:
         return "sweep" if self.sweep is not None else "run"
 
+    def require_run(self) -> Mapping[str, pd.DataFrame]:
+        """The run's tables by name; SocsimError when the source is a sweep."""
+        if self.run is None:
+            raise SocsimError(f"{self.path} is a sweep; this needs a run folder")
+        return self.run
+
+    def require_sweep(self) -> Sweep:
+        """The sweep; SocsimError when the source is a run folder."""
+        if self.sweep is None:
+            raise SocsimError(f"{self.path} is a run folder; this needs a sweep")
+        return self.sweep
+
 
 def _read_table(path: Path) -> pd.DataFrame:
     if path.suffix == ".parquet":

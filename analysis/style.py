@@ -10,9 +10,10 @@ from __future__ import annotations
 import io
 import textwrap
 import warnings
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Hashable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
 
 import matplotlib
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -21,6 +22,10 @@ from matplotlib.text import Text
 
 from simulator.errors import SocsimError
 from simulator.output import write_bytes
+
+if TYPE_CHECKING:  # annotations only: numpy and Axes load with matplotlib anyway
+    import numpy as np
+    from matplotlib.axes import Axes
 
 # (name suffix, unit shown on the axis, factor from the column's unit to the shown one,
 # text the label drops); longest suffix first so `_per_inference_j` wins over `_j`.
@@ -88,7 +93,11 @@ def label_of(column: str) -> str:
     return f"{text} ({unit})" if unit else text
 
 
-def colours(categories: Iterable[object]) -> dict[object, str]:
+#: A category coloured by :func:`colours` (a label, a role, a decision...).
+_Category = TypeVar("_Category", bound=Hashable)
+
+
+def colours(categories: Iterable[_Category]) -> dict[_Category, str]:
     """A stable colour per category, in the order given."""
     import matplotlib as mpl
 
@@ -107,7 +116,7 @@ def new_figure(width_in: float = 7.0, height_in: float = 4.5) -> Figure:
     return figure
 
 
-def log_axis(axes, which: str) -> None:
+def log_axis(axes: Axes, which: str) -> None:
     """Put ``axes``' ``which`` axis (``"x"`` or ``"y"``) on a log scale, its tick labels
     plain text (``10``, ``20``, ``100``).
 
@@ -131,24 +140,27 @@ def fit_titles(figure: Figure) -> Figure:
     axes' centre to the nearer figure edge; the figure's title in the figure's width.
     Words are re-wrapped to the share of characters that fits (measured, not guessed).
     """
-    texts = [(axes.title, axes) for axes in figure.axes if axes.get_title()]
-    if figure._suptitle is not None and figure._suptitle.get_text():
-        texts.append((figure._suptitle, None))
+    texts: list[tuple[Text, Axes | None]] = [
+        (axes.title, axes) for axes in figure.axes if axes.get_title()
+    ]
+    # matplotlib has no public getter of the title's Text (get_suptitle gives its string)
+    suptitle: Text | None = getattr(figure, "_suptitle", None)
+    if suptitle is not None and suptitle.get_text():
+        texts.append((suptitle, None))
     if not texts:
         return figure
     for _ in range(3):  # wrapping changes the layout a little: measure again
         with warnings.catch_warnings(), literal_text(figure):  # drawn as when it is saved
             warnings.simplefilter("ignore", UserWarning)  # a layout warning: said when saved
             figure.canvas.draw()
-        renderer = figure.canvas.get_renderer()
         width_px = figure.bbox.width
         wrapped = False
         for text, axes in texts:
-            box = text.get_window_extent(renderer)
+            box = text.get_window_extent()  # the renderer of the draw above
             if axes is None:
                 room_px = width_px
             else:
-                centre = axes.get_window_extent(renderer).x0 + axes.bbox.width / 2
+                centre = axes.get_window_extent().x0 + axes.bbox.width / 2
                 room_px = 2 * min(centre, width_px - centre)
             if box.width <= room_px * 0.98:
                 continue
@@ -223,6 +235,6 @@ def short(value: float) -> str:
     return f"{value:.0f}" if 100 <= abs(value) < 1e6 else f"{value:.3g}"
 
 
-def scaled(values: Sequence[float] | object, column: str):
+def scaled(values: np.ndarray, column: str) -> np.ndarray:
     """``values`` converted to the display unit of ``column``."""
     return values * unit_of(column)[1]

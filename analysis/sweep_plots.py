@@ -7,6 +7,7 @@ Every function takes the table (one row per point × replicate, the columns of
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -316,7 +317,7 @@ def pareto_plot(
     fx, fy = xs[front][order], ys[front][order]
     # the staircase bounds what is reachable: from a front point, rightwards when a
     # larger x costs more (the next point's y holds only from its own x on)
-    where = "post" if sense(x) < 0 else "pre"
+    where: Literal["post", "pre"] = "post" if sense(x) < 0 else "pre"
     axes.step(fx, fy, where=where, color="black", linewidth=1.2, zorder=3)
     axes.scatter(
         fx,
@@ -399,7 +400,9 @@ def sweep_curves(
     banded = bool((stats["count"] > 1).any())
     figure = new_figure(7.5, 4.8)
     axes = figure.add_subplot()
-    lines = list(stats.groupby(groups, sort=True)) if groups else [((), stats)]
+    lines: list[tuple[tuple[Any, ...], pd.DataFrame]] = (
+        list(stats.groupby(groups, sort=True)) if groups else [((), stats)]
+    )
     # pandas keys groups by tuples, also for one column
     names = [format_value(k[0]) if len(groups) == 1 else _join(groups, k) for k, _ in lines]
     palette = colours(names)

@@ -7,9 +7,12 @@ from pathlib import Path
 
 import pandas as pd
 
+from simulator.results.fleets import FLEET_COLUMNS, MEDIA_COLUMNS
 from simulator.results.run_result import TABLES
 
 RESULT_TABLES = (*TABLES, "summary")
+#: tables added after runs were first written, and their columns (empty when absent)
+_LATER = {"fleets": FLEET_COLUMNS, "media": MEDIA_COLUMNS}
 
 
 def load_run(run_dir: str | Path) -> dict[str, pd.DataFrame]:
@@ -39,6 +42,8 @@ def load_run(run_dir: str | Path) -> dict[str, pd.DataFrame]:
             tables[name] = pd.read_parquet(parquet)
         elif csv.exists():
             tables[name] = pd.read_csv(csv)
+        elif name in _LATER:  # a run folder written before the table existed
+            tables[name] = pd.DataFrame(columns=_LATER[name])
         else:
             raise FileNotFoundError(
                 f"{folder} has no {name}.csv or {name}.parquet: is it a run folder?"

@@ -43,6 +43,7 @@ BENCHES = (
     ("sweep", ["bench/sweep.py", "--json"]),
     ("scale", ["bench/scale.py", "--json"]),
     ("sweep_resume", ["bench/sweep_resume.py"]),
+    ("fleet", ["bench/fleet.py", "--json"]),
 )
 #: the engine's smoke run, as tests/test_bench_smoke.py runs it
 SMOKE_ENGINE = ["bench/engine.py", "--requests", "4", "--repeat", "1", "--json"]
@@ -157,6 +158,7 @@ def derived(data: dict[str, dict]) -> dict[str, object]:
         "resume_time_pct": 100 * resume["resume_s"] / resume["uninterrupted_s"],
         "resume_rows_pct": 100 * (resume["points"] - resume["rows_at_kill"]) / resume["points"],
         "scale_full_mib_per_1000": full["run_mib"] / full["requests"] * 1000,
+        "status_fleet": status(data["fleet"]["wall_s"] < data["fleet"]["target_s"]),
     }
 
 

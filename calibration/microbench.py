@@ -11,10 +11,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from calibration.ortrun import RunSettings, run_models, time_stats
+
+if TYPE_CHECKING:  # the builders import onnx when they run
+    import onnx
 
 F32 = 4
 
@@ -27,7 +31,7 @@ class Micro:
     kind: str
     flops: float
     bytes: float
-    build: Callable[[], object]
+    build: Callable[[], onnx.ModelProto]
 
 
 def _model(name: str, node, inputs: list, inits: list):

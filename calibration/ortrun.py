@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
+from typing import Any
 
 import numpy as np
 
@@ -150,7 +151,7 @@ def session_options(threads: int, optimized_path: Path | None = None, profile_pr
 def feeds(session, seed: int = 0) -> dict[str, np.ndarray]:
     """Seeded random inputs for every session input (symbolic dims taken as 1)."""
     rng = np.random.default_rng(seed)
-    out = {}
+    out: dict[str, np.ndarray] = {}
     for item in session.get_inputs():
         shape = [d if isinstance(d, int) and d > 0 else 1 for d in item.shape]
         if item.type not in INPUT_DTYPES:
@@ -251,7 +252,8 @@ def run_models(
     workdir.mkdir(parents=True, exist_ok=True)
     providers = ["CPUExecutionProvider"]
     clock = CLOCKS[settings.clock]
-    sessions = {}
+    # name -> (profiled, plain, inputs, optimized path, node rows, counts, warm-up runs)
+    sessions: dict[str, tuple[Any, ...]] = {}
     for i, (name, path) in enumerate(paths.items()):
         if progress:
             progress(f"loading {name} ({i + 1} of {len(paths)})")

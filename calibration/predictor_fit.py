@@ -317,7 +317,9 @@ def train_predictor(
             factors[f"{dtype}/{int(threads)}"] = found
             parts.append(apply_context(part, found))
         rows = pd.concat(parts).sort_index()
-    models, skipped, used = [], [], set()
+    models: list[dict] = []
+    skipped: list[dict[str, Any]] = []
+    used: set[str] = set()
     for (kind, dtype, threads), group in rows.groupby(["kind", "dtype", "threads"], sort=True):
         if kinds is not None and kind not in kinds:
             continue

@@ -82,7 +82,7 @@ def synthetic_ops(n: int, seed: int, scale: float = 1.0) -> list[Op]:
         ops.append(conv_op(f"dw{i}", k, k, kernel, stride, hw, groups=k))
         dims = [int(d * scale) for d in rng.choice([64, 128, 256, 512, 1024, 4096], size=2)]
         ops.append(fc_op(f"fc{i}", int(rng.choice([1, 4, 16, 64])), *dims))
-        ops.append(elementwise_op(f"add{i}", int(rng.integers(1_000, 2_000_000 * scale))))
+        ops.append(elementwise_op(f"add{i}", int(rng.integers(1_000, int(2_000_000 * scale)))))
     return ops
 
 
@@ -133,7 +133,8 @@ def random_artifact(
     from simulator.hardware.predictor_format import FORMAT, VERSION
 
     rng = np.random.default_rng(seed)
-    models, used = [], set()
+    models: list[dict] = []
+    used: set[str] = set()
     for kind in kinds:
         names = kind_features(kind)
         used.update(names)

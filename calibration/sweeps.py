@@ -160,6 +160,38 @@ def _token(b: Builder, rng: np.random.Generator) -> str:
     return b.node("Add", [x, b.input([1, tokens, d], b.name("x"))])
 
 
+def _narrow(b: Builder, rng: np.random.Generator) -> str:
+    """Convolutions whose output is far narrower than their input, as real CNNs reduce:
+    DenseNet's growth-rate 3 x 3 (128 -> 32) and its transition and bottleneck 1 x 1s,
+    Inception's branch reductions (192 -> 16 to 96), SqueezeNet's squeeze 1 x 1
+    (c / 8), ResNet's bottleneck entries (c / 4). ``_conv`` draws input and output widths
+    independently around the stage's width, so a 32-channel output at stage 3 or later
+    is rare there."""
+    for _ in range(100):
+        side, typical = _stage(rng, first=2)
+        c_in = _channels(rng, typical, low=32)
+        c_out = max(8, round(c_in / 2 ** rng.uniform(1, 5) / 8) * 8)
+        if rng.random() < 0.3:
+            c_out = 32  # DenseNet's growth rate
+        k = int(rng.choice([1, 1, 3]))
+        flops = 2 * c_out * side * side * c_in * k * k
+        if 1e5 <= flops <= MAX_FLOPS and c_out < c_in:
+            x = b.input([1, c_in, side, side], b.name("x"))
+            y = b.conv(x, c_in, c_out, k, 1)
+            return b.relu(y) if rng.random() < 0.7 else y
+    raise AssertionError("no narrow conv shape in range")
+
+
+def _poolsame(b: Builder, rng: np.random.Generator) -> str:
+    """3 x 3 stride-1 pools that keep the feature map (Inception's pool branch: max,
+    padding 1; Inception v3's average branch)."""
+    side, typical = _stage(rng, first=2)
+    c = _channels(rng, typical * 2, low=32)
+    x = b.input([1, c, side, side], b.name("x"))
+    op = "MaxPool" if rng.random() < 0.75 else "AveragePool"
+    return b.pool(x, op, 3, 1, pad=1)
+
+
 FAMILIES: Mapping[str, Callable[[Builder, np.random.Generator], str]] = MappingProxyType(
     {
         "conv": _conv,
@@ -169,12 +201,25 @@ FAMILIES: Mapping[str, Callable[[Builder, np.random.Generator], str]] = MappingP
         "memory": _memory,
         "token": _token,
         "concat": _concat,
+        # appended, so the earlier families' generators (seeded by position) are unchanged
+        "narrow": _narrow,
+        "poolsame": _poolsame,
     }
 )
 #: Sweep models per family (x KERNELS_PER_MODEL kernels each); convolutions dominate
 #: CNN latency, so they get the most.
 MODELS_PER_FAMILY: Mapping[str, int] = MappingProxyType(
-    {"conv": 12, "dwconv": 6, "fc": 3, "pool": 3, "memory": 6, "token": 3, "concat": 2}
+    {
+        "conv": 12,
+        "dwconv": 6,
+        "fc": 3,
+        "pool": 3,
+        "memory": 6,
+        "token": 3,
+        "concat": 2,
+        "narrow": 3,
+        "poolsame": 1,
+    }
 )
 
 

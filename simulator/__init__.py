@@ -15,7 +15,7 @@ engine, pandas, networkx and SimPy eagerly here cost ``socsim --help`` about 2 s
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from simulator.lazy import lazy_exports
 
@@ -80,7 +80,7 @@ if TYPE_CHECKING:  # the same names, eagerly, for type checkers and IDEs
 _lazy_attribute, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     if name == "__version__":  # the installed package's metadata; written once, in setup.cfg
         from simulator.version import __version__
 

@@ -118,16 +118,24 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(run_json(result, out_dir, written, extra))
         return EXIT_OK
     print(format_summary(result.summary))
-    print("\napps:")
+    fleets = scenario.fleets
+    members = {node for nodes in fleets.members.values() for node in nodes}
+    apps = result.apps[~result.apps["app"].isin(list(fleets.apps))]  # fleets: their table
+    units = result.units[~result.units["node"].isin(members)]
+    if len(apps):
+        print("\napps:")
+        _print_table(
+            apps[["app", "model", "policy", "decision", "units_used", "predicted_latency_s"]]
+        )
+    print("\nunits:" if not members else "\nunits (fleet members: units.csv):")
     _print_table(
-        result.apps[["app", "model", "policy", "decision", "units_used", "predicted_latency_s"]]
+        units[["unit", "kind", "ops_run", "busy_s", "utilisation", "energy_j", "peak_memory_bytes"]]
     )
-    print("\nunits:")
-    _print_table(
-        result.units[
-            ["unit", "kind", "ops_run", "busy_s", "utilisation", "energy_j", "peak_memory_bytes"]
-        ]
-    )
+    for name in ("fleets", "media"):
+        table = getattr(result, name)
+        if len(table):
+            print(f"\n{name}:")
+            _print_table(table)
     if extra is not None:
         fields = len(mc.uncertain_fields(scenario))
         print(
@@ -247,7 +255,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     from simulator.placement.attribution import gap_table
     from simulator.placement.base import dvfs_basis
     from simulator.placement.estimate import estimate
-    from simulator.placement.explain import cut_table, op_table, stall_table
+    from simulator.placement.explain import cut_table, exit_table, op_table, stall_table
     from simulator.platform import CostOracle
     from simulator.spec import load_scenario
 
@@ -271,6 +279,11 @@ def cmd_explain(args: argparse.Namespace) -> int:
                 _print_table(pd.DataFrame(list(value)))
             else:
                 print(f"  {key}: {value}")
+        exits = exit_table(scenario.models[entry.model], plan, oracle)
+        if exits is not None:  # early exits drawn per request (docs/early-exit.md)
+            print("\n  exits a request may take (predicted for a lone request):")
+            _print_table(exits[0])
+            print(f"  expected latency over the exits' shares: {exits[1] * 1e3:.4g} ms")
         print("\n  ops (predicted for a lone request; level -1: a unit without DVFS):")
         _print_table(op_table(plan, oracle))
         cuts = cut_table(plan, oracle)

@@ -71,7 +71,7 @@ def quiet_unraisable_memory_errors() -> Iterator[None]:
     repeats are dropped; other unraisable errors print as usual."""
     previous = sys.unraisablehook
 
-    def hook(unraisable: object) -> None:
+    def hook(unraisable: sys.UnraisableHookArgs) -> None:
         if not isinstance(getattr(unraisable, "exc_value", None), MemoryError):
             previous(unraisable)
 

@@ -69,3 +69,7 @@ MIN_BANDWIDTH_BPS = 100.0
 #: is 1 PiB at fp32, far beyond any device's memory; byte counts and FLOPs derived from
 #: it stay exact in float64 and within int64.
 MAX_TENSOR_ELEMENTS = 2**48
+
+#: Most members of one fleet (``nodes.<name>.fleet.count``): each member is a node, its
+#: apps and links; 100 k phones on one access point is past any real cell's attach limit.
+MAX_FLEET_COUNT = 100_000

@@ -15,6 +15,7 @@ their units. Two callers use the same functions:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from typing import Any
 
@@ -121,8 +122,33 @@ def adaptive_dispatch(app: str, dispatch: str, has_adaptive: bool, n_replicas: i
         )
 
 
+def online_heft(
+    app: str, placement: Any, replicas: Sequence[Any], default: Any, transfer_timeout_s: Any
+):
+    """Online HEFT is an app's only placement, and its requests are never given up."""
+    from simulator.placement.online import is_online
+
+    subject = f"app '{app}'"
+    specs = tuple(replicas) or (placement if placement is not None else default,)
+    online = [k for k, spec in enumerate(specs) if spec is not None and is_online(spec)]
+    if len(specs) > 1:
+        for k in online:
+            yield RuleError(
+                "online HEFT plans every request itself: give it as the app's only "
+                "placement ('placement: {policy: heft, online: true}'), not among replicas",
+                ("replicas", k, "online"),
+                subject=subject,
+            )
+    elif online and transfer_timeout_s is not None:
+        yield RuleError(
+            "online HEFT reserves the units for the whole request, which a transfer "
+            "timeout would give up: remove its transfer timeout or 'online: true'",
+            subject=subject,
+        )
+
+
 def app_names_known(
-    app: str, model: Any, source: Any, models: Collection[str], nodes: Collection[str]
+    app: object, model: Any, source: Any, models: Collection[str], nodes: Collection[str]
 ) -> Iterator[RuleError]:
     """An app names a model and a source node of its scenario."""
     subject = f"app '{app}'"
@@ -131,7 +157,7 @@ def app_names_known(
         ("source", source, "node", nodes),
     ):
         if isinstance(value, str) and value and value not in known:
-            names = ", ".join(str(k) for k in known)
+            names = ", ".join(collapse_members([str(k) for k in known]))
             yield RuleError(
                 f"unknown {kind} '{value}'; {kind}s: {names}", (key,), value, known, subject
             )
@@ -167,12 +193,16 @@ def scenario_apps(
             yield error.within("workload", i)
         for error in app_has_placement(entry.app, entry.placement, entry.replicas, default):
             yield error.within("workload", i)
+        for error in online_heft(
+            entry.app, entry.placement, entry.replicas, default, entry.transfer_timeout_s
+        ):
+            yield error.within("workload", i)
 
 
 # -- the network ---------------------------------------------------------------------------
 def link_ends_known(link: str, ends: Sequence[Any], nodes: Collection[str]):
     """A link joins nodes of its scenario; each unknown end is reported at its index."""
-    names = ", ".join(str(n) for n in nodes)
+    names = ", ".join(collapse_members([str(n) for n in nodes]))
     for i, end in enumerate(ends):
         if isinstance(end, str) and end and end not in nodes:
             yield RuleError(
@@ -180,7 +210,38 @@ def link_ends_known(link: str, ends: Sequence[Any], nodes: Collection[str]):
             )
 
 
+#: a fleet member's name, ``phone[17]`` (simulator.spec.fleets)
+_MEMBER_NAME = re.compile(r"^(.*)\[([0-9]+)\]$")
+
+
+def collapse_members(names: list[str]) -> list[str]:
+    """Names for a message, each fleet's members as one ``phone[0..199]`` entry."""
+    out: list[str] = []
+    counts: dict[str, int] = {}
+    for name in names:
+        match = _MEMBER_NAME.match(name)
+        if match is None:
+            out.append(name)
+        elif match.group(1) not in counts:
+            counts[match.group(1)] = 1
+            out.append(match.group(1))
+        else:
+            counts[match.group(1)] += 1
+    return [f"{n}[0..{counts[n] - 1}]" if n in counts else n for n in out]
+
+
 # -- translating a breach into a problem of a YAML document -----------------------------------
+def energy_window_ordered(window_s: Sequence[float] | None) -> Iterator[RuleError]:
+    """A fixed energy window ``(start_s, end_s)`` ends after it starts."""
+    if window_s is not None and not window_s[1] > window_s[0]:
+        yield RuleError(
+            f"energy_window ends at {window_s[1]:g} s, not after its start "
+            f"{window_s[0]:g} s; give end_s > start_s",
+            ("energy_window", "end_s"),
+            window_s[1],
+        )
+
+
 def report(ctx: Any, error: RuleError, loc: Any, container: Any) -> None:
     """Add ``error`` to ``ctx`` as a problem at ``loc`` + its path.
 

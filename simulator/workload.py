@@ -197,6 +197,12 @@ class WorkloadEntry:
     on_failure : str
         What a request hit by a failure does: ``retry``, ``wait`` or ``drop``
         (:mod:`simulator.failures`).
+    input_bytes : int or None
+        What a request sends on each network move from its source (a JPEG of the frame,
+        a message); None: the model's input tensor (docs/requests.md).
+    response_bytes : int or None
+        What each output returned over the network carries; 0: no return transfer;
+        None: the output tensor.
     """
 
     app: str
@@ -214,6 +220,8 @@ class WorkloadEntry:
     adaptive: AdaptiveOptions | None = None
     transfer_timeout_s: float | None = None
     on_failure: str = "retry"
+    input_bytes: int | None = None
+    response_bytes: int | None = None
 
     def __post_init__(self) -> None:
         if self.arrival not in ARRIVALS:
@@ -237,6 +245,10 @@ class WorkloadEntry:
             object.__setattr__(self, "adaptive", AdaptiveOptions())
         if self.transfer_timeout_s is not None and not self.transfer_timeout_s > 0:
             raise SocsimError(f"app '{self.app}': transfer_timeout_s must be > 0")
+        for name in ("input_bytes", "response_bytes"):
+            nbytes = getattr(self, name)
+            if nbytes is not None and not (isinstance(nbytes, int) and nbytes >= 0):
+                raise SocsimError(f"app '{self.app}': {name} must be a whole number >= 0")
 
     def arrivals(self, rng: np.random.Generator) -> Iterator[Any]:
         """The arrival stream of this entry (see the module docstring)."""

@@ -95,6 +95,46 @@ def phone_cloud_nodes(cloud_gflops: float = 1000.0) -> dict:
     }
 
 
+def two_node_doc(link: dict, times_ms: list[float], input_bytes: int = 1_000_000) -> dict:
+    """The cloud runs one instant op on a 1 MB input (``input_bytes``) sent from the phone
+    over link ``up`` (8 Mbit/s, reverse 8000, no latency; ``link`` adds or replaces keys)."""
+    return {
+        "name": "links",
+        "nodes": phone_cloud_nodes(1),
+        "links": {
+            "up": {
+                "ends": ["phone", "cloud"],
+                "latency_ms": 0,
+                "bandwidth_mbps": 8,
+                "reverse_bandwidth_mbps": 8000,
+                **link,
+            }
+        },
+        "models": {
+            "m": {
+                "ops": [
+                    {
+                        "name": "x",
+                        "kind": "custom",
+                        "flops": 0,
+                        "input_elems": input_bytes // 4,
+                        "output_elems": 0,
+                    }
+                ]
+            }
+        },
+        "workload": [
+            {
+                "app": "a",
+                "model": "m",
+                "source": "phone",
+                "arrival": {"process": "trace", "times_ms": times_ms},
+            }
+        ],
+        "placement": {"policy": "offload", "node": "cloud"},
+    }
+
+
 def phone_cloud_document() -> dict:
     """A phone and a cloud over one 10/20 Mbit/s link with 20 ms latency and a radio."""
     return {

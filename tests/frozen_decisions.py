@@ -14,7 +14,9 @@ meant to change) with ``python tests/frozen_decisions.py --write``.
 
 A policy added later is frozen as its code decides when it is added, without touching
 the others' entries: ``python tests/frozen_decisions.py --add POLICY`` (PEFT was added so,
-after its paper's worked example was reproduced: tests/placement/test_peft.py).
+after its paper's worked example was reproduced: tests/placement/test_peft.py). A shipped
+scenario added later is frozen likewise: ``--add-cases`` decides only the cases the
+fixture lacks (examples/dynamic_vs_static.yaml was added so).
 """
 
 from __future__ import annotations
@@ -108,8 +110,10 @@ def cases() -> Iterator[tuple[str, ModelGraph, CostOracle, str]]:
         oracle = CostOracle(scenario.platform)
         rel = path.relative_to(ROOT / "scenarios").as_posix()
         seen = set()
+        # a fleet's members are one template: its first member stands for them all
+        later = {m for members in scenario.fleets.members.values() for m in members[1:]}
         for entry in scenario.workload:
-            if (entry.model, entry.source) in seen:
+            if (entry.model, entry.source) in seen or entry.source in later:
                 continue
             seen.add((entry.model, entry.source))
             graph = scenario.models[entry.model]
@@ -197,6 +201,21 @@ def add_policy(frozen: dict[str, dict[str, Any]], policy: str) -> dict[str, dict
     return out
 
 
+def add_cases(frozen: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """``frozen`` with every case it lacks (a shipped scenario added later) decided by
+    every policy variant; the cases it holds are kept as they are."""
+    out = {case: dict(row) for case, row in frozen.items()}
+    for case, graph, oracle, source in cases():
+        if case in out:
+            continue
+        out[case] = {
+            f"{policy}#{k}": decide(graph, oracle, source, policy, options)
+            for policy, variants in POLICY_VARIANTS.items()
+            for k, options in enumerate(variants)
+        }
+    return out
+
+
 def write(frozen: dict[str, dict[str, Any]]) -> None:
     FIXTURE.parent.mkdir(exist_ok=True)
     FIXTURE.write_text(json.dumps(frozen, separators=(",", ":"), sort_keys=True) + "\n")
@@ -208,9 +227,13 @@ if __name__ == "__main__":
         write(record())
     elif len(sys.argv) == 3 and sys.argv[1] == "--add" and sys.argv[2] in POLICY_VARIANTS:
         write(add_policy(json.loads(FIXTURE.read_text()), sys.argv[2]))
+    elif sys.argv[1:] == ["--add-cases"]:
+        write(add_cases(json.loads(FIXTURE.read_text())))
     else:
         sys.exit(
             "usage: python tests/frozen_decisions.py --write  (rewrites the fixture)\n"
             "       python tests/frozen_decisions.py --add POLICY  (adds one policy's entries; "
-            f"POLICY: one of {', '.join(POLICY_VARIANTS)})"
+            f"POLICY: one of {', '.join(POLICY_VARIANTS)})\n"
+            "       python tests/frozen_decisions.py --add-cases  (adds the cases of shipped "
+            "scenarios added since, every policy)"
         )

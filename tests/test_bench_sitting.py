@@ -40,6 +40,10 @@ OUTPUTS = {
     "sweep_resume": {
         "points": 10000, "rows_at_kill": 4000, "resume_s": 30.0, "uninterrupted_s": 50.0
     },
+    "fleet": {
+        "devices": 1000, "duration_s": 60.0, "rate_hz": 1.0, "requests": 60000,
+        "wall_s": 61.0, "cpu_s": 20.0, "target_s": 60.0,
+    },
 }  # fmt: skip
 
 
@@ -67,6 +71,8 @@ def test_every_placeholder_resolves_and_statuses_follow_the_figures(perf):
     assert "the resume ran the\n6,000 pending rows in 30.0 s, 60 % of" in page
     assert "for 60 % of its rows" in page
     assert "scale line one\nscale line two" in page  # an output block, its JSON line left out
+    # 61 s for the fleet against its 60 s target
+    assert "| **61.0 s** wall (20.0 s CPU) | not met |" in page
 
 
 def test_the_baseline_takes_this_sittings_values_and_the_smoke_median(perf):

@@ -31,6 +31,7 @@ compare = load_bench("compare")
         ("sharing_tables.py", ["--help"], "docs/sharing.md"),
         ("sweep.py", ["--bandwidths", "1", "--rounds", "1"], "speed-up processes / serial"),
         ("memory_series.py", ["--requests", "4", "--repeat", "1"], "logged / plain"),
+        ("fleet.py", ["--devices", "5", "--duration", "2", "--json"], "socsim run --trace none"),
     ],
 )
 def test_bench_script_runs(script, args, expected, capsys):

@@ -101,3 +101,9 @@ def test_a_wheel_in_a_fresh_venv_runs_a_scenario_from_an_empty_folder(tmp_path):
     # a shipped example, from inside the installed package (relative includes, ONNX file)
     example = package / "scenarios" / "examples" / "onnx_model_phone.yaml"
     _run([socsim, "validate", example], empty, env)
+    # the shipped TFLite model too, importable from the installed package
+    tflite = package / "scenarios" / "models" / "tiny_mobilenet_int8.tflite"
+    imported = (
+        "import sys; from simulator.graph import load_tflite; print(len(load_tflite(sys.argv[1])))"
+    )
+    assert _run([python, "-c", imported, tflite], empty, env).stdout == "13\n"

@@ -9,6 +9,7 @@ import pandas as pd
 from simulator.engine.failures import FAILURE_COLUMNS
 from simulator.engine.ledger import TRACE_LEVELS
 from simulator.engine.loop import Progress
+from simulator.engine.medium import MediumPort, SharedMedium
 from simulator.engine.memory import MEMORY_COLUMNS, memory_table
 from simulator.engine.run import Engine, RunRecord
 from simulator.engine.series import (
@@ -28,8 +29,10 @@ from simulator.failures import down_within
 from simulator.placement.base import place
 from simulator.placement.memory_pool import pool_problems
 from simulator.placement.plan import ExecutionPlan, compile_plan
+from simulator.placement.requestio import with_request_io
 from simulator.platform import CostOracle
 from simulator.results.breakdown import energy_breakdown
+from simulator.results.fleets import FLEET_COLUMNS, fleet_table, media_table
 from simulator.results.run_result import BATTERY_COLUMNS, THERMAL_COLUMNS, RunResult, summarize
 from simulator.spec.scenario import Scenario
 
@@ -56,7 +59,7 @@ def plan_replicas(
                 graph = scenario.models[entry.model]
                 placement = place(spec, graph, oracle, entry.source)
                 cache[key] = compile_plan(placement.graph or graph, placement, oracle)
-            mine.append(cache[key])
+            mine.append(with_request_io(cache[key], entry.input_bytes, entry.response_bytes))
         plans[entry.app] = tuple(mine)
     for problem in pool_problems(scenario.platform, plans):  # the first; validate lists all
         raise PlacementError(f"app '{problem.app}': {problem.message}")
@@ -140,8 +143,11 @@ def simulate(
         # (found by tests/engine/test_random_invariants.py: its energy lay outside the
         # window, so the units' energy exceeded the integral of their power)
         end_s = max([end_s, ledger.last_op_end_s, *(r.last_change_s for r in record.radios)])
+    run_end_s = end_s  # thermal nodes and batteries are read at the run's end
+    if scenario.energy_window_s is not None:  # energy over exactly this interval
+        start_s, end_s = scenario.energy_window_s
     for radio in record.radios:
-        radio.close(end_s)
+        radio.close(max(end_s, run_end_s))
     window_s = end_s - start_s
     ops = ledger.op_table()
     down_s = {uid: down_within(spans, start_s, end_s) for uid, spans in record.down.items()}
@@ -166,6 +172,7 @@ def simulate(
         if trace == "full"
         else pd.DataFrame(columns=list(POWER_COLUMNS))
     )
+    links = ledger.link_table()
     return RunResult(
         requests=requests,
         ops=ops,
@@ -178,24 +185,55 @@ def simulate(
         power=power,
         energy_breakdown=energy_breakdown(energy, radio_states),
         dvfs_levels=dvfs_level_table(record.dvfs, scenario.platform),
-        temperature=temperature_table(record.thermal, end_s),
+        temperature=temperature_table(record.thermal, run_end_s),
         batteries=pd.DataFrame(
-            [battery.row(end_s) for battery in record.batteries.values()],
+            [battery.row(run_end_s) for battery in record.batteries.values()],
             columns=BATTERY_COLUMNS,
         ),
         thermal=pd.DataFrame(
-            [heat.finish(end_s) for heat in record.thermal.values()],
+            [heat.finish(run_end_s) for heat in record.thermal.values()],
             columns=THERMAL_COLUMNS,
         ),
         summary=summary,
         document=dict(scenario.document),
-        links=ledger.link_table(),
+        links=links,
+        fleets=_fleets(scenario, record, energy),
+        media=_media(scenario, record, links, window_s),
         trace=trace,
         failures=pd.DataFrame(list(record.failures), columns=list(FAILURE_COLUMNS)),
         memory=memory_table(record.memory_log, ledger.weights, scenario.platform)
         if trace == "full" and scenario.memory_series
         else pd.DataFrame(columns=list(MEMORY_COLUMNS)),
     )
+
+
+def _fleets(scenario: Scenario, record: RunRecord, energy: pd.DataFrame) -> pd.DataFrame:
+    """The ``fleets`` table (empty without fleets)."""
+    fleets = scenario.fleets
+    if not fleets.apps:
+        return pd.DataFrame(columns=FLEET_COLUMNS)
+    names, codes, latency_s = record.requests.by_app()
+    return fleet_table(fleets.apps, fleets.members, names, codes, latency_s, energy)
+
+
+def _media(
+    scenario: Scenario, record: RunRecord, links: pd.DataFrame, window_s: float
+) -> pd.DataFrame:
+    """The ``media`` table (empty without shared links)."""
+    media: dict[str, SharedMedium] = {}
+    for port in record.links.values():
+        if isinstance(port, MediumPort):
+            media.setdefault(port.medium.name, port.medium)
+    rows = []
+    for name, medium in media.items():
+        station_links = [
+            link for link in scenario.platform.network.links.values() if link.medium == name
+        ]
+        hub = station_links[0].b  # every station link runs station -> access point
+        rows.append(
+            (name, hub, [link.name for link in station_links], medium.fairness, medium.busy_s)
+        )
+    return media_table(rows, links, window_s)
 
 
 __all__ = ["Engine", "RunRecord", "plan_apps", "plan_replicas", "simulate"]

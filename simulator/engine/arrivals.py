@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import simpy
@@ -23,6 +24,9 @@ from simulator.errors import SimulationError
 from simulator.limits import MAX_REQUESTS
 from simulator.scheduling import ReplicaLoad
 from simulator.workload import AfterCompletion
+
+if TYPE_CHECKING:  # built by the engine after the arrivals
+    from simulator.engine.reserved import OnlineRun
 
 #: ``start(request, now)``: a new request's input is at its source.
 Start = Callable[[Request, float], None]
@@ -62,6 +66,8 @@ class Arrivals:
             LoadTracker(book, units) if any(app.adaptive is not None for app in apps) else None
         )
         self.sources: list[simpy.Process] = []
+        #: the online HEFT apps' OnlineRun, if any (its requests' replicas are its own)
+        self.online: OnlineRun | None = None
         #: battery runs: succeeds when no request can come or is in flight, and every
         #: radio is idle (None: not watched)
         self.over: simpy.Event | None = None
@@ -76,6 +82,8 @@ class Arrivals:
         """
         for app, child in zip(self.apps, seeds.spawn(len(self.apps)), strict=True):
             arrivals, dispatch = (np.random.default_rng(s) for s in child.spawn(2))
+            if app.exits is not None:  # a third stream: the others stay as they were
+                app.exits.seed(child.spawn(1)[0])
             self.sources.append(self.env.process(self._issue(app, arrivals, dispatch, start)))
         if watch_over:
             self.over = self.env.event()
@@ -111,9 +119,15 @@ class Arrivals:
                     "(MAX_REQUESTS); lower count or duration_s"
                 )
             now = env.now
-            rep = app.replicas[self._choose(app, now, dispatch_rng)]
+            if app.online is not None:  # planned now, into the units' reservations
+                rep = app.online(self.book.issued, now)
+            else:
+                rep = app.replicas[self._choose(app, now, dispatch_rng)]
             rep.in_flight += 1
-            request = Request(self.book.issued, app, rep, now)
+            if app.exits is None:
+                request = Request(self.book.issued, app, rep, now)
+            else:  # the exit it takes, and what it runs of the replica
+                request = app.exits.request(self.book.issued, app, rep, now)
             self.book.add(request)
             if self.load is not None:
                 self.load.add(request.rid)
@@ -152,12 +166,16 @@ class Arrivals:
 
     def _check_over(self) -> None:
         """Succeed :attr:`over` once nothing more can happen but idling."""
-        if self.over.triggered or any(source.is_alive for source in self.sources):
+        over = self.over
+        assert over is not None  # called only when watched
+        if over.triggered or any(source.is_alive for source in self.sources):
             return
         if any(rep.in_flight for app in self.apps for rep in app.replicas):
             return
         if self.held is not None and self.held():  # parked until a failed unit recovers
             return
+        if self.online is not None and self.online.in_flight():
+            return
         if self.network.busy():
             return
-        self.over.succeed()
+        over.succeed()

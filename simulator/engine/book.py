@@ -36,6 +36,9 @@ class RequestBook:
         # latency (s) by request id, NaN until it completes: id order is the ``requests``
         # table's, so the summary's mean sums in the same order at every trace level
         self._latency_s = array("d")
+        # app of each request by id, as a code into app_names (the fleets table's groups)
+        self._app_codes = array("l")
+        self._codes: dict[str, int] = {}
         self.first_arrival_s = math.inf
         self.last_finish_s = -math.inf
         self.completed = 0
@@ -56,6 +59,11 @@ class RequestBook:
         if request.rid != self.issued:
             raise ValueError(f"request id {request.rid}, expected {self.issued}")
         self._latency_s.append(math.nan)
+        app = request.app.entry.app
+        code = self._codes.get(app)
+        if code is None:
+            code = self._codes[app] = len(self._codes)
+        self._app_codes.append(code)
         self.first_arrival_s = min(self.first_arrival_s, request.arrival_s)
         if self.keep_records:
             self._records.append(request)
@@ -108,6 +116,13 @@ class RequestBook:
     def current(self) -> Iterator[Request]:
         """The records the book still holds (all, or those in flight)."""
         return iter(self._records if self.keep_records else self._live.values())
+
+    def by_app(self) -> tuple[list[str], np.ndarray, np.ndarray]:
+        """(app names, per request id its app's code in them, per request id its
+        latency in s, NaN unless it completed): at every trace level."""
+        codes = np.frombuffer(self._app_codes, dtype=np.int64) if self.issued else np.empty(0)
+        latency = np.frombuffer(self._latency_s, dtype=np.float64) if self.issued else np.empty(0)
+        return list(self._codes), codes.astype(np.int64), latency.copy()
 
     def figures(self) -> RequestFigures:
         """What the summary needs, in the ``requests`` table's order."""

@@ -93,7 +93,7 @@ class Dataflow:
         self.on_over = on_over
         self._on_arrival = [self._arrive]  # the callbacks of every tensor in transit
         #: starts a fallback attempt (the engine puts the memory gate in front)
-        self.restart = self.start
+        self.restart: Callable[[Request, float], None] = self.start
         #: nodes' pools under ``refuse`` (None: no pool refuses)
         self.memory: MemoryGate | None = None
 
@@ -104,7 +104,7 @@ class Dataflow:
 
     def start(self, request: Request, now: float) -> None:
         """``request``'s input is at its source now: move it to its first ops."""
-        for move in request.rep.input_moves:
+        for move in request.inputs:
             self._start_move(request, move, now)
 
     # -- ops -------------------------------------------------------------------------------
@@ -142,10 +142,20 @@ class Dataflow:
             if step.watched is not None:
                 increment = step.watched.increment_w * step.core_share
                 self.watch.started(step.watched, step.uid, request, i, now, increment)
+            if step.vary is not None:
+                duration_s = step.duration_s
+                real_s = step.vary.duration_s(now, duration_s)
+                return self._stretched(step, request, i, now, duration_s, real_s, step.dram_fixed_s)
             if step.dram is None:
                 return None
             return step.dram.begin(now, step.duration_s, step.dram_fixed_s, step.dram_bytes)
-        level = state.start(now, step.level_s)
+        vary = step.vary
+        if vary is None:
+            level = state.start(now, step.level_s)
+        else:  # the governor notes the op busy for its real time at the level it picks
+            factor = vary.factor()
+            real = tuple(vary.real_s(now, time_s, factor) for time_s in step.level_s)
+            level = state.start(now, real)
         duration_s = step.level_s[level]
         if request.levels is None:
             request.levels = [0] * len(request.steps)
@@ -153,9 +163,33 @@ class Dataflow:
         if step.watched is not None:
             increment = (state.busy_w[level] - step.watched.idle_w) * step.core_share
             self.watch.started(step.watched, step.uid, request, i, now, increment)
+        if vary is not None:
+            return self._stretched(step, request, i, now, duration_s, real[level], step.fixed_s)
         if step.dram is None or duration_s <= step.fixed_s:
             return duration_s
         return step.dram.begin(now, duration_s, step.fixed_s, step.dram_bytes)
+
+    def _stretched(
+        self,
+        step: OpStep,
+        request: Request,
+        i: int,
+        now: float,
+        duration_s: float,
+        real_s: float,
+        fixed_s: float,
+    ) -> float | DramStream:
+        """Start an op whose time varies or a background load slows (docs/stochastic.md):
+        its real time ``real_s`` instead of the cost model's ``duration_s``, or its DRAM
+        stream lasting that long (the fixed part stretched alike)."""
+        stretched_s = float(real_s)
+        if request.stretched_s is None:
+            request.stretched_s = [0.0] * len(request.steps)
+        request.stretched_s[i] = stretched_s
+        if step.dram is None or duration_s <= fixed_s:
+            return stretched_s
+        fixed_s = fixed_s * (stretched_s / duration_s)
+        return step.dram.begin(now, stretched_s, fixed_s, step.dram_bytes)
 
     def _op_done(self, payload, start_s: float, end_s: float) -> None:
         request, i = payload
@@ -172,7 +206,7 @@ class Dataflow:
             request.phase[i] = DONE
             if request.abandoned:  # the op ran (and drew power) for an attempt given up
                 step.tally.memory_bytes -= step.output_bytes
-                if request.reserved is not None:
+                if request.reserved is not None and self.memory is not None:
                     self.memory.release_op(request, step.uid, step.output_bytes)
                 # the fallback attempt, if any (None: released, under trace none)
                 current = self.book.get(request.rid)
@@ -207,6 +241,8 @@ class Dataflow:
         """(energy J, level or -1, DRAM stall s) of an op that is not plain (DVFS, shared
         DRAM or a watched node), which ran over ``[start_s, end_s]``."""
         stall_s = 0.0
+        if step.vary is not None:
+            return self._stretched_energy(step, request, i, start_s, end_s)
         if step.dvfs is not None:
             level = request.levels[i]
             energy = step.level_j[level]
@@ -223,6 +259,27 @@ class Dataflow:
         if step.watched is not None:
             self.watch.ended(step.watched, request, i)
         return energy, level, stall_s
+
+    def _stretched_energy(
+        self, step: OpStep, request: Request, i: int, start_s: float, end_s: float
+    ) -> tuple[float, int, float]:
+        """(energy J, level or -1, DRAM stall s) of a stretched op: the unit draws the
+        op's busy power over its whole real time (docs/stochastic.md)."""
+        if step.dvfs is not None:
+            level = request.levels[i]
+            power_w = step.dvfs.busy_w[level] * step.core_share
+        else:
+            level = -1
+            power_w = step.energy_j / step.duration_s if step.duration_s > 0 else 0.0
+        ran_s = request.stretched_s[i]  # its real time, unless shared DRAM stalled it
+        stall_s = 0.0
+        if step.dram is not None:  # exact 0 when unstalled, as _op_energy's
+            stall_s = max(end_s - (start_s + ran_s), 0.0)
+            if stall_s:
+                ran_s = end_s - start_s
+        if step.watched is not None:
+            self.watch.ended(step.watched, request, i)
+        return power_w * ran_s, level, stall_s
 
     # -- tensor moves ----------------------------------------------------------------------
     def _start_move(self, request: Request, fast: FastMove, now: float) -> None:
@@ -248,7 +305,7 @@ class Dataflow:
             )
             request.hops.add(track)
             timeout_s = request.app.entry.transfer_timeout_s
-            if timeout_s is not None and not request.fell_back:
+            if timeout_s is not None and not request.fell_back:  # else tracked to be undone
                 call_later(self.env, timeout_s, lambda: self._timed_out(request, track))
         # a download's hop is queued when its first bytes reach the device (docs/energy.md)
         payload = (request, fast, k, now + self.network.lead_s[direction], track)
@@ -320,12 +377,12 @@ class Dataflow:
             self._deliver(request, move.consumers, now)
 
     def _complete(self, request: Request, now: float) -> None:
-        if request.reserved is not None:
+        if request.reserved is not None and self.memory is not None:
             self.memory.release(request)
         self.book.complete(request, now)  # sets finish_s; releases it under trace none
         request.rep.in_flight -= 1
         # nothing reads a finished request's counters again; dropping them keeps the
         # garbage collector's passes short on long runs
         request.waits = request.ready_s = request.holders = request.inbufs = None
-        request.levels = None  # each DVFS op's level: booked already
+        request.levels = request.stretched_s = None  # each op's level and time: booked already
         self.on_over(request.app)

@@ -77,7 +77,11 @@ class Fallback:
             self.book.drop(request, reason)
             self.on_over(app)
             return None
-        again = Request(request.rid, app, app.replicas[app.adaptive.fallback], request.arrival_s)
+        rep = app.replicas[app.adaptive.fallback]
+        if app.exits is None:
+            again = Request(request.rid, app, rep, request.arrival_s)
+        else:  # the same exit on the fallback replica
+            again = app.exits.request(request.rid, app, rep, request.arrival_s, request.exit)
         if not app.failures:  # the fallback runs to the end, whatever it takes
             again.hops = again.phase = None
         again.fell_back = True
@@ -115,5 +119,5 @@ class Fallback:
                 seen.add(id(buf))
                 buf.readers = 0
         request.rep.in_flight -= 1
-        if request.reserved is not None:
+        if request.reserved is not None and self.memory is not None:
             self.memory.release(request)

@@ -155,7 +155,7 @@ class Ledger:
         tally = step.tally
         tally.active_energy_j += energy_j
         if stall_s:  # in whole-unit seconds, as busy_s
-            tally.memory_stall_s += stall_s * request.plan.core_share[i]
+            tally.memory_stall_s += stall_s * step.core_share
         if end_s > self.last_op_end_s:
             self.last_op_end_s = end_s
         ready_s = request.ready_s[i]
@@ -304,9 +304,9 @@ class Ledger:
             # an op holds op_cores of the unit's cores: busy time counts in whole-unit seconds
             tally = self.tallies[uid]
             busy = server.busy_s * unit.op_cores / unit.cores + tally.partial_busy_s
+            busy_in_window, active_energy = self.in_window(uid, busy, tally)
             up_s = window_s - down_s.get(uid, 0.0) if down_s else window_s
-            idle_energy = unit.idle_w * max(up_s - busy, 0.0)
-            active_energy = tally.active_energy_j
+            idle_energy = unit.idle_w * max(up_s - busy_in_window, 0.0)
             rows.append(
                 {
                     "node": node.name,
@@ -331,6 +331,12 @@ class Ledger:
                 }
             )
         return pd.DataFrame(rows)
+
+    def in_window(self, uid: str, busy_s: float, tally: UnitTally) -> tuple[float, float]:
+        """(busy whole-unit s, active J) of unit ``uid`` inside the energy window: all of
+        the run's, since the default window holds every op (a fixed one clips them:
+        :class:`~simulator.engine.window.WindowLedger`)."""
+        return busy_s, tally.active_energy_j
 
     def radio_table(self, radios, window: tuple[float, float]) -> pd.DataFrame:
         """One row per device-end radio: seconds sending/receiving, energy by state."""

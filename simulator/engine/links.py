@@ -123,6 +123,16 @@ class FluidLink:
         self._update()
         return flow.bits_total - max(flow.bits_left, 0.0)
 
+    def advance(self) -> None:
+        """Count the bits every flow has sent up to now (the rates do not change)."""
+        self._advance()
+
+    def restart(self, flow: _Flow) -> None:
+        """Send ``flow`` again from its first bit: what it had sent is lost (a handover)."""
+        self._advance()
+        flow.bits_left = flow.bits_total
+        self._update()
+
     # -- the fluid model -----------------------------------------------------------------
     def _advance(self) -> None:
         now = self.env.now

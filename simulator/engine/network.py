@@ -24,9 +24,11 @@ from typing import Any
 import simpy
 
 from simulator.engine.links import FluidLink
+from simulator.engine.medium import MediumPort, SharedMedium
 from simulator.engine.radio import RadioState
 from simulator.engine.servers import call_later
 from simulator.engine.state import HopTrack, RadioRates
+from simulator.errors import SocsimError
 from simulator.network.impairments import impairments_for
 from simulator.network.topology import BITS_PER_BYTE
 from simulator.platform import Platform
@@ -87,13 +89,32 @@ class Network:
             )
             for direction, radios in self.hop_radios.items()
         }
-        self.links: dict[Direction, FluidLink] = {}
+        self.links: dict[Direction, FluidLink | MediumPort] = {}
+        media: dict[str, SharedMedium] = {}
         node_down = node_down or {}
         for link in platform.network.links.values():
             down = (*node_down.get(link.a, ()), *node_down.get(link.b, ()))
             stepped = replace(link, outages=(*link.outages, *down)) if down else link
             for src, dst in ((link.a, link.b), (link.b, link.a)):
                 radios = self.hop_radios[(link.name, src)]
+                if link.medium:  # a station's link: its directions share the airtime
+                    if down:
+                        raise SocsimError(
+                            f"failures: link '{link.name}' ends at a node that fails, but it "
+                            f"is on shared medium '{link.medium}', whose links cannot be cut "
+                            "yet; fail a unit of the node instead, or take the link off the "
+                            "medium"
+                        )
+                    medium = media.get(link.medium)
+                    if medium is None:
+                        medium = media[link.medium] = SharedMedium(env, link.medium, link.fairness)
+                    self.links[(link.name, src)] = medium.port(
+                        f"{link.name}:{src}->{dst}",
+                        link.bandwidth_from(src),
+                        RadioRates(radios) if radios else None,
+                        link.latency_s - self.lead_s[(link.name, src)],
+                    )
+                    continue
                 self.links[(link.name, src)] = FluidLink(
                     env,
                     f"{link.name}:{src}->{dst}",

@@ -21,8 +21,9 @@ builders read.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 import simpy
@@ -31,23 +32,31 @@ from simulator.engine.arrivals import Arrivals
 from simulator.engine.book import RequestBook
 from simulator.engine.dataflow import Dataflow
 from simulator.engine.dram import DramChannel
+from simulator.engine.exits import app_exits
 from simulator.engine.failures import Failures
 from simulator.engine.fallback import Fallback
+from simulator.engine.handover import Handovers, drops_on_handover, mobile_links
 from simulator.engine.ledger import Ledger
 from simulator.engine.links import FluidLink
 from simulator.engine.loop import Progress, step_until
+from simulator.engine.medium import MediumPort
 from simulator.engine.memory import LoggedTally, MemoryGate
 from simulator.engine.network import Network
 from simulator.engine.offload import AdaptiveApp
 from simulator.engine.power import Battery
 from simulator.engine.radio import RadioState
+from simulator.engine.reserved import OnlineRun
+from simulator.engine.runtime import RuntimeDataflow, uses_runtime
 from simulator.engine.servers import Server
-from simulator.engine.state import App, FastMove, OpStep, Replica
+from simulator.engine.state import App, FastMove, OpStep, Replica, Request
 from simulator.engine.thermal import NodeThermal
+from simulator.engine.variation import Stretches
 from simulator.engine.watch import PowerWatch
+from simulator.engine.window import WindowBook, WindowLedger
 from simulator.errors import SimulationError
 from simulator.failures import down_intervals
 from simulator.hardware.dvfs_state import DvfsState
+from simulator.placement.online import is_online
 from simulator.placement.plan import ExecutionPlan
 from simulator.platform import CostOracle, unit_id
 from simulator.scheduling import DISPATCHERS, SCHEDULERS
@@ -81,6 +90,8 @@ class RunRecord:
         The units that failed, and when (they draw no power then).
     memory_log : list of (time_s, unit id, bytes)
         Every change of a unit's memory in use (trace ``full``; else empty).
+    handovers : Handovers or None
+        With a mobile link: the handovers that happened and what they did to requests.
     """
 
     ledger: Ledger
@@ -90,12 +101,13 @@ class RunRecord:
     thermal: dict[str, NodeThermal]
     batteries: dict[str, Battery]
     units: dict[str, Server]
-    links: dict[tuple[str, str], FluidLink]
+    links: dict[tuple[str, str], FluidLink | MediumPort]
     stopped_at_s: float | None
     stop_reason: str
     failures: tuple[tuple, ...] = ()
     down: Mapping[str, tuple[tuple[float, float], ...]] = field(default_factory=dict)
     memory_log: list[tuple[float, str, int]] = field(default_factory=list)
+    handovers: Handovers | None = None
 
 
 class Engine:
@@ -146,7 +158,8 @@ class Engine:
             if platform.unit(uid).dvfs is not None
         }
         self.units = {uid: Server(env, uid, platform.unit(uid).slots) for uid in platform.unit_ids}
-        self.down, node_down = {}, {}
+        self.down: dict[str, tuple[tuple[float, float], ...]] = {}
+        node_down: dict[str, tuple[tuple[float, float], ...]] = {}
         if scenario.failures:
             nodes = {name: platform.units_of(name) for name in platform.nodes}
             self.down, node_down = down_intervals(
@@ -166,9 +179,23 @@ class Engine:
         self.memory_log: list[tuple[float, str, int]] = []
         logged = lambda uid: LoggedTally(env, self.memory_log, uid)  # noqa: E731
         series = keep_rows and scenario.memory_series  # a call per change: only on demand
-        self.ledger = Ledger(platform, self.units, keep_rows, logged if series else None)
+        new_tally = logged if series else None
+        if scenario.energy_window_s is None:
+            self.ledger = Ledger(platform, self.units, keep_rows, new_tally)
+        else:  # energy over a fixed interval: each op clipped to it as it ends
+            self.ledger = WindowLedger(
+                platform, self.units, keep_rows, scenario.energy_window_s, new_tally
+            )
+        self.stretches = Stretches(platform, scenario.seed, replicate)
         self.watch = PowerWatch(env, platform, self.network.radios, self.dvfs)
+        # online HEFT apps: planned per request at arrival, their units in reservation order
+        online = None
+        if any(is_online(s) for e in scenario.workload for s in scenario.placements_for(e)):
+            # each request's plan runs as replica 0, its ops queued on the units' gates
+            build = lambda plan, app, gates: self._replica(0, plan, app, gates)  # noqa: E731
+            online = OnlineRun(scenario, plans, oracle, self.units, self.ledger, build)
         apps = []
+        drops = drops_on_handover(platform)  # a handover may give attempts up: track hops
         for i, entry in enumerate(scenario.workload):
             mine = plans[entry.app]
             mine = (mine,) if isinstance(mine, ExecutionPlan) else tuple(mine)
@@ -178,15 +205,42 @@ class Engine:
                 if entry.adaptive is not None
                 else None
             )
+            exits = app_exits(
+                scenario.models[entry.model],
+                replicas,
+                oracle,
+                partial(self._replica, app=entry.app),
+            )
             dispatcher = DISPATCHERS.get(entry.dispatch).function
-            apps.append(App(i, entry, replicas, dispatcher, adaptive, failures=bool(self.down)))
+            start = online.starter(entry.app) if online and entry.app in online.apps else None
+            # a timeout, a handover that drops, or a failure may undo an attempt
+            tracked = entry.transfer_timeout_s is not None or drops or bool(self.down)
+            apps.append(
+                App(
+                    i,
+                    entry,
+                    replicas,
+                    dispatcher,
+                    adaptive,
+                    exits=exits,
+                    online=start,
+                    tracked=tracked,
+                    failures=bool(self.down),
+                )
+            )
             for replica in replicas:
                 self.ledger.load_weights(replica.plan)
-        self.book = RequestBook(keep_records)
+        if scenario.energy_window_s is None:
+            self.book = RequestBook(keep_records)
+        else:
+            self.book = WindowBook(keep_records, scenario.energy_window_s)
         self.arrivals = Arrivals(env, apps, self.book, self.units, self.network)
         monitors = [app.adaptive.monitor for app in apps if app.adaptive is not None]
         fallback = Fallback(self.ledger, self.book, monitors, self.arrivals.free_slot)
-        self.dataflow = Dataflow(
+        # an app placed by a run-time rule (met, etf...) has its ops' units decided as
+        # they become ready: a Dataflow that does so, only then (engine/runtime.py)
+        runtime = uses_runtime(apps)
+        self.dataflow = (RuntimeDataflow if runtime else Dataflow)(
             env,
             SCHEDULERS.get(scenario.scheduler).function,
             self.dvfs,
@@ -222,26 +276,43 @@ class Engine:
             self.dataflow.memory = fallback.memory = self.memory
             if self.failures is not None:
                 self.failures.memory = self.memory
+        # a dropped attempt's fallback starts as a timed-out one's does (through the
+        # memory gate, when a pool refuses: run() sets ``dataflow.restart``)
+        restart = lambda request, now: self.dataflow.restart(request, now)  # noqa: E731
+        self.handovers = (
+            Handovers(env, platform, self.network.links, fallback, restart)
+            if mobile_links(platform)
+            else None
+        )
+        self.online = online
+        if online is not None:
+            online.attach()
+            self.arrivals.online = online
+        if isinstance(self.dataflow, RuntimeDataflow):
+            self.dataflow.prepare(apps, self.units, oracle, scenario.models, self._step)
 
-    def _replica(self, index: int, plan: ExecutionPlan, app: str) -> Replica:
-        platform = self.scenario.platform
+    def _step(self, plan: ExecutionPlan, i: int, app: str, trace_code: int, servers=None) -> OpStep:
+        """Op ``i`` of ``plan`` run for ``app`` with its unit's run-time objects
+        (``servers``: the units' servers, or online HEFT's gates in front of them)."""
+        uid = plan.units[i]
+        return OpStep(
+            plan,
+            i,
+            (self.units if servers is None else servers)[uid],
+            self.scenario.platform.node_of(uid).role == "device",
+            self.dvfs.get(uid),
+            self.dram.get(uid),
+            self.watch.units.get(uid),
+            self.ledger,
+            app,
+            trace_code,
+            self.stretches.get(uid, plan.kinds[i]),
+        )
+
+    def _replica(self, index: int, plan: ExecutionPlan, app: str, servers=None) -> Replica:
         ledger = self.ledger
         first_code = ledger.op_codes(app, plan)
-        steps = tuple(
-            OpStep(
-                plan,
-                i,
-                self.units[uid],
-                platform.node_of(uid).role == "device",
-                self.dvfs.get(uid),
-                self.dram.get(uid),
-                self.watch.units.get(uid),
-                ledger,
-                app,
-                first_code + i,
-            )
-            for i, uid in enumerate(plan.units)
-        )
+        steps = tuple(self._step(plan, i, app, first_code + i, servers) for i in range(plan.size))
         return Replica(
             index=index,
             plan=plan,
@@ -263,7 +334,7 @@ class Engine:
         """
         env, watch = self.env, self.watch
         seeds = np.random.SeedSequence(self.scenario.seed, spawn_key=(self.replicate,))
-        start = self.dataflow.start
+        start: Callable[[Request, float], None] = self.dataflow.start
         if self.memory.active:  # a request that might not fit a refusing pool is dropped
             start = self.dataflow.restart = self.memory.gate(start)
         if self.failures is not None:  # a request's replica may be down when it arrives
@@ -275,7 +346,9 @@ class Engine:
             # a battery drains at idle forever: stop when it is empty or the work is over
             # (no more arrivals, nothing in flight, every radio back to idle)
             empty = simpy.events.AnyOf(env, [b.empty for b in watch.batteries.values()])
-            self._step_until(simpy.events.AnyOf(env, [empty, self.arrivals.over]))
+            over = self.arrivals.over
+            assert over is not None  # watched: watch_over above
+            self._step_until(simpy.events.AnyOf(env, [empty, over]))
             if empty.triggered:  # the run ends now; what was in flight is dropped
                 stopped_at_s = env.now
                 stop_reason = watch.stop(env.now, self.ledger)
@@ -301,6 +374,7 @@ class Engine:
             failures=tuple(self.failures.rows()) if self.failures is not None else (),
             down=self.down,
             memory_log=self.memory_log,
+            handovers=self.handovers,
         )
 
     def _step_until(self, until: simpy.Event | None) -> None:

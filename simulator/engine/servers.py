@@ -119,7 +119,7 @@ class Server:
         A job submitted while :attr:`down` waits in the queue until :meth:`recover`.
         """
         self.down = True
-        cut = []
+        cut: list[tuple[Any, float, Any]] = []
         workers = []
         for worker in self._workers:
             if worker.payload is None:
@@ -172,7 +172,7 @@ class _Worker(Wakeup):
         self.env = server.env
         self.queue = server._queue
         # built once: the callbacks of every wake-up (SimPy's loop only reads them)
-        self.on_woken = [self.woken]
+        self.on_woken: list[Callable[[Any], None]] = [self.woken]
         self.on_done = [self.done]
         self._stalled = self.stalled
         self.payload = self.stream = None

@@ -6,8 +6,9 @@ Plain mutable records the hot path reads and writes (no logic beyond setting up)
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import simpy
 
@@ -18,6 +19,7 @@ from simulator.engine.links import FluidLink
 from simulator.engine.offload import AdaptiveApp
 from simulator.engine.servers import Server
 from simulator.engine.tally import UnitTally
+from simulator.engine.variation import Stretch
 from simulator.hardware.dvfs_state import DvfsState
 from simulator.placement.plan import ExecutionPlan, Move
 from simulator.scheduling import NO_DEADLINE, Dispatcher
@@ -103,6 +105,7 @@ class OpStep:
         "tally",
         "trace_code",
         "uid",
+        "vary",
         "watched",
     )
 
@@ -118,6 +121,7 @@ class OpStep:
         ledger: Ledger,
         app: str,
         trace_code: int,
+        vary: Stretch | None = None,
     ):
         self.uid = plan.units[i]
         self.server = server
@@ -144,8 +148,10 @@ class OpStep:
         self.dram = dram if plan.dram[i] is not None else None
         self.dram_fixed_s, self.dram_bytes = plan.dram[i] or (0.0, 0.0)
         self.watched = watched  # the unit's UnitPower when its node is watched
+        #: the op's real time when it varies or a background load slows it, else None
+        self.vary = vary
         #: none of the above: it lasts its plan's duration and draws its plan's energy
-        self.plain = self.dvfs is None and self.dram is None and watched is None
+        self.plain = self.dvfs is None and self.dram is None and watched is None and vary is None
 
 
 class InBuf:
@@ -181,12 +187,14 @@ class Request:
         "device_energy_j",
         "drop_reason",
         "energy_j",
+        "exit",
         "fell_back",
         "finish_s",
         "first_start_s",
         "holders",
         "hops",
         "inbufs",
+        "inputs",
         "levels",
         "outputs_left",
         "phase",
@@ -196,26 +204,35 @@ class Request:
         "rep",
         "reserved",
         "rid",
+        "rt",
         "steps",
+        "stretched_s",
         "waits",
     )
 
-    def __init__(self, rid: int, app: App, rep: Replica, arrival_s: float):
-        plan = rep.plan
+    def __init__(
+        self, rid: int, app: App, rep: Replica, arrival_s: float, view: Replica | None = None
+    ):
+        # ``view``: what the request runs of ``rep`` (an early exit's ops, simulator.engine.exits)
+        runs = rep if view is None else view
+        plan = runs.plan
         self.rid = rid
         self.app = app
         self.rep = rep
         self.plan = plan
-        self.steps = rep.steps
+        self.steps = runs.steps
+        self.inputs = runs.input_moves
+        self.exit: int | None = None  # the index of the exit it takes (models with exits)
         self.arrival_s = arrival_s
         deadline = app.entry.deadline_s
         self.deadline_at_s = arrival_s + deadline if deadline is not None else NO_DEADLINE
         self.priority = app.entry.priority  # what the unit scheduler sees of its app
         self.waits = list(plan.waits)
         self.ready_s = [arrival_s] * plan.size
-        self.holders = list(rep.holders)
+        self.holders = list(runs.holders)
         self.inbufs: list[list[InBuf] | None] = [None] * plan.size
         self.levels: list[int] | None = None  # the level each DVFS op started at
+        self.stretched_s: list[float] | None = None  # each varied op's time, set at its start
         self.outputs_left = plan.n_outputs
         self.first_start_s = None
         self.finish_s = None
@@ -225,10 +242,12 @@ class Request:
         self.fell_back = False
         self.drop_reason = ""
         self.reserved: dict[str, int] | None = None  # memory held in refusing pools
-        # only requests that may time out or fail track their hops and op phases (to undo them)
+        # only requests whose attempt may be undone (a transfer timeout, a handover that
+        # drops, a failure) track their hops and op phases
         tracked = app.tracked
         self.hops: set[HopTrack] | None = set() if tracked else None
         self.phase: list[int] | None = [0] * plan.size if tracked else None
+        self.rt: Any = None  # a run-time app's decisions (simulator.engine.runtime.RequestState)
 
 
 @dataclass
@@ -252,13 +271,14 @@ class App:
     replicas: tuple[Replica, ...]
     dispatcher: Dispatcher
     adaptive: AdaptiveApp | None = None
+    #: online HEFT: ``online(rid, now)`` plans the request and gives its replica
+    online: Callable[[int, float], Replica] | None = None
+    exits: Any = None  # AppExits (simulator.engine.exits) when its model has exits
+    #: its requests track their hops and op phases, to undo an attempt (a transfer
+    #: timeout, a handover that drops what is under way, or a unit's failure)
+    tracked: bool = False
     issued: int = 0
     unconsumed: int = 0
     waiter: simpy.Event | None = None
     #: a unit of the scenario may fail (its requests' attempts may be undone)
     failures: bool = False
-
-    @property
-    def tracked(self) -> bool:
-        """Whether its requests track their hops and op phases (to undo an attempt)."""
-        return self.failures or self.entry.transfer_timeout_s is not None

@@ -75,7 +75,35 @@ def request_table(record: RunRecord, seed: int, replicate: int) -> pd.DataFrame:
         "seed": [seed] * len(records),
         "replicate": [replicate] * len(records),
     }
-    return pd.DataFrame(columns, columns=list(REQUEST_COLUMNS))
+    names = list(REQUEST_COLUMNS)
+    if record.handovers is not None:  # a mobile link: what handovers did to each request
+        notes = record.handovers.notes
+        columns["handover"] = ["; ".join(notes.get(r.rid, ())) for r in records]
+        names.insert(names.index("fell_back") + 1, "handover")
+    if any(r.app.exits is not None for r in records):  # a model with early exits
+        columns.update(exit_columns(records))
+        names += EXIT_COLUMNS
+    return pd.DataFrame(columns, columns=names)
+
+
+#: The requests table's columns when a model of the run has early exits.
+EXIT_COLUMNS = ("exit", "exit_accuracy_top1")
+
+
+def exit_columns(records) -> dict[str, list]:
+    """Per request, the exit it took ("" for an app without exits) and that exit's
+    top-1 (%, NaN unknown)."""
+    names, accuracy = [], []
+    for r in records:
+        exits = r.app.exits
+        if exits is None or r.exit is None:
+            names.append("")
+            accuracy.append(math.nan)
+            continue
+        names.append(exits.names[r.exit])
+        top1 = exits.accuracy[r.exit]
+        accuracy.append(math.nan if top1 is None else top1)
+    return {"exit": names, "exit_accuracy_top1": accuracy}
 
 
 def energy_table(units, radios, scenario: Scenario, start_s: float, end_s: float) -> pd.DataFrame:

@@ -128,5 +128,5 @@ class PowerWatch:
                 busy_w = state.busy_w[request.levels[i]]
             else:
                 busy_w = self.units[run.uid].active_w
-            ledger.partial_op(run.uid, run.start_s, now, request.plan.core_share[i], busy_w)
+            ledger.partial_op(run.uid, run.start_s, now, request.steps[i].core_share, busy_w)
         return f"battery of {', '.join(empty)} empty at {now:.6g} s"

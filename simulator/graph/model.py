@@ -21,8 +21,8 @@ from simulator.frozen import FrozenMap
 from simulator.graph.sparse import stored_weight_bytes
 
 #: Bytes per element of each supported dtype.
-DTYPE_BYTES: Mapping[str, int] = FrozenMap({"fp32": 4, "fp16": 2, "int8": 1})
-_DTYPE_BYTES = DTYPE_BYTES.to_dict()  # the same, read on every byte count
+_DTYPE_BYTES: dict[str, int] = {"fp32": 4, "fp16": 2, "int8": 1}  # read on every byte count
+DTYPE_BYTES: Mapping[str, int] = FrozenMap(_DTYPE_BYTES)  # a copy, for everyone else
 
 #: Operator kinds the cost model and the unit `supports` lists speak of.
 OP_KINDS: tuple[str, ...] = (

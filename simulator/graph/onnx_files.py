@@ -14,7 +14,6 @@ weights cost no memory whatever their size.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -23,7 +22,7 @@ import onnx
 from onnx import external_data_helper, helper
 
 from simulator.errors import ModelError, SocsimError
-from simulator.limits import MAX_TENSOR_ELEMENTS
+from simulator.graph.view_build import tensor_elements
 
 #: Largest ``.onnx`` file read, bytes. Protobuf cannot parse a message over 2 GiB; models
 #: with more weights keep them in external data (ONNX's own rule), which is not read.
@@ -34,27 +33,6 @@ MAX_EXTERNAL_TENSOR_READ = 2**20
 #: Largest external-data file whose size is trusted, bytes (an offset or a size beyond it
 #: is refused, so arithmetic on them cannot overflow int64).
 MAX_EXTERNAL_FILE_BYTES = 2**48
-
-
-def tensor_elements(dims: Iterable[int], what: str, label: str) -> int:
-    """The element count of ``dims``, each >= 0, bounded by :data:`MAX_TENSOR_ELEMENTS`.
-
-    Raises
-    ------
-    ModelError
-        For a negative dimension or a product beyond the bound.
-    """
-    dims = [int(d) for d in dims]
-    if any(d < 0 for d in dims):
-        raise ModelError(f"{what} has a negative dimension: {dims}", label)
-    count = math.prod(dims)
-    if count > MAX_TENSOR_ELEMENTS:
-        raise ModelError(
-            f"{what} of shape {dims} has {count:.3g} elements, more than the "
-            f"{MAX_TENSOR_ELEMENTS:.3g} (MAX_TENSOR_ELEMENTS) socsim accepts",
-            label,
-        )
-    return count
 
 
 def read_onnx_file(

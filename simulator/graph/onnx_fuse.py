@@ -265,7 +265,7 @@ def _matmul(i: int, state: _State) -> Group:
             act = _activation(state, gemm_out, GEMM_ACTIVATIONS)
             fused = (*_gemm_transposes(i, gemm_out, state), *act)
             return Group(i, fused, (j,), bias.elems if bias.is_const else 0)
-    fused = _input_transposes(i, state)
+    transposes = _input_transposes(i, state)
     scales: list[int] = []  # MatMulScaleFusion of the output, repeated along a chain
     while (j := state.sole_consumer(out)) is not None and is_scalar_scaling(state.nodes[j], out):
         scales.append(j)
@@ -273,7 +273,7 @@ def _matmul(i: int, state: _State) -> Group:
     # all scalings become one factor alpha on the output: one FLOP per output element
     alpha = scales or i in state.scaled
     alpha_flops = float(node.out_elems) * FLOPS_PER_ELEMENT["scale"] if alpha else 0.0
-    return Group(i, tuple(fused), tuple(scales), 0, alpha_flops)
+    return Group(i, tuple(transposes), tuple(scales), 0, alpha_flops)
 
 
 def _transposed(state: _State, tensor: str, consumer: int) -> int | None:

@@ -10,20 +10,20 @@ nodes are not ops. Edges carry the bytes of the tensors between ops. See docs/on
 from __future__ import annotations
 
 import difflib
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import networkx as nx
 import onnx
 
 from simulator.errors import ModelError
-from simulator.graph.layers import DEFAULT_PARALLEL_FRACTION
-from simulator.graph.model import DTYPE_BYTES, Edge, ModelGraph, Op
+from simulator.graph.model import DTYPE_BYTES, ModelGraph
 from simulator.graph.onnx_files import read_onnx_file
-from simulator.graph.onnx_fuse import PLANS, Group, Plan, runs_fused_kernel
+from simulator.graph.onnx_fuse import PLANS
 from simulator.graph.onnx_ops import HANDLERS
 from simulator.graph.onnx_shapes import STANDARD_DOMAINS, constants, fix_batch, infer, resolve
-from simulator.graph.onnx_view import NodeView, OpCost, TensorView
+from simulator.graph.onnx_view import NodeView, TensorView
+from simulator.graph.view_build import build_graph
 
 #: Domains whose ops the importer knows (standard ONNX and onnxruntime's contrib ops).
 DOMAINS = STANDARD_DOMAINS | {"com.microsoft"}
@@ -131,7 +131,7 @@ def import_model(
     views = [_node_view(n, node, shapes, consts, label) for n, node in nodes]
     outputs = frozenset(o.name for o in model.graph.output)
     plan = PLANS[fuse](views, outputs)
-    return _build(model_name, views, plan, outputs, dtype or _default_dtype(model), label)
+    return build_graph(model_name, views, plan, outputs, dtype or _default_dtype(model), label)
 
 
 def _label(source: Source) -> str:
@@ -258,97 +258,3 @@ def _default_dtype(model: onnx.ModelProto) -> str:
         if value.name not in inits:
             return _ELEM_DTYPES.get(value.type.tensor_type.elem_type, "fp32")
     return "fp32"
-
-
-def _cost(view: NodeView, label: str) -> OpCost:
-    try:
-        return HANDLERS[view.op_type](view)
-    except (ValueError, IndexError, KeyError, TypeError) as exc:
-        raise ModelError(f"node '{view.name}' ({view.op_type}): {exc}", label) from None
-
-
-def _build(
-    name: str,
-    views: Sequence[NodeView],
-    plan: Plan,
-    graph_outputs: frozenset[str],
-    dtype: str,
-    label: str,
-) -> ModelGraph:
-    views = plan.views or views
-    costs = {m: _cost(views[m], label) for g in plan.groups for m in (g.anchor, *g.fused)}
-    group_of = {m: k for k, g in enumerate(plan.groups) for m in g.members}
-    producer = {o.name: i for i, v in enumerate(views) for o in v.outputs if o.name}
-    consumed: dict[str, set[int]] = {}
-    for k, g in enumerate(plan.groups):
-        for m in g.members:
-            for t in views[m].inputs:
-                consumed.setdefault(plan.aliases.get(t.name, t.name), set()).add(k)
-    element_bytes = DTYPE_BYTES[dtype]
-    ops: list[Op] = []
-    edges: dict[tuple[str, str], int] = {}
-    for k, group in enumerate(plan.groups):
-        reads = _group_inputs(views, group, plan)
-        op = _group_op(views, costs, group, reads, consumed, graph_outputs, dtype, k)
-        ops.append(op)
-        for tensor in {t.name: t for t in reads}.values():
-            p = producer.get(tensor.name)
-            if p is None or p not in group_of:  # a graph input, or folded away
-                continue
-            src = views[plan.groups[group_of[p]].anchor].name
-            edges[src, op.name] = edges.get((src, op.name), 0) + tensor.elems * element_bytes
-    try:
-        return ModelGraph(name, ops, [Edge(s, d, b) for (s, d), b in edges.items()])
-    except ModelError as exc:
-        raise ModelError(exc.message, label) from None
-
-
-def _group_inputs(views: Sequence[NodeView], group: Group, plan: Plan) -> list[TensorView]:
-    """Activation tensors the group reads from outside itself (one per use)."""
-    inside = {o.name for m in group.members for o in views[m].outputs}
-    reads = []
-    for m in group.members:
-        for t in views[m].inputs:
-            source = plan.aliases.get(t.name, t.name)
-            if not t.name or t.is_const or source in plan.constants or source in inside:
-                continue
-            reads.append(TensorView(source, t.shape))
-    return reads
-
-
-def _group_op(
-    views: Sequence[NodeView],
-    costs: Mapping[int, OpCost],
-    group: Group,
-    reads: Sequence[TensorView],
-    consumed: dict[str, set[int]],
-    graph_outputs: frozenset[str],
-    dtype: str,
-    index: int,
-) -> Op:
-    computing = (group.anchor, *group.fused)
-    anchor = costs[group.anchor]
-    written = [
-        o
-        for m in group.members
-        for o in views[m].outputs
-        if o.name and (o.name in graph_outputs or consumed.get(o.name, set()) - {index})
-    ]
-    output_elems = sum(o.elems for o in written) or views[group.anchor].out_elems
-    attrs: dict[str, object] = dict(anchor.attrs)
-    if attrs and group.extra_params:  # a folded BatchNorm / bias Add: the op gains a bias
-        attrs["bias"] = 1
-    if runs_fused_kernel(group, views):  # as the fuse technique marks its fused ops
-        attrs["fused"] = tuple(views[m].name for m in (group.anchor, *sorted(group.members[1:])))
-    return Op(
-        name=views[group.anchor].name,
-        kind=anchor.kind,
-        flops=float(sum(costs[m].flops for m in computing) + group.extra_flops),
-        macs=float(sum(costs[m].macs for m in computing)),
-        params=int(anchor.params + group.extra_params),  # fused nodes hold no weights
-        input_elems=sum(t.elems for t in reads),
-        output_elems=output_elems,
-        dtype=dtype,
-        parallel_fraction=DEFAULT_PARALLEL_FRACTION[anchor.kind],
-        attrs=attrs,
-    )

@@ -20,8 +20,8 @@ from onnx import shape_inference
 
 from simulator.errors import ModelError
 from simulator.graph.onnx_contrib import CONTRIB_SHAPES
-from simulator.graph.onnx_files import tensor_elements
 from simulator.graph.onnx_view import NodeView, Shape, TensorView
+from simulator.graph.view_build import tensor_elements
 
 
 # -- shapes of the ops ONNX's shape inference does not know --------------------------

@@ -237,8 +237,10 @@ def check_model(
         raise c.fail(f"{where}.features", "expected distinct feature names, at least one")
     target = c.choice(raw, "target", where, TARGETS)
     base = c.get(raw, "baseline", where, dict, "an object: fixed_s, flop/byte rates")
-    rates = [c.number(base, k, f"{where}.baseline", low=0.0) for k in _BASELINE_KEYS]
-    if target == "log_ratio" and not (rates[1] > 0 and rates[2] > 0):
+    fixed_s, flop_rate, byte_rate = (
+        c.number(base, k, f"{where}.baseline", low=0.0) for k in _BASELINE_KEYS
+    )
+    if target == "log_ratio" and not (flop_rate > 0 and byte_rate > 0):
         raise c.fail(f"{where}.baseline", "a log_ratio target needs flop and byte rates > 0")
     ens = c.get(raw, "ensemble", where, dict, "an object: combine, offset, scale")
     combine = c.choice(ens, "combine", f"{where}.ensemble", COMBINES)
@@ -264,7 +266,9 @@ def check_model(
         threads,
         tuple(names),
         target,
-        *rates,
+        fixed_s,
+        flop_rate,
+        byte_rate,
         combine,
         offset,
         scale,

@@ -15,6 +15,7 @@ from simulator.hardware.dvfs import DvfsTable
 from simulator.hardware.governors import GOVERNORS
 from simulator.hardware.memory import CacheLevel, check_hierarchy, resolve
 from simulator.hardware.thermal import ThermalModel
+from simulator.hardware.variation import BackgroundLoad, TimeVariation
 
 if TYPE_CHECKING:
     from simulator.hardware.predictor import KernelPredictor
@@ -90,6 +91,13 @@ class ComputeUnit:
         The unit's memory hierarchy in front of DRAM, innermost first: its own levels,
         then its node's shared ones (:class:`Node` appends them). Empty: the plain
         roofline on ``memory_bandwidth_bytes_per_s`` (docs/cost-model.md).
+    variation : Mapping[str, TimeVariation]
+        Execution-time variation by op kind, key ``"default"`` for the kinds not listed
+        (:mod:`simulator.hardware.variation`); empty: op times are the cost model's.
+        The run draws it; placement estimates use the mean (the cost model's time).
+    background : BackgroundLoad or None
+        Background utilisation that slows every op on the unit (processor sharing); the
+        run applies it, placement estimates do not. None: the unit is the scenario's.
     """
 
     name: str
@@ -113,9 +121,15 @@ class ComputeUnit:
     sparse_efficiency: float = 0.0
     predictor: KernelPredictor | None = None
     caches: tuple[CacheLevel, ...] = ()
+    variation: Mapping[str, TimeVariation] = field(default_factory=FrozenMap)
+    background: BackgroundLoad | None = None
 
     def __post_init__(self) -> None:
         owner = f"unit '{self.name}'"
+        unknown_kinds = set(self.variation) - {*OP_KINDS, "default"}
+        if unknown_kinds:
+            raise SocsimError(f"{owner}: unknown op kinds in variation: {sorted(unknown_kinds)}")
+        object.__setattr__(self, "variation", FrozenMap(self.variation))
         object.__setattr__(self, "caches", tuple(self.caches))
         try:
             check_hierarchy(self.caches, self.memory_bandwidth_bytes_per_s)

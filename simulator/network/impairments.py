@@ -18,7 +18,6 @@ numbers).
 
 from __future__ import annotations
 
-import hashlib
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -32,6 +31,7 @@ from simulator.limits import MAX_CV, MAX_HORIZON_S, MIN_BANDWIDTH_BPS, MIN_HOLD_
 from simulator.network.capacity import RandomCapacity, StepCapacity
 from simulator.registry import Registry
 from simulator.schema import Field, Number, Record
+from simulator.seeds import named_seed
 
 if TYPE_CHECKING:
     from simulator.network.topology import Link
@@ -222,9 +222,7 @@ def retransmissions(rng: np.random.Generator, packets: int, loss_rate: float) ->
 
 def direction_seed(seed: int, replicate: int, link: str, src: str) -> np.random.SeedSequence:
     """The SeedSequence of the direction of ``link`` leaving ``src`` (stable across runs)."""
-    digest = hashlib.sha256(f"{link}:{src}".encode()).digest()
-    key = int.from_bytes(digest[:8], "little")
-    return np.random.SeedSequence(seed, spawn_key=(replicate, _LINK_STREAMS, key))
+    return named_seed(seed, replicate, _LINK_STREAMS, f"{link}:{src}")
 
 
 class DirectionImpairments:

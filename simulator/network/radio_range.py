@@ -18,6 +18,7 @@ a scenario that runs a radio there is told, once per radio, with a
 
 from __future__ import annotations
 
+import re
 import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -65,14 +66,15 @@ class RadioExcess:
 
 def _device_radios(
     links: Mapping[str, Link], roles: Mapping[str, str]
-) -> Iterator[tuple[Link, str]]:
-    """(link, device node) for every radio that draws from a device's battery."""
+) -> Iterator[tuple[Link, Radio, str]]:
+    """(link, its radio, device node) for every radio that draws from a device's battery."""
     for link in links.values():
-        if link.radio is None or not link.radio.stateful:
+        radio = link.radio
+        if radio is None or not radio.stateful:
             continue
         for node in (link.a, link.b):
             if roles.get(node) == "device":
-                yield link, node
+                yield link, radio, node
 
 
 def _capacity_bps(link: Link, src: str) -> float:
@@ -88,11 +90,13 @@ def _capacity_bps(link: Link, src: str) -> float:
     return link.bandwidth_bps if forward else link.reverse_bandwidth_bps
 
 
-def _excesses(link: Link, node: str, up_bps: float, down_bps: float) -> Iterator[RadioExcess]:
-    beyond = link.radio.beyond_measured(up_bps, down_bps)
+def _excesses(
+    link: Link, radio: Radio, node: str, up_bps: float, down_bps: float
+) -> Iterator[RadioExcess]:
+    beyond = radio.beyond_measured(up_bps, down_bps)
     for direction, rate_bps in ((UPLINK, up_bps), (DOWNLINK, down_bps)):
         if direction in beyond:
-            yield RadioExcess(link.name, node, direction, rate_bps, beyond[direction], link.radio)
+            yield RadioExcess(link.name, node, direction, rate_bps, beyond[direction], radio)
 
 
 def link_excesses(links: Mapping[str, Link], roles: Mapping[str, str]) -> list[RadioExcess]:
@@ -110,10 +114,10 @@ def link_excesses(links: Mapping[str, Link], roles: Mapping[str, str]) -> list[R
     list of RadioExcess
         In link order, uplink before downlink.
     """
-    found = []
-    for link, node in _device_radios(links, roles):
+    found: list[RadioExcess] = []
+    for link, radio, node in _device_radios(links, roles):
         other = link.b if node == link.a else link.a
-        found += _excesses(link, node, _capacity_bps(link, node), _capacity_bps(link, other))
+        found += _excesses(link, radio, node, _capacity_bps(link, node), _capacity_bps(link, other))
     return found
 
 
@@ -174,12 +178,12 @@ def run_excesses(
     list of RadioExcess
     """
     rates = carried_rates(transfers, link_table)
-    found = []
-    for link, node in _device_radios(links, roles):
+    found: list[RadioExcess] = []
+    for link, radio, node in _device_radios(links, roles):
         other = link.b if node == link.a else link.a
         up = rates.get((link.name, node), 0.0)
         down = rates.get((link.name, other), 0.0)
-        found += _excesses(link, node, up, down)
+        found += _excesses(link, radio, node, up, down)
     return found
 
 
@@ -211,12 +215,40 @@ def warn_excesses(excesses: Iterable[RadioExcess], where: str = "") -> int:
     ``where`` (e.g. the scenario file) prefixes each message.
     """
     by_radio: dict[tuple[str, str], list[RadioExcess]] = {}
-    for excess in excesses:
-        by_radio.setdefault((excess.link, excess.node), []).append(excess)
+    for excess in excesses:  # a fleet's members: one warning for all (_fleet_form)
+        key = (_fleet_form(excess.link), _fleet_form(excess.node))
+        by_radio.setdefault(key, []).append(excess)
     prefix = f"{where}: " if where else ""
-    for group in by_radio.values():
-        warnings.warn(prefix + describe(group), RadioRangeWarning, stacklevel=2)
+    for (link, node), group in by_radio.items():
+        radios = {(e.link, e.node) for e in group}
+        text = describe(group) if len(radios) == 1 else _describe_fleet(link, node, group)
+        warnings.warn(prefix + text, RadioRangeWarning, stacklevel=2)
     return len(by_radio)
+
+
+def _describe_fleet(link: str, node: str, excesses: list[RadioExcess]) -> str:
+    """One sentence about the radios of a fleet's members (the highest rate per direction)."""
+    tops: dict[str, RadioExcess] = {}
+    for e in excesses:
+        if e.direction not in tops or e.rate_bps > tops[e.direction].rate_bps:
+            tops[e.direction] = e
+    parts = [
+        f"{e.direction} up to {e.rate_bps / MEGA:.4g} Mbit/s "
+        f"(measured up to {e.top_bps / MEGA:.4g})"
+        for e in tops.values()
+    ]
+    radio = excesses[0].radio
+    count = len({(e.link, e.node) for e in excesses})
+    return (
+        f"radios of links '{link}' at nodes '{node}' ({count} radios, {radio.model}) run at "
+        f"{', '.join(parts)}, outside the range their power model was measured on; "
+        + _beyond_text(radio)
+    )
+
+
+def _fleet_form(name: str) -> str:
+    """``wlan/phone[17]`` -> ``wlan/phone[*]``: the members of a fleet share a warning."""
+    return re.sub(r"\[[0-9]+\]", "[*]", name)
 
 
 def _roles(platform) -> dict[str, str]:
@@ -253,8 +285,11 @@ def warn_sweep(checked: Iterable[tuple[str, object]], where: str = "") -> int:
         total += 1
         platform = scenario.platform  # type: ignore[attr-defined]
         for excess in link_excesses(platform.network.links, _roles(platform)):
-            per_direction = hits.setdefault((excess.link, excess.node), {})
-            per_direction.setdefault(excess.direction, []).append((label, excess))
+            key = (_fleet_form(excess.link), _fleet_form(excess.node))
+            per_direction = hits.setdefault(key, {})
+            found = per_direction.setdefault(excess.direction, [])
+            if not found or found[-1][0] != label:  # a fleet's radios: once per value
+                found.append((label, excess))
     prefix = f"{where}: " if where else ""
     for (link, node), per_direction in hits.items():
         parts = []

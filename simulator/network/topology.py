@@ -12,6 +12,8 @@ import networkx as nx
 
 from simulator.errors import SocsimError
 from simulator.network.impairments import BandwidthDistribution, Jitter
+from simulator.network.medium import FAIRNESS
+from simulator.network.mobility import Coverage
 from simulator.network.radio import Radio
 from simulator.rules import link_ends_known, raise_first
 
@@ -49,6 +51,16 @@ class Link:
         Probability that a packet is lost (it is re-sent; see ``impairments``).
     mtu_bytes : int
         Packet size that ``loss_rate`` applies to.
+    coverage : Coverage or None
+        A mobile link's rate over time and handovers (``simulator.network.mobility``):
+        its steps are both directions' traces and its interruptions are in ``outages``.
+    medium : str
+        Non-empty for a station's link to a shared medium (``kind: shared``; ``a`` is the
+        station, ``b`` the access point): both directions share the medium's airtime
+        with every other station's (:mod:`simulator.network.medium`); the bandwidths
+        are the station's rates alone on the medium.
+    fairness : str
+        How the medium divides its airtime (:data:`~simulator.network.medium.FAIRNESS`).
     """
 
     name: str
@@ -68,6 +80,9 @@ class Link:
     jitter: Jitter | None = None
     loss_rate: float = 0.0
     mtu_bytes: int = 1500
+    coverage: Coverage | None = None
+    medium: str = ""
+    fairness: str = "throughput"
 
     def __post_init__(self) -> None:
         if self.a == self.b:
@@ -104,6 +119,8 @@ class Link:
             raise SocsimError(f"link '{self.name}': loss_rate must be in [0, 1)")
         if self.mtu_bytes < 1:
             raise SocsimError(f"link '{self.name}': mtu_bytes must be >= 1")
+        if self.fairness not in FAIRNESS:
+            raise SocsimError(f"link '{self.name}': fairness must be one of {FAIRNESS}")
 
     @property
     def stochastic(self) -> bool:

@@ -4,6 +4,7 @@ from simulator.placement import exhaustive as _exhaustive  # noqa: F401  (regist
 from simulator.placement import listsched as _listsched  # noqa: F401
 from simulator.placement import mincut as _mincut  # noqa: F401
 from simulator.placement import peft as _peft  # noqa: F401
+from simulator.placement import runtime as _runtime  # noqa: F401
 from simulator.placement import split as _split  # noqa: F401
 from simulator.placement import static as _static  # noqa: F401
 from simulator.placement.base import (
@@ -28,3 +29,4 @@ __all__ = [
     "place",
 ]
 from simulator.placement import coexec as _coexec  # noqa: F401
+from simulator.placement import edgent as _edgent  # noqa: F401  (registered last)

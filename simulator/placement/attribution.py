@@ -10,12 +10,15 @@ the shares telescope and sum exactly to the gap (up to float rounding):
 1. ``governor level``: each DVFS op at the level it ran at in the run instead of the
    lone request's (other requests' load raises a windowed governor's level, a thermal
    cap lowers it);
-2. ``shared DRAM``: each op's run time with its memory stall (ops of several requests,
+2. ``op time drawn``: each op's run time without its memory stall: the factor its
+   unit's execution-time variation drew and a background load's stretch
+   (docs/stochastic.md);
+3. ``shared DRAM``: each op's run time with its memory stall (ops of several requests,
    or of one, pulling from their node's DRAM at once);
-3. ``links and radios``: each network move's time from leaving its producer to
+4. ``links and radios``: each network move's time from leaving its producer to
    arriving (a radio already awake or asleep, another transfer ahead on the link, a
    bandwidth trace, jitter, loss);
-4. ``queueing``: what is left, the simulated latency minus the fully substituted
+5. ``queueing``: what is left, the simulated latency minus the fully substituted
    replay: the time the request's ops waited for units busy with other requests.
 
 The order matters where causes interact (a slower op can hide a later queue); it is the
@@ -28,16 +31,19 @@ from __future__ import annotations
 
 import pandas as pd
 
+from simulator.graph.exits import FINAL
 from simulator.placement.estimate import Observed, estimate
+from simulator.placement.exitplan import fixed_exit
 from simulator.placement.plan import ExecutionPlan
 from simulator.platform import CostOracle
 
 #: the causes of the gap, in the order they are substituted
-CAUSES = ("governor level", "shared DRAM", "links and radios", "queueing")
+CAUSES = ("governor level", "op time drawn", "shared DRAM", "links and radios", "queueing")
 
 
-#: per op name of one request: (level, start_s, end_s) as the run's ``ops`` rows say
-OpsSeen = dict[str, tuple[int, float, float]]
+#: per op name of one request: (level, start_s, end_s, memory_stall_s) as the run's
+#: ``ops`` rows say
+OpsSeen = dict[str, tuple[int, float, float, float]]
 #: per (src_op, dst_unit) of one request's network moves: the last hop's ``arrive_s``
 MovesSeen = dict[tuple[str, str], float]
 
@@ -46,9 +52,10 @@ def _by_request(ops: pd.DataFrame, transfers: pd.DataFrame) -> tuple[dict, dict]
     """The rows of ``ops`` and of the network ``transfers`` per request id, as plain
     dicts (:data:`OpsSeen`, :data:`MovesSeen`): one pass each, no per-request frame."""
     ops_by: dict[int, OpsSeen] = {}
-    columns = (ops[c].tolist() for c in ("request_id", "op", "level", "start_s", "end_s"))
-    for rid, op, level, start_s, end_s in zip(*columns, strict=True):
-        ops_by.setdefault(rid, {})[op] = (int(level), start_s, end_s)
+    names = ("request_id", "op", "level", "start_s", "end_s", "memory_stall_s")
+    columns = (ops[c].tolist() for c in names)
+    for rid, op, level, start_s, end_s, stall_s in zip(*columns, strict=True):
+        ops_by.setdefault(rid, {})[op] = (int(level), start_s, end_s, stall_s)
     moves_by: dict[int, MovesSeen] = {}
     hops = transfers[transfers["kind"] == "network"]
     columns = (hops[c].tolist() for c in ("request_id", "src_op", "dst_unit", "arrive_s"))
@@ -86,8 +93,10 @@ class _Replay:
     ) -> dict[str, float]:
         plan, oracle, index = self.plan, self.oracle, self.index
         seen = [ran[name] for name in plan.ops]
-        at_level = tuple(self.at_level_s(i, level) for i, (level, _, _) in enumerate(seen))
-        ran_s = tuple(end_s - start_s for _, start_s, end_s in seen)
+        at_level = tuple(self.at_level_s(i, level) for i, (level, *_) in enumerate(seen))
+        ran_s = tuple(end_s - start_s for _, start_s, end_s, _ in seen)
+        # without the DRAM stall: the time the op was given when it started
+        drawn = tuple(r - op[3] if op[3] else r for r, op in zip(ran_s, seen, strict=True))
         # a move's time runs from when it left: its producer's end, or the request's
         # arrival for the input; not its first hop's queued_s (a download is queued one
         # latency later, docs/energy.md)
@@ -100,11 +109,17 @@ class _Replay:
             )
             move_s[key] = arrive_s - left_s
         levels_s = estimate(plan, oracle, observed=Observed(at_level)).latency_s
-        dram_s = estimate(plan, oracle, observed=Observed(ran_s)).latency_s
+        drawn_s = estimate(plan, oracle, observed=Observed(drawn)).latency_s
+        dram_s = (
+            drawn_s
+            if drawn == ran_s
+            else estimate(plan, oracle, observed=Observed(ran_s)).latency_s
+        )
         links_s = estimate(plan, oracle, observed=Observed(ran_s, move_s)).latency_s
         return {
             "governor level": levels_s - self.predicted_s,
-            "shared DRAM": dram_s - levels_s,
+            "op time drawn": drawn_s - levels_s,
+            "shared DRAM": dram_s - drawn_s,
             "links and radios": links_s - dram_s,
             "queueing": latency_s - links_s,
         }
@@ -160,9 +175,9 @@ def gap_table(
     request`` (to the prediction), ``predicted``, each of :data:`CAUSES`, then
     ``simulated`` (the mean latency of the requests used). Columns ``cause``, ``ms``
     (the share, or the latency on the three total rows). The shares from ``predicted``
-    sum to ``simulated - predicted``. Requests that fell back, did not complete or were
-    served by another replica are left out (they ran another plan or none); with none
-    left the table is empty.
+    sum to ``simulated - predicted``. Requests that fell back, did not complete, were
+    served by another replica or left at an early exit are left out (they ran another
+    plan or none); with none left the table is empty.
     """
     top_s = estimate(plan, oracle, levels="top").latency_s
     predicted_s = estimate(plan, oracle).latency_s
@@ -171,6 +186,8 @@ def gap_table(
         mine = mine[~mine["fell_back"].astype(bool)]
     if "replica" in mine:  # the app's first placement: ``plan``
         mine = mine[mine["replica"] == 0]
+    if "exit" in mine:  # early exits: only the requests that ran all of ``plan``
+        mine = mine[mine["exit"].isin([fixed_exit(plan) or FINAL, ""])]
     if mine.empty:
         return pd.DataFrame(columns=["cause", "ms"])
     ops_by, moves_by = _by_request(ops[ops["app"] == app], transfers[transfers["app"] == app])

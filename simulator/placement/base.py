@@ -39,11 +39,14 @@ _NONE = "none (the assignment reads no cost)"
 #: always checked on the estimate, at the governors' levels.
 DVFS_BASIS: Mapping[str, str] = {
     "split_point": _GOVERNOR,  # also its default device and remote units
+    "edgent": _GOVERNOR,  # split_point on each right-sized model
     "optimal": f"{_TOP} for the latency search; {_GOVERNOR} for the other objectives",
     "heft": _TOP,
     "peft": _TOP,
     "cpop": _TOP,
     "greedy_eft": _TOP,
+    # run-time rules (placement/runtime.py): the engine's per-op times, at the top level
+    **dict.fromkeys(("met", "eft", "etf", "stf", "etf_lb"), _TOP),
     "min_cut": f"{_TOP}; its device and remote units, when not named, are the fastest at "
     "the governors' levels",
     "co_execute": f"{_TOP} for the split ratios",

@@ -17,7 +17,9 @@ from typing import Any
 
 from simulator.errors import Problem, SocsimError
 from simulator.placement.base import place
+from simulator.placement.exitplan import exit_plans
 from simulator.placement.memory_pool import pool_problems
+from simulator.placement.online import OnlineHeft, online_apps, shared_units
 from simulator.placement.plan import ExecutionPlan, compile_plan
 from simulator.platform import CostOracle
 from simulator.schema import mark_of
@@ -70,6 +72,7 @@ def plan_problems(
     planned: dict[tuple, ExecutionPlan] = {}
     plans: dict[str, list[ExecutionPlan]] = {}
     problems = []
+    units_of: dict[str, list[tuple[str, ...]]] = {}  # app -> its placements' units
     for index, entry in enumerate(scenario.workload):
         for replica, spec in enumerate(scenario.placements_for(entry)):
             key = (entry.model, entry.source, id(spec))  # as run plans: once per key
@@ -77,8 +80,11 @@ def plan_problems(
                 graph = scenario.models[entry.model]
                 try:
                     placement = place(spec, graph, oracle, entry.source)
-                    planned[key] = compile_plan(placement.graph or graph, placement, oracle)
+                    plan = compile_plan(placement.graph or graph, placement, oracle)
+                    exit_plans(graph, plan, oracle)  # an early-exit model: each exit's plan
+                    planned[key] = plan
                     failed[key] = None
+                    units_of.setdefault(entry.app, []).append(plan.units)
                 except SocsimError as exc:  # PlacementError, ModelError: the user's to fix
                     failed[key] = exc
             error = failed[key]
@@ -86,6 +92,13 @@ def plan_problems(
                 plans.setdefault(entry.app, []).append(planned[key])
                 continue
             problems.append(_problem(entry, index, replica, str(error), document, source))
+    if not problems and online_apps(scenario):  # units online HEFT reserves are its own
+        for index, error in shared_units(
+            scenario, OnlineHeft(online_apps(scenario), oracle), units_of
+        ):
+            path, keys = _yaml_path(scenario.workload[index], index, 0)
+            file, line = _mark(document, keys) if document is not None else (None, None)
+            problems.append(Problem(path, str(error), file=file or source, line=line))
     if problems:  # the pools are checked once every app can be planned
         return problems
     index_of = {entry.app: index for index, entry in enumerate(scenario.workload)}

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import pandas as pd
 
+from simulator.graph.exits import ExitModel, expected
+from simulator.graph.model import ModelGraph
 from simulator.placement.estimate import estimate, move_time_s
+from simulator.placement.exitplan import exit_plans
 from simulator.placement.plan import ExecutionPlan
 from simulator.platform import CostOracle
 
@@ -27,6 +30,28 @@ def op_table(plan: ExecutionPlan, oracle: CostOracle) -> pd.DataFrame:
             "end_s": predicted.end_s,
         }
     )
+
+
+def exit_table(
+    graph: ModelGraph, plan: ExecutionPlan, oracle: CostOracle
+) -> tuple[pd.DataFrame, float] | None:
+    """The exits a request of ``plan`` may draw (a model with early exits whose policy did
+    not fix one): per exit its share, top-1 (%) and predicted lone-request latency (s), and
+    the expected latency ``Σ share × latency`` (s); None otherwise."""
+    plans = exit_plans(graph, plan, oracle)
+    if plans is None or not isinstance(graph, ExitModel):
+        return None
+    latency_s = [estimate(p, oracle).latency_s for p in plans]
+    table = pd.DataFrame(
+        {
+            "exit": graph.exit_names,
+            "share": graph.shares,
+            "accuracy_top1": graph.accuracies,
+            "ops": [p.size for p in plans],
+            "latency_s": latency_s,
+        }
+    )
+    return table, expected(latency_s, graph.shares)
 
 
 def cut_table(plan: ExecutionPlan, oracle: CostOracle) -> pd.DataFrame:

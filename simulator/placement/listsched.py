@@ -29,7 +29,7 @@ from simulator.placement.objectives import (
 )
 from simulator.placement.timeline import Timeline
 from simulator.platform import CostOracle
-from simulator.schema import Field, Text
+from simulator.schema import Boolean, Field, Text
 
 _EXACT_CHOICES = ("auto", "yes", "no")
 
@@ -83,7 +83,7 @@ class CostTable:
         self._means: dict[tuple, Any] = {}
         self._pairs: dict[tuple, tuple[list[int], list[int]]] = {}
         self._tids: dict[tuple, dict[str, int | None]] = {}
-        self._unit_set = {}
+        self._unit_set: dict[tuple, int] = {}
         self.unit_set = [
             self._unit_set.setdefault(tuple(t), len(self._unit_set)) for t in self.time
         ]
@@ -221,14 +221,22 @@ class CostTable:
 class Schedule:
     """Unit timelines being filled in; insertion-based or append-only slot search."""
 
-    def __init__(self, costs: CostTable):
+    def __init__(
+        self, costs: CostTable, timelines: dict[str, Timeline] | None = None, release=None
+    ):
+        """``timelines``: the units' busy slots to insert into (online HEFT shares them
+        between requests; fresh, empty ones by default); ``release``: when the request's
+        input is at its source (in the costs' arithmetic; None: at 0)."""
         self.costs = costs
         zero = costs.num(0.0)
         self.zero = zero
+        self.release = release
         self.unit_of: list[str | None] = [None] * len(costs.ops)
         self.start: list = [zero] * len(costs.ops)
         self.finish: list = [zero] * len(costs.ops)
-        self.timelines = {u: Timeline(costs.exact) for u in costs.units}
+        if timelines is None:
+            timelines = {u: Timeline(costs.exact) for u in costs.units}
+        self.timelines = timelines
 
     def earliest_start(self, u: str, ready, duration, insertion: bool):
         timeline = self.timelines[u]
@@ -243,6 +251,9 @@ class Schedule:
         costs = self.costs
         if not costs.preds[i]:
             inputs = costs.input_cost[i]
+            assert inputs is not None  # an entry op (no predecessors) has its input cost
+            if self.release is not None:
+                return [self.release + inputs[u] for u in units]
             return [inputs[u] for u in units]
         ready = None
         for p in costs.preds[i]:
@@ -318,19 +329,38 @@ LIST_OPTIONS = {
 }
 
 
-@POLICIES.register("heft", with_common_options(LIST_OPTIONS, "heft placement"))
+def heft_order(costs: CostTable) -> list[int]:
+    """HEFT's op order: decreasing upward rank, ties by declaration order (a topological
+    order: an op's rank exceeds, or with zero costs equals, each successor's)."""
+    rank = costs.upward_ranks()
+    return sorted(range(len(costs.ops)), key=lambda i: (-rank[i], i))
+
+
+HEFT_OPTIONS = {
+    **LIST_OPTIONS,
+    "online": Field(
+        Boolean(),
+        default=False,
+        doc="plan each request at its arrival into the units' reservations (insertion); "
+        "units then run their ops in reservation order (docs/placement.md#online-heft)",
+    ),
+}
+
+
+@POLICIES.register("heft", with_common_options(HEFT_OPTIONS, "heft placement"))
 def heft(
     graph: ModelGraph, oracle: CostOracle, source: str, options: Mapping[str, Any]
 ) -> Placement:
     """HEFT: ops by decreasing upward rank, each on the unit of earliest finish (insertion)."""
     costs = build_cost_table(graph, oracle, source, options, "heft")
-    rank = costs.upward_ranks()
-    order = sorted(range(len(costs.ops)), key=lambda i: (-rank[i], i))
+    order = heft_order(costs)
     schedule = Schedule(costs)
     for i in order:
         unit, start = schedule.best_unit(i, insertion=True)
         schedule.assign(i, unit, start)
-    notes = {"rank_order": tuple(costs.ops[i] for i in order)}
+    notes: dict[str, Any] = {"rank_order": tuple(costs.ops[i] for i in order)}
+    if options.get("online"):  # the engine plans each request itself (placement/online.py)
+        notes["online"] = "each request planned at its arrival; this is a lone request's plan"
     return checked_placement(
         schedule.placement("heft", source, order, notes), graph, oracle, options
     )

@@ -45,6 +45,16 @@ class Timeline:
             return self.flat[1][-1]
         return self.lasts[-1] if self.lasts else None
 
+    def slots(self) -> list[tuple[Any, Any]]:
+        """Every slot as (start, end), by start."""
+        if self.flat is not None:
+            return list(zip(*self.flat, strict=True))
+        return [
+            (start, end)
+            for starts, ends in zip(self.starts, self.ends, strict=True)
+            for start, end in zip(starts, ends, strict=True)
+        ]
+
     def earliest_start(self, ready, duration):
         """First start >= ``ready`` where ``duration`` fits between slots (or after all)."""
         if self.flat is not None:

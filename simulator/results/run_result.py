@@ -16,6 +16,8 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from simulator.results.fleets import FLEET_COLUMNS, MEDIA_COLUMNS, decision_text
+
 TABLES = (
     "requests",
     "ops",
@@ -34,6 +36,8 @@ TABLES = (
     "links",
     "failures",
     "memory",
+    "fleets",
+    "media",
 )
 BATTERY_COLUMNS = ["node", "capacity_j", "used_j", "remaining_j", "empty_at_s"]
 THERMAL_COLUMNS = [
@@ -54,7 +58,8 @@ class RunResult:
     requests : DataFrame
         One row per request: ``request_id, app, model, source, arrival_s, start_s,
         finish_s, latency_s, deadline_s, deadline_met, status, energy_j,
-        device_energy_j, seed, replicate``.
+        device_energy_j, seed, replicate`` (and ``exit, exit_accuracy_top1`` when a model
+        of the run has early exits).
     ops : DataFrame
         One row per executed op: ``request_id, app, op, kind, unit, node, ready_s,
         start_s, end_s, energy_j``.
@@ -108,6 +113,13 @@ class RunResult:
         per unit that changed: ``time_s, node, unit, weights_bytes, activation_bytes,
         unit_bytes, unit_capacity_bytes, node_bytes, node_pool_bytes`` (the unit's and
         its node's bytes after that instant); trace ``full`` only.
+    fleets : DataFrame
+        One row per fleet and workload entry: requests, latency over every member and
+        the spread of the members' means, device energy (:func:`fleet_table`; empty
+        without fleets).
+    media : DataFrame
+        One row per shared medium: bytes up and down, airtime in use
+        (:func:`media_table`; empty without ``kind: shared`` links).
     trace : {"full", "summary", "none"}
         What the run kept: ``summary`` leaves ``ops``, ``transfers`` and ``power``
         empty; ``none`` also ``requests`` (``summary`` still holds every figure).
@@ -134,6 +146,8 @@ class RunResult:
     summary: dict[str, Any] = field(default_factory=dict)
     document: dict[str, Any] = field(default_factory=dict)
     links: pd.DataFrame = field(default_factory=pd.DataFrame)
+    fleets: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=FLEET_COLUMNS))
+    media: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=MEDIA_COLUMNS))
     trace: str = "full"
     failures: pd.DataFrame = field(default_factory=pd.DataFrame)
     memory: pd.DataFrame = field(default_factory=pd.DataFrame)
@@ -242,6 +256,9 @@ class RequestFigures:
         Completed requests whose app has a deadline.
     deadline_met : int
         Of those, how many finished within it.
+    completed_in_window : int or None
+        With a fixed energy window, the requests completed inside it (the per-inference
+        energy figures divide by it); None: every completed request.
     """
 
     issued: int
@@ -250,8 +267,9 @@ class RequestFigures:
     last_finish_s: float
     with_deadline: int
     deadline_met: int
+    completed_in_window: int | None = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if not 0 <= self.deadline_met <= self.with_deadline <= len(self.latency_s):
             raise ValueError(
                 f"deadline counts {self.deadline_met} met of {self.with_deadline} "
@@ -277,10 +295,12 @@ def summarize(
     of the last radio tail or of the last op, whichever is later), split by whose
     battery: ``device`` nodes vs ``edge``/``cloud`` nodes. Throughput is over first arrival -> last
     completion.
-    ``inferences_per_j`` divides completed requests by the total energy.
+    ``inferences_per_j`` divides completed requests by the total energy; with a fixed
+    energy window, the per-inference figures count the requests completed inside it.
     """
     latency = requests.latency_s
     n_done = len(latency)
+    n_metered = n_done if requests.completed_in_window is None else requests.completed_in_window
     start_s, end_s = window
     # throughput over the requests' own span (first arrival -> last completion), which
     # the energy window can outlast (a radio tail)
@@ -311,15 +331,12 @@ def summarize(
         "device_energy_j": device_j,
         "edge_energy_j": float(by_role.get("edge", 0.0)),
         "cloud_energy_j": float(by_role.get("cloud", 0.0)),
-        "energy_per_inference_j": total_j / n_done if n_done else math.nan,
-        "device_energy_per_inference_j": device_j / n_done if n_done else math.nan,
-        "inferences_per_j": n_done / total_j if total_j > 0 else math.nan,
-        "device_inferences_per_j": n_done / device_j if device_j > 0 else math.nan,
+        "energy_per_inference_j": total_j / n_metered if n_metered else math.nan,
+        "device_energy_per_inference_j": device_j / n_metered if n_metered else math.nan,
+        "inferences_per_j": n_metered / total_j if total_j > 0 else math.nan,
+        "device_inferences_per_j": n_metered / device_j if device_j > 0 else math.nan,
         "deadline_met_rate": requests.deadline_met / requests.with_deadline
         if requests.with_deadline
         else math.nan,
-        "decision": ";".join(
-            f"{a}={lab}" if len(apps) > 1 else lab
-            for a, lab in zip(apps["app"], apps["decision"], strict=True)
-        ),
+        "decision": decision_text(list(apps["app"]), list(apps["decision"])),
     }

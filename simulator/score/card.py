@@ -27,7 +27,6 @@ flexibility) and strictly better on one; an unknown accuracy counts as the worst
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -37,6 +36,7 @@ import pandas as pd
 
 from simulator.errors import ModelError, Problem, ScenarioError
 from simulator.frozen import FrozenMap
+from simulator.graph.exits import carry_exits
 from simulator.graph.model import ModelGraph
 from simulator.graph.techniques import apply_techniques
 from simulator.placement.base import PlacementSpec, place
@@ -205,6 +205,7 @@ def score_rows(
         When a placement cannot place a combination's model.
     """
     from simulator.engine import simulate  # lazy: the engine is heavy
+    from simulator.score.indicators import exit_accuracy_top1  # it imports this module
 
     apps = [e.app for e in scenario.workload]
     app = app or apps[0]
@@ -226,6 +227,7 @@ def score_rows(
                 _family(scenario, model),
                 scenario.accuracy_top1.get(model),
             )
+            graph = carry_exits(scenario.models[model], graph, top1)  # early exits kept
         except ModelError as exc:  # reported at the combination's YAML path
             raise ScenarioError([Problem(f"{where}.techniques", exc.message)]) from None
         for pname, spec in placements.items():
@@ -241,7 +243,7 @@ def score_rows(
                     "placement": pname,
                     "model": model,
                     "techniques": describe(combo.techniques),
-                    "accuracy_top1": math.nan if top1 is None else top1,
+                    "accuracy_top1": exit_accuracy_top1(graph, placement, top1),
                     "latency_p50_s": summary["latency_p50_s"],
                     "latency_p99_s": summary["latency_p99_s"],
                     "device_inferences_per_j": summary["device_inferences_per_j"],

@@ -6,7 +6,9 @@ three of the five indicators (docs/techniques.md) by the scorecard's own rules
 :func:`~simulator.score.card.target_unit`, :func:`~simulator.score.card.peak_memory`):
 
 - ``accuracy_top1`` (%): each app's model top-1 after its ``techniques`` (the loader's
-  figure, ``Scenario.accuracy_top1``); with several apps the mean over the apps, NaN when
+  figure, ``Scenario.accuracy_top1``); for a model with early exits, the top-1 of the
+  exit its placement fixed (``edgent``) or the share-weighted mean over its exits
+  (:func:`exit_accuracy_top1`); with several apps the mean over the apps, NaN when
   one app's is unknown;
 - ``peak_memory_bytes``: Σ over units of each unit's peak (NaN without an engine run);
 - ``flexibility``: the share of ops the target unit of each app's (first) placement runs
@@ -19,7 +21,10 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from simulator.graph.exits import ExitModel, exits_of, expected
+from simulator.graph.model import ModelGraph
 from simulator.placement.base import Placement, place
+from simulator.placement.exitplan import EXIT_NOTE
 from simulator.platform import CostOracle
 from simulator.score.card import flexibility, target_unit
 from simulator.spec.scenario import Scenario
@@ -48,7 +53,24 @@ def app_flexibility(
         placement = place(spec, graph, oracle, entry.source)
     placed = placement.graph or graph
     target = target_unit(spec, placement.assignment, placed, oracle, entry.source)
-    return flexibility(placed, target, oracle)
+    record = flexibility(placed, target, oracle)
+    if exits_of(graph):  # the accuracy follows the exits the placement's requests take
+        record["accuracy_top1"] = exit_accuracy_top1(
+            graph, placement, scenario.accuracy_top1.get(entry.model)
+        )
+    return record
+
+
+def exit_accuracy_top1(graph: ModelGraph, placement: Placement, top1: float | None) -> float:
+    """Top-1 (%) of the requests of a model ``graph`` placed by ``placement``: the exit a
+    policy fixed (``edgent``), else ``Σ share_k × accuracy_k`` over the exits requests
+    draw (:func:`~simulator.graph.exits.expected`; NaN when an exit taken has none);
+    ``top1`` (the model's) for a model without exits."""
+    if EXIT_NOTE in placement.notes:
+        return float(placement.notes["exit_accuracy_top1"])
+    if isinstance(graph, ExitModel):
+        return expected(graph.accuracies, graph.shares)
+    return math.nan if top1 is None else float(top1)
 
 
 def scenario_indicators(
@@ -75,11 +97,12 @@ def scenario_indicators(
     accuracy, ops, native = [], 0, 0
     for entry in scenario.workload:
         top1 = scenario.accuracy_top1.get(entry.model)
-        accuracy.append(math.nan if top1 is None else float(top1))
         record = (flex or {}).get(entry.app)
         if record is None:
             oracle = oracle or CostOracle(scenario.platform)
             record = app_flexibility(scenario, entry, oracle)
+        top1 = record.get("accuracy_top1", top1)  # a model with exits: theirs
+        accuracy.append(math.nan if top1 is None else float(top1))
         ops += record["ops"]
         native += record["ops"] - record["unsupported_ops"]
     return {

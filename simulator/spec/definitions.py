@@ -43,10 +43,20 @@ from simulator.schema import (
     Text,
 )
 from simulator.spec.failuredefs import FAILURES
-from simulator.spec.linkdefs import LINK, NAME_PATTERN
+from simulator.spec.fleets import FLEET
+from simulator.spec.linkdefs import LINK_ENTRY, MEMBER_PATTERN, NAME_PATTERN
 from simulator.spec.modeldefs import DTYPES, ModelChoice
 from simulator.spec.predictordefs import PREDICTOR
+from simulator.spec.requestdefs import (
+    ENERGY_WINDOW,
+    ENERGY_WINDOW_DOC,
+    INPUT,
+    INPUT_DOC,
+    MAX_BYTES,
+    RESPONSE_DOC,
+)
 from simulator.spec.scoredefs import SCORE
+from simulator.spec.stochdefs import BACKGROUND, BACKGROUND_DOC, VARIATION, VARIATION_DOC
 from simulator.spec.sweepdefs import SWEEP
 from simulator.spec.uncertain import Uncertain
 from simulator.workload import ARRIVALS
@@ -162,6 +172,8 @@ UNIT = Record(
             doc="learned kernel predictor for the kinds it covers (docs/predictors.md)",
         ),
         "caches": Field(ListOf(CACHE_LEVEL), default=[], doc=CACHES_DOC),
+        "variation": Field(VARIATION, default={}, doc=VARIATION_DOC),
+        "background": Field(BACKGROUND, default=None, doc=BACKGROUND_DOC),
     },
     name="compute unit",
 )
@@ -245,6 +257,12 @@ NODE = Record(
             doc="refuse: weights that do not fit are an error, a request that might not "
             "fit is dropped; allow: run anyway (docs/memory.md)",
         ),
+        "fleet": Field(
+            FLEET,
+            default=None,
+            doc="instantiate this node count times, as <name>[i], varied per member "
+            "(docs/fleets.md)",
+        ),
     },
     name="node",
 )
@@ -295,7 +313,7 @@ ADAPTIVE = Record(
 
 WORKLOAD = Record(
     {
-        "app": Field(Text(pattern=_NAME)),
+        "app": Field(Text(pattern=MEMBER_PATTERN)),
         "model": Field(Text()),
         "source": Field(Text()),
         "arrival": Field(ARRIVAL),
@@ -327,6 +345,10 @@ WORKLOAD = Record(
             default="retry",
             doc="a request in flight on a unit that fails: retry on a replica that is up "
             "(else wait), wait for its replica to recover, or drop (docs/failures.md)",
+        ),
+        "input": Field(INPUT, default=None, doc=INPUT_DOC),
+        "response_bytes": Field(
+            Number("bytes", integer=True, ge=0, le=MAX_BYTES), default=None, doc=RESPONSE_DOC
         ),
     },
     name="workload entry",
@@ -362,8 +384,8 @@ SCENARIO = Record(
         "duration_s": Field(Number("s", gt=0, le=MAX_HORIZON_S), default=None),
         "include": Field(ListOf(Text()), default=[], doc=INCLUDE_DOC),
         "presets": Field(PRESETS, default=None, doc="presets, as in a library file"),
-        "nodes": Field(MapOf(NODE, min_len=1, key_pattern=_NAME, key_hint=_NAME_HINT)),
-        "links": Field(MapOf(LINK), default={}),
+        "nodes": Field(MapOf(NODE, min_len=1, key_pattern=MEMBER_PATTERN, key_hint=_NAME_HINT)),
+        "links": Field(MapOf(LINK_ENTRY), default={}),
         "models": Field(MapOf(ModelChoice(), min_len=1)),
         "workload": Field(ListOf(WORKLOAD, min_len=1)),
         "placement": Field(PLACEMENT, default=None),
@@ -386,6 +408,7 @@ SCENARIO = Record(
             default="fcfs",
             doc="which ready op a free unit runs",
         ),
+        "energy_window": Field(ENERGY_WINDOW, default=None, doc=ENERGY_WINDOW_DOC),
         "sweep": Field(SWEEP, default=None, doc="for `socsim sweep`; `socsim run` ignores it"),
         "score": Field(SCORE, default=None, doc="for `socsim score`; `socsim run` ignores it"),
     },

@@ -125,9 +125,11 @@ class _Converter:
             item = self(field.schema, inner)
             if key in PRESET_SECTIONS and isinstance(field.schema, MapOf):
                 entry = item["additionalProperties"]  # a node or link: may name a preset
-                if entry.get("type") == "object" and "properties" in entry:
-                    preset = {"type": "string", "minLength": 1, "description": "a preset name"}
-                    entry["properties"] = {"preset": preset, **entry["properties"]}
+                preset = {"type": "string", "minLength": 1, "description": "a preset name"}
+                # a tagged entry (a link's kind) is a record per case
+                for target in [entry, *(case["then"] for case in entry.get("allOf", ()))]:
+                    if target.get("type") == "object" and "properties" in target:
+                        target["properties"] = {"preset": preset, **target["properties"]}
             if field.doc:
                 item["description"] = field.doc
             if not field.required and field.default is not None and _jsonable(field.default):
@@ -177,13 +179,13 @@ class _Converter:
         return out
 
     def model_choice(self, required: bool) -> dict:
-        """One of the model sources (``zoo``, ``onnx``, ``ops``), each with the keys every
-        source takes (techniques, accuracy, family)."""
+        """One of the model sources (``zoo``, ``onnx``, ``tflite``, ``ops``), each with the
+        keys every source takes (techniques, accuracy, family)."""
         from simulator.graph.zoo import zoo_names
         from simulator.spec.modeldefs import DTYPES, MODEL_SOURCES, common_keys
 
         common = self.record(common_keys(), required)["properties"]
-        zoo = {
+        zoo: dict[str, Any] = {
             "type": "object",
             "title": "zoo model",
             "properties": {
@@ -192,7 +194,7 @@ class _Converter:
                 "options": {"type": "object", "description": "the builder's keyword options"},
             },
         }
-        sources = {"zoo": zoo}
+        sources: dict[str, dict[str, Any]] = {"zoo": zoo}
         for key, (_, schema) in MODEL_SOURCES.items():
             if isinstance(schema, Record):
                 sources[key] = self.record(schema, required)
@@ -207,7 +209,7 @@ class _Converter:
                     "additionalProperties": False,
                 }
             )
-        return {"oneOf": variants, "description": "a model with 'zoo', 'onnx' or 'ops'"}
+        return {"oneOf": variants, "description": "a model with 'zoo', 'onnx', 'tflite' or 'ops'"}
 
 
 def scenario_json_schema() -> dict:

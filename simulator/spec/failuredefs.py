@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -9,6 +10,7 @@ from simulator.errors import SocsimError
 from simulator.failures import FailureSpec
 from simulator.limits import MAX_HORIZON_S
 from simulator.platform import Platform
+from simulator.rules import collapse_members
 from simulator.schema import Context, Field, ListOf, Loc, Number, Record, Text, nearest
 
 _TIME_S = Number("s", ge=0, le=MAX_HORIZON_S)
@@ -18,7 +20,11 @@ MAX_FAILURES = 10_000
 
 FAILURE = Record(
     {
-        "target": Field(Text(), doc="a node (all its units and links) or a unit 'node.unit'"),
+        "target": Field(
+            Text(),
+            doc="a node (all its units and links) or a unit 'node.unit'; a fleet's member "
+            "is '<fleet>[i]' (e.g. phone[3], phone[3].cpu)",
+        ),
         "at_s": Field(_TIME_S, default=None, doc="one failure starting then ..."),
         "for_s": Field(_SPAN_S, default=None, doc="... lasting this long"),
         "mtbf_s": Field(_SPAN_S, default=None, doc="or: mean up time (exponential) ..."),
@@ -33,6 +39,9 @@ FAILURES = Field(
     default=[],
     doc="nodes and units down over intervals (docs/failures.md)",
 )
+
+#: a fleet member's node name, ``phone[17]`` (simulator.spec.fleets)
+_MEMBER = re.compile(r"^(.*)\[[0-9]+\]$")
 
 #: the keys each form needs, by the key that picks the form
 _NEEDS = {"at_s": ("for_s",), "mtbf_s": ("mttr_s", "until_s")}
@@ -51,8 +60,10 @@ def build_failures(
             choices = [*platform.nodes, *platform.unit_ids]
             ctx.problem(
                 loc.child(item, "target"),
-                f"unknown failure target '{target}'; a node ({', '.join(platform.nodes)}) "
-                f"or a unit 'node.unit' ({', '.join(platform.unit_ids)})",
+                f"unknown failure target '{target}'; a node "
+                f"({', '.join(collapse_members(list(platform.nodes)))}) or a unit "
+                f"'node.unit' ({', '.join(_unit_hint(platform.unit_ids))}); "
+                "a fleet's member is named '<fleet>[i]' (docs/fleets.md)",
                 nearest(target, choices),
             )
             continue
@@ -70,3 +81,13 @@ def build_failures(
         except SocsimError as exc:
             ctx.problem(loc, str(exc))
     return tuple(out)
+
+
+def _unit_hint(unit_ids: Sequence[str]) -> list[str]:
+    """Unit ids for a message, a fleet's members' units as one ``phone[i].cpu``."""
+    out: dict[str, None] = {}
+    for uid in unit_ids:
+        node, _, unit = uid.rpartition(".")
+        member = _MEMBER.match(node)
+        out[f"{member.group(1)}[i].{unit}" if member else uid] = None
+    return list(out)

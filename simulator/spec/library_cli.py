@@ -7,6 +7,8 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
+from typing import Any
 
 from simulator.exitcodes import EXIT_OK
 
@@ -62,14 +64,20 @@ class _VersionAction(argparse.Action):
 
     def __init__(
         self,
-        option_strings,
-        dest=argparse.SUPPRESS,
-        default=argparse.SUPPRESS,
-        help="print socsim's version and exit",
-    ):
+        option_strings: Sequence[str],
+        dest: str = argparse.SUPPRESS,
+        default: Any = argparse.SUPPRESS,
+        help: str = "print socsim's version and exit",
+    ) -> None:
         super().__init__(option_strings, dest, nargs=0, default=default, help=help)
 
-    def __call__(self, parser, namespace, values, option_string=None):
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
         from simulator.version import version
 
         print(f"socsim {version()}")  # on stdout, as argparse's own version action

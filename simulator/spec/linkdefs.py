@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
-from simulator.errors import SocsimError
 from simulator.limits import MAX_HORIZON_S, MAX_OUTAGES, MAX_TRACE_ROWS, MIN_BANDWIDTH_BPS
 from simulator.network.impairments import CAPACITY_DISTRIBUTIONS, JITTERS
+from simulator.network.medium import FAIRNESS
 from simulator.network.radio import RADIO_MODELS
 from simulator.network.topology import SHARING
 from simulator.schema import (
@@ -16,87 +15,26 @@ from simulator.schema import (
     Field,
     ListOf,
     Loc,
+    MapOf,
     Number,
     Record,
     Schema,
     Tagged,
     Text,
 )
-from simulator.spec.paths import naming_dir, read_user_file, user_dirs
+from simulator.spec.csvfile import TraceFile
+from simulator.spec.mobilitydefs import MOBILITY
 from simulator.spec.uncertain import Uncertain
 
 MEGA, MILLI = 1e6, 1e-3
-#: Largest bandwidth trace file read, bytes (a day at 1 ms steps is ~1e9: use coarser steps).
-MAX_TRACE_BYTES = 100_000_000
 #: Names of nodes, units, apps and link ends: no '.', which joins ``node.unit`` ids.
 NAME_PATTERN = r"[A-Za-z_][A-Za-z0-9_\-]*"
+#: A name or a fleet member's (``phone[17]``: docs/fleets.md), where a node or app is named.
+MEMBER_PATTERN = NAME_PATTERN + r"(\[[0-9]+\])?"
 
 RADIO = Tagged("model", RADIO_MODELS.schemas, what="radio model", default="constant")
 BANDWIDTH_DISTRIBUTION = Tagged("dist", CAPACITY_DISTRIBUTIONS.schemas, what="distribution")
 JITTER = Tagged("dist", JITTERS.schemas, what="jitter distribution")
-
-
-class TraceFile(Schema):
-    """A CSV file of ``time_s,bandwidth_mbps`` rows (a header line is allowed), read at
-    load; the path is relative to the file that names it."""
-
-    def describe(self) -> str:
-        return "the path of a CSV file with columns time_s, bandwidth_mbps"
-
-    def check(self, value: Any, loc: Loc, ctx: Context) -> Any:
-        if not isinstance(value, str) or not value:
-            return ctx.problem(loc, f"expected {self.describe()}")
-        base = naming_dir(loc, ctx)
-        try:
-            path, raw = read_user_file(value, base, user_dirs(ctx), MAX_TRACE_BYTES)
-            lines = raw.decode("utf-8").splitlines()
-        except SocsimError as exc:
-            return ctx.problem(loc, str(exc))
-        except (OSError, UnicodeDecodeError) as exc:
-            return ctx.problem(loc, f"cannot read bandwidth trace {base / value}: {exc}")
-        steps: list[tuple[float, float]] = []
-        for number, line in enumerate(lines, start=1):
-            if len(steps) >= MAX_TRACE_ROWS:
-                return ctx.problem(
-                    loc, f"{path}: more than {MAX_TRACE_ROWS:,} rows (MAX_TRACE_ROWS)"
-                )
-            cells = [c.strip() for c in line.split(",")]
-            if not line.strip() or line.lstrip().startswith("#"):
-                continue
-            try:
-                time_s, mbps = float(cells[0]), float(cells[1])
-            except (ValueError, IndexError):
-                if not steps and number == 1:
-                    if len(cells) > 2:
-                        return ctx.problem(
-                            loc,
-                            f"{path}:1: unexpected column '{cells[2]}'; a trace has two "
-                            "columns, time_s,bandwidth_mbps",
-                        )
-                    continue  # a header
-                return ctx.problem(
-                    loc, f"{path}:{number}: expected 'time_s,bandwidth_mbps', got '{line}'"
-                )
-            if len(cells) > 2:
-                return ctx.problem(
-                    loc,
-                    f"{path}:{number}: unexpected third column '{cells[2]}'; a trace has "
-                    "two columns, time_s,bandwidth_mbps",
-                )
-            if not (math.isfinite(time_s) and math.isfinite(mbps) and time_s >= 0 and mbps >= 0):
-                return ctx.problem(loc, f"{path}:{number}: times and bandwidths must be >= 0")
-            if time_s > MAX_HORIZON_S or not math.isfinite(mbps * MEGA):
-                return ctx.problem(
-                    loc,
-                    f"{path}:{number}: a time beyond the {MAX_HORIZON_S:g} s horizon "
-                    "(MAX_HORIZON_S) or a bandwidth that overflows",
-                )
-            if steps and time_s <= steps[-1][0]:
-                return ctx.problem(loc, f"{path}:{number}: times must increase")
-            steps.append((time_s, mbps * MEGA))
-        if not steps:
-            return ctx.problem(loc, f"bandwidth trace {path} has no rows")
-        return steps
 
 
 _TIME_S = Number("s", ge=0, le=MAX_HORIZON_S)
@@ -128,7 +66,7 @@ _INTERVAL = ListOf(_TIME_S, min_len=2, max_len=2)
 
 LINK = Record(
     {
-        "ends": Field(ListOf(Text(pattern=NAME_PATTERN), min_len=2, max_len=2)),
+        "ends": Field(ListOf(Text(pattern=MEMBER_PATTERN), min_len=2, max_len=2)),
         "technology": Field(Text(), default=""),
         "latency_ms": Field(Uncertain(Number("ms", MILLI, ge=0)), to="latency_s"),
         "bandwidth_mbps": Field(Uncertain(LINK_MBPS), to="bandwidth_bps"),
@@ -165,6 +103,59 @@ LINK = Record(
         "jitter": Field(JITTER, default=None, doc="added to latency_ms per hop, both ways"),
         "loss_rate": Field(Number(ge=0, le=0.5), default=0.0, doc="per packet; re-sent"),
         "mtu_bytes": Field(Number("bytes", integer=True, ge=1), default=1500),
+        "mobility": Field(MOBILITY, default=None, doc="a moving end: rate by distance, handover"),
     },
     name="link",
 )
+
+STATION_RATE = Record(
+    {
+        "up_mbps": Field(LINK_MBPS, to="up_bps", doc="station -> access point"),
+        "down_mbps": Field(LINK_MBPS, default=None, to="down_bps", doc="default: up_mbps"),
+    },
+    name="station rate",
+)
+
+#: ``kind: shared``: an access point (or cell) whose airtime its stations share.
+MEDIUM = Record(
+    {
+        "access_point": Field(
+            Text(pattern=MEMBER_PATTERN),
+            doc="the node the access point is wired to (an edge server, a router node)",
+        ),
+        "stations": Field(
+            ListOf(Text(pattern=MEMBER_PATTERN), min_len=1),
+            doc="nodes or fleets attached; each gets a link named '<link>/<station>'",
+        ),
+        "technology": Field(Text(), default=""),
+        "latency_ms": Field(Uncertain(Number("ms", MILLI, ge=0)), to="latency_s"),
+        "bandwidth_mbps": Field(
+            Uncertain(LINK_MBPS),
+            to="bandwidth_bps",
+            doc="a station's uplink rate alone on the medium (goodput)",
+        ),
+        "reverse_bandwidth_mbps": Field(
+            Uncertain(LINK_MBPS),
+            default=None,
+            to="reverse_bandwidth_bps",
+            doc="a station's downlink rate alone; default: bandwidth_mbps",
+        ),
+        "station_rates": Field(
+            MapOf(STATION_RATE, key_pattern=MEMBER_PATTERN),
+            default={},
+            doc="per station (a node, a fleet for all its members, or a member): its own rates",
+        ),
+        "fairness": Field(
+            Text(choices=FAIRNESS),
+            default="throughput",
+            doc="throughput: equal throughput (802.11 DCF, the performance anomaly); "
+            "airtime: equal airtime (docs/fleets.md)",
+        ),
+        "radio": Field(RADIO, default=None, doc="each station's radio"),
+    },
+    name="shared medium",
+)
+
+#: Link kinds: a point-to-point link (the default) or a shared medium.
+LINK_KINDS = {"point_to_point": LINK, "shared": MEDIUM}
+LINK_ENTRY = Tagged("kind", lambda: LINK_KINDS, what="link kind", default="point_to_point")

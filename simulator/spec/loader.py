@@ -25,7 +25,9 @@ from simulator.rules import (
     app_has_placement,
     app_names_known,
     app_names_unique,
+    collapse_members,
     link_ends_known,
+    online_heft,
     placement_xor_replicas,
     report,
 )
@@ -33,11 +35,13 @@ from simulator.scheduling import PREDICTIVE_DISPATCHERS, AdaptiveOptions
 from simulator.schema import INVALID, Context, Loc, nearest
 from simulator.spec.definitions import LIBRARY, MEGA, SCENARIO
 from simulator.spec.failuredefs import build_failures
+from simulator.spec.fleets import FleetMap, expand_fleets
 from simulator.spec.modelbuild import MODEL_BUILDERS
 from simulator.spec.modeldefs import deploy_model
 from simulator.spec.paths import allowed_dirs
 from simulator.spec.platformbuild import build_links, build_nodes
 from simulator.spec.presets import collect_presets, expand_presets, with_key
+from simulator.spec.requestdefs import energy_window, input_bytes
 from simulator.spec.scenario import Scenario
 from simulator.spec.uncertain import SampleKey, draw_document
 from simulator.spec.yamlio import YamlMap, load_yaml_file, plain
@@ -120,6 +124,10 @@ def parse_scenario(
     _import_plugins(expanded, ctx, allow_plugins)  # first: the names they register are valid below
     if sample is not None:
         expanded = draw_document(expanded, sample)[0]
+    compact = expanded  # what the resolved document keeps: fleets as written
+    expanded, fleets = expand_fleets(  # type: ignore[assignment]
+        expanded, expanded.get("seed", 0), ctx
+    )
     checked = SCENARIO.check(expanded, Loc(""), ctx)
     # An entry whose preset is unknown lacks the preset's keys: say so once, not per key.
     ctx.problems[:] = [
@@ -130,13 +138,16 @@ def parse_scenario(
     _check_names(expanded, ctx)  # also when the schema failed: report it all at once
     if checked is INVALID or ctx.problems:
         raise ScenarioError(ctx.problems)
-    raw = YamlMap(
-        {k: v for k, v in expanded.items() if k not in ("include", "presets")},
-        mark=expanded.mark,
+    raw, written = (
+        YamlMap(
+            {k: v for k, v in doc.items() if k not in ("include", "presets")},
+            mark=getattr(doc, "mark", None),
+        )
+        for doc in (expanded, compact)
     )
-    raw.key_marks.update(expanded.key_marks)
-    scenario = _build(checked, raw, ctx, source)
-    if ctx.problems:
+    raw.key_marks.update(getattr(expanded, "key_marks", {}))
+    scenario = _build(checked, raw, ctx, source, written, fleets)
+    if scenario is None or ctx.problems:  # _build returns None after reporting problems
         raise ScenarioError(ctx.problems)
     return scenario
 
@@ -149,7 +160,7 @@ def validate_library(path: str | Path, allow_dirs: Sequence[str | Path] = ()) ->
     ScenarioError
         Listing every problem of every preset.
     """
-    from simulator.spec.definitions import LINK, NODE
+    from simulator.spec.definitions import LINK_ENTRY, NODE
 
     path = Path(path)
     document = load_yaml_file(path)
@@ -163,7 +174,7 @@ def validate_library(path: str | Path, allow_dirs: Sequence[str | Path] = ()) ->
     if LIBRARY.check(document, Loc(""), ctx) is INVALID:
         raise ScenarioError(ctx.problems)
     presets = collect_presets(document, path.parent, str(path), ctx, (path.resolve(),))
-    schemas = {"nodes": NODE, "links": LINK}
+    schemas = {"nodes": NODE, "links": LINK_ENTRY}
     count = 0
     for section, entries in presets.by_section.items():
         for body, _, where in entries.values():
@@ -202,6 +213,9 @@ def _check_names(raw: Mapping, ctx: Context) -> None:
     links, workload = raw.get("links"), raw.get("workload")
     if isinstance(nodes, Mapping) and isinstance(links, Mapping):
         for name, body in links.items():
+            if isinstance(body, Mapping) and body.get("kind") == "shared":
+                _check_medium_names(name, body, Loc("links").child(links, name), nodes, ctx)
+                continue
             ends = body.get("ends") if isinstance(body, Mapping) else None
             if not isinstance(ends, list):
                 continue
@@ -219,10 +233,36 @@ def _check_names(raw: Mapping, ctx: Context) -> None:
                 report(ctx, error, loc, item)
 
 
+def _check_medium_names(name: str, body: Mapping, loc: Loc, nodes: Mapping, ctx: Context) -> None:
+    """A shared medium's access point and stations are nodes (fleets are expanded by now)."""
+    where: list[tuple[str, int | None, Any]] = [("access_point", None, body.get("access_point"))]
+    stations = body.get("stations")
+    if isinstance(stations, list):
+        where += [("stations", i, station) for i, station in enumerate(stations)]
+    for key, index, node in where:
+        if isinstance(node, str) and node and node not in nodes:
+            at = loc.child(body, key)
+            if index is not None:
+                at = at.child(stations, index)
+            ctx.problem(
+                at,
+                f"unknown node or fleet '{node}' in shared link '{name}'; nodes: "
+                f"{_names_hint(nodes)}",
+                nearest(node, list(nodes)),
+            )
+
+
+def _names_hint(nodes: Mapping) -> str:
+    """The node names for a message: fleet members collapsed to ``phone[0..199]``."""
+    return ", ".join(collapse_members(list(nodes)))
+
+
 # -- building the domain objects ----------------------------------------------------------
-def _build(checked: dict, raw: Mapping, ctx: Context, source: str) -> Scenario | None:
+def _build(
+    checked: dict, raw: Mapping, ctx: Context, source: str, written: Mapping, fleets: FleetMap
+) -> Scenario | None:
     nodes = build_nodes(checked["nodes"], raw["nodes"], ctx)
-    links = build_links(checked["links"], raw.get("links", {}), ctx)
+    links = build_links(checked["links"], raw.get("links", {}), ctx, checked["seed"])
     if ctx.problems:
         return None
     try:
@@ -265,6 +305,7 @@ def _build(checked: dict, raw: Mapping, ctx: Context, source: str) -> Scenario |
             *app_bounded(app, entry["count"], duration_s, entry["arrival"]["process"]),
             *placement_xor_replicas(app, placement, replicas),
             *app_has_placement(app, placement, replicas, default_placement),
+            *online_heft(app, placement, replicas, default_placement, entry["transfer_timeout_s"]),
         ]
         for error in errors:
             report(ctx, error, loc, item)
@@ -295,17 +336,21 @@ def _build(checked: dict, raw: Mapping, ctx: Context, source: str) -> Scenario |
                     adaptive=adaptive,
                     transfer_timeout_s=entry["transfer_timeout_s"],
                     on_failure=entry["on_failure"],
+                    input_bytes=input_bytes(entry["input"]),
+                    response_bytes=entry["response_bytes"],
                 )
             )
     _check_requests(ctx, workload)
+    window = energy_window(ctx, checked["energy_window"], raw)
     failures = build_failures(checked["failures"], raw.get("failures"), platform, ctx)
     if ctx.problems:
         return None
-    document = plain(raw)
+    document = plain(written)  # fleets as written: loading it expands them the same way
     for name, spec in checked["models"].items():
-        if "onnx" in spec:  # a file path made absolute: the document reloads from anywhere
-            document["models"][name]["onnx"] = spec["onnx"]
-    _inline_traces(document, checked["links"])
+        for key in ("onnx", "tflite"):  # a file path made absolute: reloads from anywhere
+            if key in spec:
+                document["models"][name][key] = spec[key]
+    _inline_traces(document, checked["links"], fleets.links)
     return Scenario(
         name=checked["name"],
         seed=checked["seed"],
@@ -321,21 +366,30 @@ def _build(checked: dict, raw: Mapping, ctx: Context, source: str) -> Scenario |
         plugins=tuple(checked["plugins"]),
         source_file=source,
         document=document,
+        energy_window_s=window,
+        fleets=fleets,
     )
 
 
-def _inline_traces(document: dict, links: Mapping[str, Any]) -> None:
+def _inline_traces(document: dict, links: Mapping[str, Any], written: Mapping[str, str]) -> None:
     """Replace each ``*_trace_file`` of ``document`` by the rows read from it at load, as
-    ``*_trace_mbps``: the resolved scenario then reruns from any folder and never reads
-    another file of the same name."""
+    ``*_trace_mbps`` (a mobile link's ``path_file`` as ``path_m``): the resolved scenario
+    then reruns from any folder and never reads another file of the same name.
+    ``written`` maps a fleet member's link to the link written in the document (its
+    members share the rows)."""
     for name, spec in links.items():
         for direction in ("bandwidth_trace", "reverse_bandwidth_trace"):
             steps = spec.get(f"{direction}_file")
-            if steps is None:
+            entry = document["links"][written.get(name, name)]
+            if steps is None or f"{direction}_file" not in entry:
                 continue
-            entry = document["links"][name]
             entry.pop(f"{direction}_file", None)
             entry[f"{direction}_mbps"] = [[time_s, _mbps(bps)] for time_s, bps in steps]
+        mobility = spec.get("mobility") or {}
+        if mobility.get("path_file") is not None:  # a position trace, likewise
+            entry = document["links"][name]["mobility"]
+            entry.pop("path_file", None)
+            entry["path_m"] = [list(row) for row in mobility["path_file"]]
 
 
 def _mbps(bps: float) -> float:
@@ -363,8 +417,9 @@ def _check_requests(ctx: Context, workload: list[WorkloadEntry]) -> None:
         )
 
 
-def _adaptive(ctx: Context, loc: Loc, item: dict, entry: dict, n_replicas: int):
-    """The AdaptiveOptions of a workload entry (None unless dispatch is 'adaptive')."""
+def _adaptive(ctx: Context, loc: Loc, item: dict, entry: dict, n_replicas: int) -> Any:
+    """The AdaptiveOptions of a workload entry (None unless dispatch is 'adaptive'; INVALID
+    after reporting a problem)."""
     spec, dispatch = entry["adaptive"], entry["dispatch"]
     errors = list(adaptive_dispatch(entry["app"], dispatch, spec is not None, n_replicas))
     for error in errors:

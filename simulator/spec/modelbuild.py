@@ -72,9 +72,29 @@ def onnx_model(
         return None
 
 
+def tflite_model(
+    name: str, spec: dict, raw: Mapping, loc: Loc, ctx: Context, platform: Platform
+) -> ModelGraph | None:
+    """A TFLite file; its ModelError becomes a problem at ``models.<name>.tflite``.
+
+    Read at every call (bounded and checked), imported once per digest of its bytes and
+    options, as :func:`onnx_model`."""
+    from simulator.graph.tflite_import import import_tflite, read_tflite_file
+
+    options = {"batch": spec["batch"], "dtype": spec["dtype"], "name": name}
+    label = str(spec["tflite"])
+    try:
+        data = read_tflite_file(spec["tflite"], user_dirs(ctx))
+        key = ("tflite", hashlib.sha256(data).hexdigest(), exact_key(options))
+        return MODEL_CACHE.get(key, lambda: import_tflite(data, label, **options))
+    except ModelError as exc:
+        ctx.problem(loc.child(raw, "tflite"), f"{spec['tflite']}: {exc.message}")
+        return None
+
+
 #: Model builders by source (see ``MODEL_SOURCES`` in :mod:`simulator.spec.modeldefs`):
 #: ``(name, checked spec, raw spec, loc, ctx, platform) -> ModelGraph or None`` (None
 #: after reporting a problem).
 MODEL_BUILDERS: Mapping[str, Callable[..., ModelGraph | None]] = MappingProxyType(
-    {"zoo": zoo_model, "inline": inline_model, "onnx": onnx_model}
+    {"zoo": zoo_model, "inline": inline_model, "onnx": onnx_model, "tflite": tflite_model}
 )

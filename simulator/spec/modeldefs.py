@@ -1,7 +1,8 @@
-"""Model sections of the scenario format: a model from the zoo, an ONNX file, or inline.
+"""Model sections of the scenario format: a model from the zoo, an ONNX or TFLite file, or
+inline.
 
 ``models.<name>`` is one of the :data:`MODEL_SOURCES`, told apart by the key that names
-the source (``zoo:``, ``onnx:``, ``ops:``); :class:`ModelChoice` checks it against that
+the source (``zoo:``, ``onnx:``, ``tflite:``, ``ops:``); :class:`ModelChoice` checks it against that
 source's schema and tags the result with ``source``.
 """
 
@@ -74,6 +75,35 @@ INLINE_MODEL = Record(
 )
 
 
+EXIT = Record(
+    {
+        "name": Field(Text(), doc="the exit's name in results (not 'final': the model's own)"),
+        "after": Field(Text(), doc="the op after which a request may finish here"),
+        "head": Field(
+            ListOf(INLINE_OP, max_len=MAX_INLINE_OPS),
+            default=[],
+            doc="the exit branch's own ops (a small classifier), chained after 'after'",
+        ),
+        "accuracy_top1": Field(
+            Number("%", ge=0, le=100), default=None, doc="top-1 of the requests leaving here"
+        ),
+        "probability": Field(
+            Number(ge=0, le=1),
+            default=0.0,
+            doc="share of all requests that leave here (the exits' sum at most 1; the rest "
+            "run the whole model)",
+        ),
+        "threshold": Field(
+            Number(ge=0, le=1),
+            default=None,
+            doc="instead of probability: a request's confidence here is uniform in [0, 1), "
+            "drawn afresh at each exit; it leaves when the confidence reaches the threshold",
+        ),
+    },
+    name="exit",
+)
+
+
 class ZooModel(Schema):
     """``{zoo: name, dtype: ..., options: {...}}``; options come from the builder's signature."""
 
@@ -131,10 +161,15 @@ def model_file_path(value: str, loc: Loc, ctx: Context) -> Path:
 
 
 class OnnxFile(Schema):
-    """The path of an existing ONNX file, relative to the file that names it."""
+    """The path of an existing ONNX (or, with ``kind``, other) model file, relative to the
+    file that names it."""
+
+    def __init__(self, kind: str = "ONNX", suffix: str = ".onnx") -> None:
+        self.kind, self.suffix = kind, suffix
 
     def describe(self) -> str:
-        return "the path of an .onnx file (relative to this YAML file)"
+        article = "an" if self.suffix[1:2] in tuple("aeio") else "a"
+        return f"the path of {article} {self.suffix} file (relative to this YAML file)"
 
     def check(self, value: Any, loc: Loc, ctx: Context) -> Any:
         if not isinstance(value, str) or not value:
@@ -144,7 +179,7 @@ class OnnxFile(Schema):
         except SocsimError as exc:
             return ctx.problem(loc, str(exc))
         if not path.is_file():
-            return ctx.problem(loc, f"no ONNX file at {path}")
+            return ctx.problem(loc, f"no {self.kind} file at {path}")
         return str(path)
 
 
@@ -165,10 +200,25 @@ ONNX_MODEL = Record(
 )
 
 
+TFLITE_MODEL = Record(
+    {
+        "tflite": Field(OnnxFile("TFLite", ".tflite")),
+        "batch": Field(
+            Number(integer=True, ge=1), default=1, doc="fixes a dynamic batch (shape_signature -1)"
+        ),
+        "dtype": Field(
+            Text(choices=DTYPES, what="dtype"), default=None, doc="default: the model's"
+        ),
+    },
+    name="tflite model",
+)
+
+
 #: Model sources by the key that selects them: ``key -> (source name, schema)``.
 MODEL_SOURCES: dict[str, tuple[str, Schema]] = {
     "zoo": ("zoo", ZooModel()),
     "onnx": ("onnx", ONNX_MODEL),
+    "tflite": ("tflite", TFLITE_MODEL),
     "ops": ("inline", INLINE_MODEL),
 }
 
@@ -192,13 +242,18 @@ def common_keys() -> Record:
                 default=None,
                 doc="family for the accuracy tables (default: the zoo name)",
             ),
+            "exits": Field(
+                ListOf(EXIT),
+                default=[],
+                doc="early exits, in the order a request meets them (docs/early-exit.md)",
+            ),
         },
         name="model",
     )
 
 
 #: Keys :func:`common_keys` checks, stripped before the source's own schema.
-COMMON_KEYS: tuple[str, ...] = ("techniques", "accuracy_top1", "family")
+COMMON_KEYS: tuple[str, ...] = ("techniques", "accuracy_top1", "family", "exits")
 
 
 def _subset(value: dict, common: bool) -> dict:
@@ -238,10 +293,11 @@ class ModelChoice(Schema):
 def deploy_model(
     graph: ModelGraph, spec: dict, raw: Any, loc: Loc, ctx: Context
 ) -> tuple[ModelGraph, float | None] | None:
-    """Apply a checked model spec's ``techniques`` to its built graph.
+    """Apply a checked model spec's ``techniques`` to its built graph, then add its
+    ``exits`` (:mod:`simulator.spec.exitdefs`).
 
     Returns the transformed graph and its top-1 (%), or None after reporting a problem
-    at ``models.<name>.techniques[i]``.
+    at ``models.<name>.techniques[i]`` or ``models.<name>.exits[i]``.
     """
     from simulator.errors import ModelError
     from simulator.graph.techniques import apply_techniques, baseline_top1
@@ -251,7 +307,7 @@ def deploy_model(
     if baseline is None and spec.get("zoo"):
         baseline = baseline_top1(spec["zoo"], spec.get("options"))
     try:
-        return apply_techniques(graph, spec.get("techniques", []), family, baseline)
+        graph, top1 = apply_techniques(graph, spec.get("techniques", []), family, baseline)
     except ModelError as exc:
         where = loc.child(raw, "techniques")
         index = exc.message.split("]", 1)[0].removeprefix("techniques[")
@@ -259,3 +315,9 @@ def deploy_model(
             where = where.child(raw["techniques"], int(index))
         ctx.problem(where, exc.message)
         return None
+    if not spec.get("exits"):
+        return graph, top1
+    from simulator.spec.exitdefs import build_exits
+
+    with_exits = build_exits(graph, spec["exits"], top1, raw, loc, ctx)
+    return None if with_exits is None else (with_exits, top1)

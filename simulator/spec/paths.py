@@ -10,10 +10,12 @@ not ``include: [/home/me/.ssh/id_rsa]`` nor a trace ``../../../etc/passwd``.
 
 from __future__ import annotations
 
+import argparse
 import os
 import stat
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from simulator.errors import SocsimError
 from simulator.schema import Context, Loc, mark_of
@@ -32,7 +34,7 @@ class PathNotAllowedError(SocsimError):
             "allow its directory with --allow-dir DIR (allow_dirs= in the library)"
         )
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type, tuple[Any, ...]]:
         return (type(self), (self.written, self.resolved, self.allowed))
 
 
@@ -230,12 +232,12 @@ def naming_dir(loc: Loc, ctx: Context) -> Path:
     return Path(mark.file).parent if mark is not None else Path(ctx.base_dir or ".")
 
 
-def user_dirs(ctx) -> tuple[Path, ...]:
+def user_dirs(ctx: Context) -> tuple[Path, ...]:
     """The allowed directories of a validation :class:`~simulator.schema.Context`."""
     return ctx.allowed_dirs or allowed_dirs(ctx.base_dir or ".")
 
 
-def add_allow_dir_option(parser) -> None:
+def add_allow_dir_option(parser: argparse.ArgumentParser) -> None:
     """Add ``--allow-dir DIR`` (repeatable) to an argparse (sub)command parser."""
     parser.add_argument(
         "--allow-dir",
@@ -258,7 +260,7 @@ def _module_name(text: str) -> str:
     return text
 
 
-def add_allow_options(parser) -> None:
+def add_allow_options(parser: argparse.ArgumentParser) -> None:
     """Add what a scenario may reach beyond its folder and installed plug-ins to a command
     that reads scenarios: ``--allow-dir DIR`` and ``--allow-plugin MODULE`` (repeatable)."""
     add_allow_dir_option(parser)

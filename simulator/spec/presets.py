@@ -44,7 +44,9 @@ def _log_include(path: Path, source: str, presets: Presets) -> None:
             log.debug("  preset %s.%s from %s", section, name, presets.by_section[section][name][1])
 
 
-def collect_presets(document, base_dir: Path, source: str, ctx: Context, seen: tuple) -> Presets:
+def collect_presets(
+    document: Mapping, base_dir: Path, source: str, ctx: Context, seen: tuple
+) -> Presets:
     """Presets by section and name: the document's own ``presets:`` and its includes'.
 
     A name defined in two files is a problem, an include cycle too.

@@ -14,9 +14,14 @@ from simulator.network.radio import RADIO_MODELS
 from simulator.placement.base import POLICIES
 from simulator.schema import Field, ListOf, Record
 from simulator.spec import definitions as d
+from simulator.spec import mobilitydefs as mob
 from simulator.spec import modeldefs as m
 from simulator.spec.failuredefs import FAILURE
+from simulator.spec.fleets import FLEET
+from simulator.spec.linkdefs import LINK, MEDIUM, STATION_RATE
+from simulator.spec.requestdefs import ENCODINGS, ENERGY_WINDOW
 from simulator.spec.scoredefs import COMBINATION, SCORE
+from simulator.spec.stochdefs import BACKGROUND, DISTRIBUTION_RECORDS
 from simulator.spec.sweepdefs import RANGE, SWEEP
 from simulator.sweep.executors import EXECUTORS
 from simulator.workload import ARRIVALS
@@ -59,15 +64,34 @@ def render() -> str:
         ("Top level", d.SCENARIO),
         ("`nodes.<name>`", d.NODE),
         ("`nodes.<name>.units.<name>`", d.UNIT),
+        (
+            "`nodes.<name>.units.<name>.variation.<op kind or default>` (`distribution: "
+            "lognormal` or `gamma`; `exponential` and `deterministic` take no `cv`; "
+            "see stochastic.md)",
+            DISTRIBUTION_RECORDS["lognormal"],
+        ),
+        ("`nodes.<name>.units.<name>.background` (see stochastic.md)", BACKGROUND),
         ("`caches[i]` (of a unit or a node; see cost-model.md)", d.CACHE_LEVEL),
-        ("`links.<name>`", d.LINK),
+        ("`nodes.<name>.fleet` (see fleets.md)", FLEET),
+        ("`links.<name>` (`kind: point_to_point`, the default)", LINK),
+        ("`links.<name>.mobility` (see mobility.md)", mob.MOBILITY),
+        ("`links.<name>.mobility.random_waypoint`", mob.RANDOM_WAYPOINT),
+        ("`links.<name>.mobility.path_loss`", mob.PATH_LOSS),
+        ("`links.<name>.mobility.handover`", mob.HANDOVER),
+        ("`links.<name>` with `kind: shared` (an access point; see fleets.md)", MEDIUM),
+        ("`links.<name>.station_rates.<station>` (`kind: shared`)", STATION_RATE),
         ("`models.<name>` (every source; see techniques.md)", m.common_keys()),
+        ("`models.<name>.exits[i]` (early exits, see early-exit.md)", m.EXIT),
         ("`models.<name>` (ONNX file, see onnx.md)", m.ONNX_MODEL),
+        ("`models.<name>` (TFLite file, see onnx.md)", m.TFLITE_MODEL),
         ("`models.<name>` (inline)", m.INLINE_MODEL),
         ("`models.<name>.ops[i]`", m.INLINE_OP),
         ("`models.<name>.edges[i]`", m.INLINE_EDGE),
         ("`workload[i]`", d.WORKLOAD),
         ("`workload[i].adaptive` (with `dispatch: adaptive`)", d.ADAPTIVE),
+        ("`workload[i].input` (`encode: none`, the default; see requests.md)", ENCODINGS["none"]),
+        ("`workload[i].input` with `encode: jpeg`", ENCODINGS["jpeg"]),
+        ("`energy_window` (see requests.md)", ENERGY_WINDOW),
         ("`failures[i]` (see failures.md)", FAILURE),
         ("`sweep` (read by `socsim sweep`, see sweeps.md)", SWEEP),
         ("`sweep.parameters.<path>` as a range", RANGE),

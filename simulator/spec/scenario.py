@@ -6,13 +6,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from simulator.errors import PlacementError
 from simulator.failures import FailureSpec
 from simulator.frozen import FrozenMap
 from simulator.graph.model import ModelGraph
 from simulator.placement.base import PlacementSpec
 from simulator.platform import Platform
-from simulator.rules import raise_first, scenario_apps
+from simulator.rules import energy_window_ordered, raise_first, scenario_apps
 from simulator.scheduling import SCHEDULERS
+from simulator.spec.fleets import FleetMap
 from simulator.workload import WorkloadEntry
 
 
@@ -49,9 +51,14 @@ class Scenario:
     accuracy_top1 : Mapping[str, float or None]
         Top-1 (%) of each model after its ``techniques``: the published or given
         baseline plus the techniques' changes; None (or absent) when unknown.
+    energy_window_s : (float, float) or None
+        Energy figures integrate power over exactly this interval (s); None: first
+        arrival to last completion, extended to the last radio tail or op.
     document : Mapping
-        The resolved document (includes and presets expanded): writing it back and
-        loading it again gives the same scenario.
+        The resolved document (includes and presets expanded, fleets as written): writing
+        it back and loading it again gives the same scenario.
+    fleets : FleetMap
+        Which nodes, apps and links the document's fleets made (docs/fleets.md).
     """
 
     name: str
@@ -68,6 +75,8 @@ class Scenario:
     source_file: str | None = None
     document: Mapping[str, Any] = field(default_factory=FrozenMap)
     accuracy_top1: Mapping[str, float | None] = field(default_factory=FrozenMap)
+    energy_window_s: tuple[float, float] | None = None
+    fleets: FleetMap = field(default_factory=FleetMap)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "models", FrozenMap(self.models))
@@ -78,6 +87,7 @@ class Scenario:
         nodes = self.platform.nodes
         raise_first(scenario_apps(self.workload, self.models, nodes, self.placement))
         SCHEDULERS.get(self.scheduler)  # raises with the nearest name
+        raise_first(energy_window_ordered(self.energy_window_s))
 
     def placement_for(self, entry: WorkloadEntry) -> PlacementSpec:
         """The placement spec that applies to ``entry`` (its first replica if it has several)."""
@@ -87,4 +97,7 @@ class Scenario:
         """Every placement (replica) of ``entry``, in order."""
         if entry.replicas:
             return entry.replicas
-        return (entry.placement if entry.placement is not None else self.placement,)
+        chosen = entry.placement if entry.placement is not None else self.placement
+        if chosen is None:  # __post_init__'s app_has_placement rules this out
+            raise PlacementError(f"app '{entry.app}' has no placement and no default applies")
+        return (chosen,)

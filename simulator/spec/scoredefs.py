@@ -11,7 +11,7 @@ from simulator.placement.base import POLICIES
 from simulator.schema import Field, ListOf, MapOf, Record, Tagged, Text
 
 
-def _technique():
+def _technique() -> Tagged:
     from simulator.graph.techniques import TECHNIQUE  # lazy: loads the technique modules
 
     return TECHNIQUE

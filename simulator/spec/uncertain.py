@@ -25,7 +25,7 @@ import math
 import zlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -203,9 +203,13 @@ def uncertain_paths(document: Mapping, schema: Schema | None = None) -> list[str
     return [path_text(path) for path, _, _ in found]
 
 
+#: A document's mapping type: a drawn document has the type of the one given.
+_Doc = TypeVar("_Doc", bound=Mapping)
+
+
 def draw_document(
-    document: Mapping, key: SampleKey, schema: Schema | None = None
-) -> tuple[Mapping, dict[str, float]]:
+    document: _Doc, key: SampleKey, schema: Schema | None = None
+) -> tuple[_Doc, dict[str, float]]:
     """``document`` with every valid distribution replaced by a draw of sample ``key``.
 
     Pure: the input is not changed (containers on the way to a draw are copied, marks
@@ -214,7 +218,7 @@ def draw_document(
     Returns
     -------
     document : mapping
-        The concrete document.
+        The concrete document, of the type given (containers are copied as they are).
     drawn : dict of str to float
         YAML path -> the value drawn (in the field's YAML units), in document order.
     """

@@ -16,9 +16,9 @@ Python's recursion limit is reached.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 from yaml.composer import Composer
@@ -62,7 +62,7 @@ MAX_FILE_BYTES = 50_000_000
 class _RefusedDocument(yaml.YAMLError):
     """A document refused for its size or depth (reported like a syntax error)."""
 
-    def __init__(self, problem: str, mark=None):
+    def __init__(self, problem: str, mark: yaml.Mark | None = None) -> None:
         super().__init__(problem)
         self.problem = problem
         self.problem_mark = mark
@@ -99,7 +99,7 @@ class _Locating(Composer, SafeConstructor, Resolver):
         self._composed = 0
         self._marks: dict[int, Mark] = {}  # 0-based line -> its Mark (many values share one)
 
-    def compose_node(self, parent, index):
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
         # composing recurses once per nesting level: stop before Python's recursion limit
         self._depth += 1
         # every node (or alias) composed is at least one value once expanded: refuse as
@@ -120,7 +120,7 @@ class _Locating(Composer, SafeConstructor, Resolver):
         finally:
             self._depth -= 1
 
-    def construct_object(self, node, deep=False):
+    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
         try:
             return SafeConstructor.construct_object(self, node, deep)
         except _CONSTRUCTOR_BUGS as exc:
@@ -130,14 +130,14 @@ class _Locating(Composer, SafeConstructor, Resolver):
         head = "".join(self._path)
         return f"{head}.{key}" if head else key
 
-    def _mark(self, node) -> Mark:
+    def _mark(self, node: yaml.Node) -> Mark:
         line = node.start_mark.line
         mark = self._marks.get(line)
         if mark is None:
             mark = self._marks[line] = Mark(self.filename, line + 1)
         return mark
 
-    def construct_yaml_map(self, node):
+    def construct_yaml_map(self, node: yaml.MappingNode) -> Iterator[YamlMap]:
         data = YamlMap(mark=self._mark(node))
         yield data
         merge_tag = "tag:yaml.org,2002:merge"
@@ -174,7 +174,7 @@ class _Locating(Composer, SafeConstructor, Resolver):
                 self._path.pop()
             data.key_marks[key] = self._mark(key_node)
 
-    def construct_yaml_seq(self, node):
+    def construct_yaml_seq(self, node: yaml.SequenceNode) -> Iterator[YamlSeq]:
         data = YamlSeq(mark=self._mark(node))
         yield data
         for index, item in enumerate(node.value):
@@ -201,6 +201,13 @@ class _PureLoader(Reader, Scanner, Parser, _Locating):
         _Locating.__init__(self, filename)
 
 
+#: A composed node of one kind (what a composer method returns).
+_Node = TypeVar("_Node", bound=yaml.Node)
+
+#: The locating loader on libyaml's parser; None when PyYAML was built without libyaml
+#: (every document is then read by the pure parser).
+_FAST_LOADER: Callable[[str, str], _Locating] | None = None
+
 if CParser is not None:
 
     class _FastLoader(_Locating, CParser):
@@ -212,7 +219,7 @@ if CParser is not None:
             _Locating.__init__(self, filename)
             self._flow_depth = 0  # flow collections ([...], {...}) around the node
 
-        def compose_scalar_node(self, anchor):
+        def compose_scalar_node(self, anchor: str | None) -> yaml.ScalarNode:
             # inside [...] or {...} the pure scanner ends a plain scalar at '?', libyaml
             # does not: let the pure parser read such a document
             event = self.peek_event()
@@ -220,13 +227,15 @@ if CParser is not None:
                 raise _ReadByPure("a plain scalar with '?' in a flow collection")
             return Composer.compose_scalar_node(self, anchor)
 
-        def compose_sequence_node(self, anchor):
+        def compose_sequence_node(self, anchor: str | None) -> yaml.SequenceNode:
             return self._flow_counted(Composer.compose_sequence_node, anchor)
 
-        def compose_mapping_node(self, anchor):
+        def compose_mapping_node(self, anchor: str | None) -> yaml.MappingNode:
             return self._flow_counted(Composer.compose_mapping_node, anchor)
 
-        def _flow_counted(self, compose, anchor):
+        def _flow_counted(
+            self, compose: Callable[[Any, str | None], _Node], anchor: str | None
+        ) -> _Node:
             flow = bool(self.peek_event().flow_style)
             self._flow_depth += flow
             try:
@@ -234,8 +243,7 @@ if CParser is not None:
             finally:
                 self._flow_depth -= flow
 
-else:  # PyYAML built without libyaml: every document is read by the pure parser
-    _FastLoader = None
+    _FAST_LOADER = _FastLoader
 
 
 class _ReadByPure(yaml.YAMLError):
@@ -280,12 +288,12 @@ def load_yaml_text(text: str, filename: str) -> Any:
     ScenarioError
         On a syntax error (with its line) or duplicate mapping keys.
     """
-    fast = _FastLoader is not None and _libyaml_reads_as_pure(text)
+    fast = _FAST_LOADER if _FAST_LOADER is not None and _libyaml_reads_as_pure(text) else None
     try:
         try:
-            data, duplicates = _read(_FastLoader if fast else _PureLoader, text, filename)
+            data, duplicates = _read(fast or _PureLoader, text, filename)
         except _PARSER_ERRORS:
-            if not fast:
+            if fast is None:
                 raise
             data, duplicates = _read(_PureLoader, text, filename)
     except yaml.YAMLError as exc:
@@ -302,7 +310,9 @@ def load_yaml_text(text: str, filename: str) -> Any:
     return data
 
 
-def _read(loader_class: type[_Locating], text: str, filename: str) -> tuple[Any, list[Problem]]:
+def _read(
+    loader_class: Callable[[str, str], _Locating], text: str, filename: str
+) -> tuple[Any, list[Problem]]:
     """The document of ``text`` and its duplicate-key problems, read by ``loader_class``."""
     loader = loader_class(text, filename)  # the pure reader checks the characters here
     try:

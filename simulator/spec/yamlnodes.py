@@ -31,7 +31,7 @@ class YamlMap(dict):
 
     __slots__ = ("key_marks", "mark")
 
-    def __init__(self, *args, mark: Mark | None = None, **kwargs):
+    def __init__(self, *args: Any, mark: Mark | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.mark = mark
         self.key_marks: dict[Any, Mark] = {}
@@ -53,7 +53,7 @@ class YamlSeq(list):
 
     __slots__ = ("item_marks", "mark")
 
-    def __init__(self, *args, mark: Mark | None = None):
+    def __init__(self, *args: Any, mark: Mark | None = None) -> None:
         super().__init__(*args)
         self.mark = mark
         self.item_marks: list[Mark | None] = []

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from simulator.errors import Problem, ScenarioError
+from simulator.errors import Problem, ScenarioError, SocsimError
 from simulator.registry import Registry
 from simulator.schema import Record
 
@@ -53,6 +53,20 @@ class Parameter:
     @property
     def continuous(self) -> bool:
         return self.values is None
+
+    @property
+    def listed(self) -> tuple[Any, ...]:
+        """The values of a discrete parameter (ValueError for a continuous range)."""
+        if self.values is None:
+            raise ValueError(f"{self.path}: a continuous range has no list of values")
+        return self.values
+
+    @property
+    def bounds(self) -> tuple[float, float]:
+        """``(low, high)`` of a continuous range (ValueError for a discrete parameter)."""
+        if self.low is None or self.high is None:
+            raise ValueError(f"{self.path}: a list of values has no continuous bounds")
+        return self.low, self.high
 
 
 @dataclass(frozen=True)
@@ -241,8 +255,13 @@ _NO_OPTIONS = Record({}, name="design options")
 class _Indexed(Sequence):
     """A read-only sequence whose items are computed from their index (``_item``)."""
 
+    _length: int  # set by each subclass's __init__
+
     def __len__(self) -> int:
         return self._length
+
+    def _item(self, index: int) -> Any:
+        raise NotImplementedError
 
     def __getitem__(self, index):
         if isinstance(index, slice):
@@ -295,28 +314,29 @@ class UnitPoints(_Indexed):
 @DESIGNS.register("grid", _NO_OPTIONS)
 def grid(params: Sequence[Parameter], samples: int | None, rng: np.random.Generator):
     """Every combination of the values; the first parameter varies slowest."""
-    return GridPoints([p.values for p in params])
+    return GridPoints([p.listed for p in params])
 
 
 @DESIGNS.register("zip", _NO_OPTIONS)
 def zipped(params: Sequence[Parameter], samples: int | None, rng: np.random.Generator):
     """The i-th values of every parameter together (lists of one length)."""
-    return ZipPoints([p.values for p in params])
+    return ZipPoints([p.listed for p in params])
 
 
 def _from_unit(p: Parameter, u: float) -> Any:
     """Map ``u`` in [0, 1) onto a parameter: an index into its values, or its range."""
-    if not p.continuous:
+    if p.values is not None:
         return p.values[min(int(u * len(p.values)), len(p.values) - 1)]
+    low, high = p.bounds
     if p.log:
-        return float(math.exp(math.log(p.low) + u * (math.log(p.high) - math.log(p.low))))
-    return float(p.low + u * (p.high - p.low))
+        return float(math.exp(math.log(low) + u * (math.log(high) - math.log(low))))
+    return float(low + u * (high - low))
 
 
 @DESIGNS.register("random", _NO_OPTIONS)
 def random(params: Sequence[Parameter], samples: int | None, rng: np.random.Generator):
     """``samples`` independent uniform draws (log-uniform for log ranges; lists uniformly)."""
-    return UnitPoints(params, rng.random((samples, len(params))))
+    return UnitPoints(params, rng.random((_count(samples, "random"), len(params))))
 
 
 @DESIGNS.register("lhs", _NO_OPTIONS)
@@ -325,7 +345,15 @@ def latin_hypercube(params: Sequence[Parameter], samples: int | None, rng: np.ra
     equal strata, each stratum sampled once (McKay et al. 1979; ``scipy.stats.qmc``)."""
     from scipy.stats import qmc
 
-    return UnitPoints(params, qmc.LatinHypercube(d=len(params), rng=rng).random(samples))
+    count = _count(samples, "lhs")
+    return UnitPoints(params, qmc.LatinHypercube(d=len(params), rng=rng).random(count))
+
+
+def _count(samples: int | None, design: str) -> int:
+    """The sample count a sampling design needs (the sweep's check asks for it first)."""
+    if samples is None:
+        raise SocsimError(f"the {design} design needs sweep.samples")
+    return samples
 
 
 class PointSet(_Indexed):

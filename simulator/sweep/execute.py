@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from simulator.engine import plan_replicas, simulate
+from simulator.graph.exits import exits_of
+from simulator.hardware.units import ComputeUnit
 from simulator.placement.estimate import estimate
 from simulator.platform import CostOracle
 from simulator.plugins import import_plugins
@@ -102,24 +104,34 @@ class Task:
 def fast_path_applies(scenario: Scenario) -> bool:
     """A lone request on an otherwise idle, constant platform: one app, ``count: 1``, one
     placement, no DVFS governor but ``performance``, no thermal model or battery, no
-    bandwidth trace or outage, no failure — where the
-    list-schedule estimate *is* the engine's latency (a memory pool too small for the
-    request is the same placement error: ``plan_replicas`` checks it)."""
+    execution-time variation or background load, no bandwidth trace or outage, no failure
+    — where the list-schedule estimate *is* the engine's latency (a memory pool too small
+    for the request is the same placement error: ``plan_replicas`` checks it)."""
     if len(scenario.workload) != 1 or scenario.failures:
         return False
     entry = scenario.workload[0]
     if entry.count != 1 or entry.duration_s is not None or len(scenario.placements_for(entry)) != 1:
         return False
+    if exits_of(scenario.models[entry.model]) and scenario.placement_for(entry).name != "edgent":
+        return False  # the request draws its exit: the whole model's estimate is not its
     nodes = scenario.platform.nodes.values()
     if any(n.thermal is not None or n.battery_j is not None for n in nodes):
         return False
     # a unit pinned at its top point runs at the speed the estimate assumes
     if any(u.dvfs is not None and u.governor != "performance" for n in nodes for u in n.units):
         return False
+    # drawn or background-stretched op times are the run's, not the estimate's mean
+    if any(_stochastic(u) for n in nodes for u in n.units):
+        return False
     links = scenario.platform.network.links.values()
     return not any(
         link.bandwidth_trace or link.reverse_bandwidth_trace or link.outages for link in links
     )
+
+
+def _stochastic(unit: ComputeUnit) -> bool:
+    """Whether the unit's op times are drawn or stretched (docs/stochastic.md)."""
+    return unit.background is not None or any(v.varies for v in unit.variation.values())
 
 
 def fast_summary(scenario: Scenario, replicate: int) -> dict[str, Any]:
@@ -177,6 +189,8 @@ def plan_inputs(scenario: Scenario) -> tuple | None:
         tuple(platform.network.links.values()),
         scenario.models[entry.model],
         entry.source,
+        entry.input_bytes,  # the app's request and response sizes (docs/requests.md)
+        entry.response_bytes,
         spec.policy,
         exact_key(spec.options),
     )

@@ -112,7 +112,7 @@ def processes(
 
     The workers die with this process (:func:`die_with_parent`)."""
     import multiprocessing
-    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+    from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 
     count = min(workers or default_workers(), max(len(batches), 1))
     # the platform's start method by default: fork on Linux (workers start without
@@ -125,7 +125,10 @@ def processes(
     )
     try:
         limit = IN_FLIGHT_PER_WORKER * count
-        submit = functools.partial(pool.submit, work)
+
+        def submit(batch: Batch) -> Future:
+            return pool.submit(work, batch)
+
         first = functools.partial(wait, return_when=FIRST_COMPLETED)
         for future in bounded(submit, batches, limit, first):
             yield future.result()

@@ -16,7 +16,7 @@ import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from simulator.sweep.execute import ROW_FIGURES
 from simulator.sweep.fingerprint import digest
@@ -57,7 +57,7 @@ class Shape:
     replicates: int
 
 
-def _integer(value: Any) -> bool:
+def _integer(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 

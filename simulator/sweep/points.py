@@ -204,7 +204,7 @@ def checked_values(parameter: Parameter) -> list[Any]:
     long range, or the bounds of a continuous one."""
     if parameter.continuous:
         return [parameter.low, parameter.high]
-    distinct = list({_key(v): v for v in parameter.values}.values())
+    distinct = list({_key(v): v for v in parameter.listed}.values())
     if len(distinct) <= MAX_CHECKED_VALUES:
         return distinct
     return [distinct[0], distinct[1], distinct[-2], distinct[-1]]

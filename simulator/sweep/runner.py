@@ -231,10 +231,10 @@ def _first_use(spec: SweepSpec, path: str, value: Any) -> str:
     if spec.design not in ("grid", "zip"):
         return ""
     index = spec.paths.index(path)
-    values = spec.parameters[index].values
+    values = spec.parameters[index].listed
     position = next(i for i, v in enumerate(values) if _key(v) == _key(value))
     if spec.design == "grid":
-        position *= math.prod(len(p.values) for p in spec.parameters[index + 1 :])
+        position *= math.prod([len(p.listed) for p in spec.parameters[index + 1 :]])
     return f" (point {position})"
 
 

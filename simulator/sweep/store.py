@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,10 +27,10 @@ from simulator.output.cells import cell_columns
 from simulator.sweep.fingerprint import differences
 from simulator.sweep.journal import Shape, encode, plain_row, rewrite_without, scan
 
-try:
-    import fcntl
-except ImportError:  # Windows: no lock (docs/sweeps.md)
+if sys.platform == "win32":  # no POSIX locks: a sweep folder is not locked (docs/sweeps.md)
     fcntl = None
+else:
+    import fcntl
 
 META, JOURNAL, CSV, PARQUET, LOCK = (
     "sweep.json",

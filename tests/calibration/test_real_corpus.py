@@ -75,6 +75,25 @@ def test_sweeps_are_deterministic_and_cover_every_family(tmp_path):
     assert sum(op.kind == "dwconv" for op in graph) == KERNELS_PER_MODEL
 
 
+def test_narrow_and_same_size_pool_sweeps_have_their_shapes():
+    """``narrow``: every convolution's output is narrower than its input (stride 1, 1 x 1
+    or 3 x 3); ``poolsame``: 3 x 3 stride-1 pools that keep the feature map."""
+    narrow = build_sweep("sweep_narrow_0", seed=7)
+    weights = {t.name: list(t.dims) for t in narrow.graph.initializer}
+    convs = [n for n in narrow.graph.node if n.op_type == "Conv"]
+    assert len(convs) == KERNELS_PER_MODEL
+    for node in convs:
+        c_out, c_in, k, _ = weights[node.input[1]]
+        strides = next(a.ints for a in node.attribute if a.name == "strides")
+        assert c_out < c_in and k in (1, 3) and list(strides) == [1, 1]
+    pools = [n for n in build_sweep("sweep_poolsame_0", seed=7).graph.node if "Pool" in n.op_type]
+    assert len(pools) == KERNELS_PER_MODEL
+    for node in pools:
+        attrs = {a.name: list(a.ints) for a in node.attribute if a.ints}
+        assert attrs["kernel_shape"] == [3, 3] and attrs["strides"] == [1, 1]
+        assert attrs["pads"] == [1, 1, 1, 1]  # (side + 2 - 3) / 1 + 1 = side
+
+
 @pytest.mark.parametrize(
     "name", ["alexnet", "vgg16", "resnet18", "resnet50", "mobilenet_v1", "mobilenet_v2"]
 )

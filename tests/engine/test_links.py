@@ -10,7 +10,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import phone_cloud_nodes
+from conftest import two_node_doc
 
 from simulator.engine import simulate
 from simulator.errors import ScenarioError
@@ -18,45 +18,6 @@ from simulator.network.impairments import direction_seed, retransmissions
 from simulator.spec import load_scenario, parse_scenario
 
 EXACT = 1e-12
-
-
-def two_node_doc(link: dict, times_ms: list[float], input_bytes: int = 1_000_000) -> dict:
-    """The cloud runs one instant op on a 1 MB input sent from the phone."""
-    return {
-        "name": "links",
-        "nodes": phone_cloud_nodes(1),
-        "links": {
-            "up": {
-                "ends": ["phone", "cloud"],
-                "latency_ms": 0,
-                "bandwidth_mbps": 8,
-                "reverse_bandwidth_mbps": 8000,
-                **link,
-            }
-        },
-        "models": {
-            "m": {
-                "ops": [
-                    {
-                        "name": "x",
-                        "kind": "custom",
-                        "flops": 0,
-                        "input_elems": input_bytes // 4,
-                        "output_elems": 0,
-                    }
-                ]
-            }
-        },
-        "workload": [
-            {
-                "app": "a",
-                "model": "m",
-                "source": "phone",
-                "arrival": {"process": "trace", "times_ms": times_ms},
-            }
-        ],
-        "placement": {"policy": "offload", "node": "cloud"},
-    }
 
 
 def uploads(result):

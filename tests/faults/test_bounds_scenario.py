@@ -146,9 +146,9 @@ def test_a_trace_with_an_extra_column_names_it(tmp_path):
 
 
 def test_a_trace_with_too_many_rows_is_refused(tmp_path, monkeypatch):
-    import simulator.spec.linkdefs as linkdefs
+    import simulator.spec.csvfile as csvfile
 
-    monkeypatch.setattr(linkdefs, "MAX_TRACE_ROWS", 3)
+    monkeypatch.setattr(csvfile, "MAX_TRACE_ROWS", 3)  # where trace files are read
     doc = _trace_doc(tmp_path, "".join(f"{t},10\n" for t in range(4)))
     assert "more than 3 rows (MAX_TRACE_ROWS)" in _problem(doc, base_dir=tmp_path)
 

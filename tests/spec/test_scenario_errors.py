@@ -161,7 +161,7 @@ def test_unknown_dtype(spec):
 def test_model_needs_a_source(spec):
     p = spec.problem(spec.edit(spec.BASE, "{zoo: alexnet}", "{file: alexnet.onnx}"))
     assert p.path == "models.net"
-    assert "one of 'zoo: ...', 'onnx: ...', 'ops: ...'" in p.message
+    assert "one of 'zoo: ...', 'onnx: ...', 'tflite: ...', 'ops: ...'" in p.message
 
 
 def test_unknown_arrival_process_suggests(spec):

@@ -64,7 +64,7 @@ def apply_techniques(
     deltas = []
     for i, spec in enumerate(techniques):
         name = spec.get("name")
-        if name not in TECHNIQUES:
+        if not isinstance(name, str) or name not in TECHNIQUES:
             hint = nearest(str(name), TECHNIQUES)
             tip = f" (did you mean '{hint}'?)" if hint else ""
             raise ModelError(

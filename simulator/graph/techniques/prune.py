@@ -242,9 +242,11 @@ def prune_channels(graph: ModelGraph, ratio: float, ops: str = "*") -> ModelGrap
         raise nothing_to_do("prune_channels", ops, graph, reasons)
     edges = []
     for e in graph.edges():
-        f = edge_scale.get((e.src, e.dst))
+        scale = edge_scale.get((e.src, e.dst))
         edges.append(
-            e if f is None else replace(e, bytes=scale_int(e.bytes, f.numerator, f.denominator))
+            e
+            if scale is None
+            else replace(e, bytes=scale_int(e.bytes, scale.numerator, scale.denominator))
         )
     return rebuild(graph, [new[name] for name in graph.order], edges)
 

@@ -125,7 +125,8 @@ def depthwise_separable(graph: ModelGraph, ops: str = "*") -> ModelGraph:
         When a ``<name>_dw`` name is already taken, or no selected op is substitutable
         (the message lists why each conv is not).
     """
-    chosen, reasons = set(), {}
+    chosen: set[str] = set()
+    reasons: dict[str, list[str]] = {}
     for op in select(graph, ops, "depthwise_separable"):
         why = _unsubstitutable(op) if op.kind in ("conv", "dwconv") else None
         if why is not None:

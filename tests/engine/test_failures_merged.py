@@ -1,0 +1,50 @@
+"""Failures with the features merged beside them: fleets (a member is a failure target)
+and run-time schedulers (rejected with failures, clearly)."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import build, phone_cloud_document
+
+from simulator.engine import simulate
+from simulator.errors import PlacementError, ScenarioError
+
+
+def _fleet_doc(failures: list[dict]) -> dict:
+    doc = phone_cloud_document()
+    doc["nodes"]["phone"]["fleet"] = {"count": 2}  # phone[0], phone[1]; apps app[0], app[1]
+    doc["workload"][0]["count"] = 2
+    doc["failures"] = failures
+    return doc
+
+
+def test_a_fleet_member_fails_by_its_member_name_and_only_it_waits():
+    # both members send at t = 0; phone[1] is down 0.5 .. 1.5 s: its uplink has an
+    # outage then (the link outage rule), so its upload pauses for exactly 1 s
+    doc = _fleet_doc([{"target": "phone[1]", "at_s": 0.5, "for_s": 1.0}])
+    result = simulate(build(doc))
+    req = result.requests.set_index("request_id")
+    alone_s = req.loc[0, "finish_s"]  # phone[0]'s first request, untouched
+    assert req.loc[0, "app"] == "app[0]" and req.loc[1, "app"] == "app[1]"
+    assert req.loc[1, "finish_s"] == pytest.approx(alone_s + 1.0, abs=1e-12)
+    rows = result.failures
+    assert list(rows["unit"]) == ["phone[1].cpu"]
+    assert (rows.iloc[0]["start_s"], rows.iloc[0]["end_s"]) == (0.5, 1.5)
+
+
+def test_an_unknown_member_names_the_fleet_compactly_and_the_nearest_member():
+    doc = _fleet_doc([{"target": "phone[5]", "at_s": 0.5, "for_s": 1.0}])
+    with pytest.raises(ScenarioError) as info:
+        build(doc)
+    message = str(info.value)
+    assert "failures[0].target" in message
+    assert "phone[0..1]" in message and "phone[i].cpu" in message
+    assert "did you mean 'phone[1]'" in message
+
+
+def test_a_run_time_policy_with_failures_is_a_clear_placement_error():
+    doc = phone_cloud_document()
+    doc["placement"] = {"policy": "met"}
+    doc["failures"] = [{"target": "cloud", "at_s": 0.5, "for_s": 1.0}]
+    with pytest.raises(PlacementError, match="run-time policy cannot be combined with failures"):
+        simulate(build(doc))
