@@ -9,6 +9,7 @@ import pandas as pd
 from simulator.engine.ledger import TRACE_LEVELS
 from simulator.engine.loop import Progress
 from simulator.engine.medium import MediumPort, SharedMedium
+from simulator.engine.pool import pooled_share
 from simulator.engine.run import Engine, RunRecord
 from simulator.engine.series import (
     POWER_COLUMNS,
@@ -153,7 +154,14 @@ def simulate(
     )
     requests = request_table(record, scenario.seed, replicate)  # empty under trace none
     power = (
-        power_table(ops, ledger.partial_rows, record.radios, scenario.platform, (start_s, end_s))
+        power_table(
+            ops,
+            ledger.partial_rows,
+            record.radios,
+            scenario.platform,
+            (start_s, end_s),
+            pooled_share(ops, plans, scenario.platform),
+        )
         if trace == "full"
         else pd.DataFrame(columns=list(POWER_COLUMNS))
     )

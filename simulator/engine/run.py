@@ -40,6 +40,7 @@ from simulator.engine.links import FluidLink
 from simulator.engine.loop import Progress, step_until
 from simulator.engine.network import Network
 from simulator.engine.offload import AdaptiveApp
+from simulator.engine.pool import pool_servers
 from simulator.engine.power import Battery
 from simulator.engine.radio import RadioState
 from simulator.engine.reserved import OnlineRun
@@ -145,6 +146,7 @@ class Engine:
             if platform.unit(uid).dvfs is not None
         }
         self.units = {uid: Server(env, uid, platform.unit(uid).slots) for uid in platform.unit_ids}
+        self.units.update(pool_servers(env, platform, plans))  # per-op cores only
         self.network = Network(env, platform, scenario.seed, replicate)
         # each node's DRAM, shared by the ops its units run at once (finite bandwidth only)
         self.dram: dict[str, DramChannel] = {}
