@@ -259,12 +259,16 @@ class Dataflow:
         """(energy J, level or -1, DRAM stall s) of a stretched op: the unit draws the
         op's busy power over its whole real time (docs/stochastic.md)."""
         if step.dvfs is not None:
-            level = request.levels[i]
+            levels = request.levels
+            assert levels is not None  # set when the op started
+            level = levels[i]
             power_w = step.dvfs.busy_w[level] * step.core_share
         else:
             level = -1
             power_w = step.energy_j / step.duration_s if step.duration_s > 0 else 0.0
-        ran_s = request.stretched_s[i]  # its real time, unless shared DRAM stalled it
+        stretched = request.stretched_s
+        assert stretched is not None  # set when the op started
+        ran_s = stretched[i]  # its real time, unless shared DRAM stalled it
         stall_s = 0.0
         if step.dram is not None:  # exact 0 when unstalled, as _op_energy's
             stall_s = max(end_s - (start_s + ran_s), 0.0)

@@ -17,12 +17,13 @@ Every request touched gets a note (the ``handover`` column of the ``requests`` t
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import simpy
 
 from simulator.engine.fallback import Fallback
 from simulator.engine.links import FluidLink
+from simulator.engine.medium import MediumPort
 from simulator.engine.servers import call_later
 from simulator.engine.state import Request
 from simulator.errors import SimulationError
@@ -66,7 +67,7 @@ class Handovers:
         self,
         env: simpy.Environment,
         platform: Platform,
-        channels: dict[tuple[str, str], FluidLink],
+        channels: Mapping[tuple[str, str], FluidLink | MediumPort],
         fallback: Fallback,
         restart: Callable[[Request, float], None],
     ):
@@ -94,6 +95,8 @@ class Handovers:
         resent = dropped = 0
         for src in (link.a, link.b):
             channel = self.channels[(link.name, src)]
+            if not isinstance(channel, FluidLink):  # the schema allows mobility on these only
+                raise SimulationError(f"mobile link '{link.name}' is not point to point")
             channel.advance()  # bring every flow's bits sent up to now
             for flow in list(channel.flows):
                 if flow.start_s is None or flow.bits_left >= flow.bits_total:

@@ -38,6 +38,7 @@ from simulator.engine.handover import Handovers, drops_on_handover, mobile_links
 from simulator.engine.ledger import Ledger
 from simulator.engine.links import FluidLink
 from simulator.engine.loop import Progress, step_until
+from simulator.engine.medium import MediumPort
 from simulator.engine.network import Network
 from simulator.engine.offload import AdaptiveApp
 from simulator.engine.pool import pool_servers
@@ -92,7 +93,7 @@ class RunRecord:
     thermal: dict[str, NodeThermal]
     batteries: dict[str, Battery]
     units: dict[str, Server]
-    links: dict[tuple[str, str], FluidLink]
+    links: dict[tuple[str, str], FluidLink | MediumPort]
     stopped_at_s: float | None
     stop_reason: str
     handovers: Handovers | None = None
@@ -234,7 +235,7 @@ class Engine:
         if online is not None:
             online.attach()
             self.arrivals.online = online
-        if runtime:
+        if isinstance(self.dataflow, RuntimeDataflow):
             self.dataflow.prepare(apps, self.units, oracle, scenario.models, self._step)
 
     def _step(self, plan: ExecutionPlan, i: int, app: str, trace_code: int, servers=None) -> OpStep:

@@ -196,20 +196,20 @@ class RuntimeDataflow(Dataflow):
             return 0.0
         kept = self._link_bits.get(direction)
         if kept is None or not (
-            kept[0] == link._last_s
+            kept[0] == link.updated_s
             and kept[1] == len(flows)
             and kept[2] is flows[0]
             and kept[3] is flows[-1]
         ):
             total = sum(flow.bits_left for flow in flows)
             kept = self._link_bits[direction] = (
-                link._last_s,
+                link.updated_s,
                 len(flows),
                 flows[0],
                 flows[-1],
                 total,
             )
-        return max(0.0, kept[4] - link.throughput_bps * (now - link._last_s))
+        return max(0.0, kept[4] - link.throughput_bps * (now - link.updated_s))
 
     def _assign(self, request: Request, i: int, u: int, finish_s: float, now: float) -> None:
         state = request.rt

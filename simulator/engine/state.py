@@ -16,6 +16,7 @@ from simulator.engine.clock import Wakeup
 from simulator.engine.dram import DramChannel
 from simulator.engine.ledger import Ledger
 from simulator.engine.links import FluidLink
+from simulator.engine.medium import MediumPort
 from simulator.engine.offload import AdaptiveApp
 from simulator.engine.servers import Server
 from simulator.engine.tally import UnitTally
@@ -170,7 +171,7 @@ class HopTrack:
 
     __slots__ = ("channel", "direction", "flow", "radios", "submitted_s")
 
-    def __init__(self, direction, channel: FluidLink, radios, submitted_s: float):
+    def __init__(self, direction, channel: FluidLink | MediumPort, radios, submitted_s: float):
         self.direction = direction  # (link, src node)
         self.channel = channel
         self.radios = radios

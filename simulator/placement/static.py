@@ -203,14 +203,14 @@ def _pool_cores(
         if want == "auto":
             oracle.op_time_s(op, uid)  # the oracle's PlacementError if the unit cannot run it
             want = auto_cores(op, unit, uid, efficiency)
-        elif want > unit.cores:
+        elif int(want) > unit.cores:
             raise PlacementError(
                 f"'{uid}' has {unit.cores} cores; a rule asks {want} for this op "
                 f"(give 1 to {unit.cores} or 'auto')",
                 "manual",
                 op.name,
             )
-        cores[op.name] = want
+        cores[op.name] = int(want)
     return cores
 
 

@@ -119,6 +119,7 @@ def parse_scenario(
     if not isinstance(document, Mapping):
         raise ScenarioError([Problem("", "a scenario must be a mapping of keys", file=source)])
     presets = collect_presets(document, Path(base_dir), source, ctx, (Path(source).resolve(),))
+    expanded: Mapping  # a YamlMap (marks kept) until fleets expand it
     expanded, failed = expand_presets(document, presets, ctx)
     _import_plugins(expanded, ctx, allow_plugins)  # first: the names they register are valid below
     if sample is not None:
@@ -232,7 +233,7 @@ def _check_names(raw: Mapping, ctx: Context) -> None:
 
 def _check_medium_names(name: str, body: Mapping, loc: Loc, nodes: Mapping, ctx: Context) -> None:
     """A shared medium's access point and stations are nodes (fleets are expanded by now)."""
-    where = [("access_point", None, body.get("access_point"))]
+    where: list[tuple[str, int | None, Any]] = [("access_point", None, body.get("access_point"))]
     stations = body.get("stations")
     if isinstance(stations, list):
         where += [("stations", i, station) for i, station in enumerate(stations)]

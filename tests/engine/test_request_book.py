@@ -30,7 +30,7 @@ SHIPPED = sorted(
 
 def _request(rid: int, arrival_s: float, deadline_s: float | None):
     """A stand-in record: the book reads only these fields."""
-    entry = SimpleNamespace(deadline_s=deadline_s)
+    entry = SimpleNamespace(deadline_s=deadline_s, app="a")
     return SimpleNamespace(
         rid=rid, arrival_s=arrival_s, app=SimpleNamespace(entry=entry), finish_s=None
     )
