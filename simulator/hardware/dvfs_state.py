@@ -22,7 +22,7 @@ from collections import deque
 from heapq import heappop, heappush
 
 from simulator.errors import SimulationError
-from simulator.hardware.governors import governor_rule
+from simulator.hardware.governors import governor_rule, rule_is_monotone
 from simulator.hardware.units import ComputeUnit
 
 
@@ -242,6 +242,12 @@ class SerialBusyWindow(BusyWindow):
         return busy / self._unit
 
 
+#: Bisection steps to each end of the utilisations a monotone rule keeps a level for
+#: (:meth:`DvfsState._keeps_span`): the span is found to 2**-20 of a step's range; a
+#: utilisation between the found and the true end asks the rule.
+SPAN_STEPS = 20
+
+
 class DvfsState:
     """Level and recent busy intervals of one DVFS unit.
 
@@ -254,6 +260,7 @@ class DvfsState:
     __slots__ = (
         "_busy",
         "_capacity_s",
+        "_keeps",
         "_ran",
         "_rule",
         "busy_w",
@@ -282,6 +289,12 @@ class DvfsState:
             window = SerialBusyWindow if self.slots == 1 else BusyWindow
             self._busy = window(self.window_s)
         self._ran = False
+        #: per level: the utilisations (low, high) for which the governor keeps that level
+        #: unthrottled, or None until asked; None for a rule not known to be monotone
+        #: (then every decision asks it) or a governor without a window
+        self._keeps: list[tuple[float, float] | None] | None = None
+        if self._busy is not None and rule_is_monotone(unit.governor):
+            self._keeps = [None] * (self.table.top + 1)
         # (time, level) at t = 0 and at every op start that moved the level: levels only
         # change there, so this is the unit's level over time (the ``dvfs_levels`` table)
         self.changes: list[tuple[float, int]] = [(0.0, self.level)]
@@ -323,13 +336,50 @@ class DvfsState:
             utilisation = busy.busy_s(now) / self._capacity_s
             if utilisation > 1.0:
                 utilisation = 1.0
-        level = self._rule(utilisation, self.level, self.cap)
-        if level != self.level:
-            level = self._move_to(level, now)
+        current = self.level
+        keeps = self._keeps
+        span = keeps[current] if keeps is not None and self.cap is None else None
+        if span is not None and span[0] <= utilisation <= span[1]:
+            level = current  # what the rule answers there (monotone), without asking it
+        else:
+            level = self._rule(utilisation, current, self.cap)
+            if level != current:
+                level = self._move_to(level, now)
+            elif keeps is not None and self.cap is None:
+                keeps[current] = self._keeps_span(utilisation, current)
         self._ran = True
         if busy is not None:
             busy.record(now, now + times_s[level])
         return level
+
+    def _keeps_span(self, utilisation: float, current: int) -> tuple[float, float]:
+        """The utilisations (low, high) in [0, 1] around ``utilisation``, where the rule
+        keeps ``current`` unthrottled, for which it keeps it: the rule is monotone, so
+        that is an interval, and each end is found by asking the rule (bisection,
+        :data:`SPAN_STEPS`; the span found is inside the true one)."""
+        rule = self._rule
+        low = high = utilisation
+        if rule(0.0, current, None) == current:
+            low = 0.0
+        else:
+            out = 0.0  # the rule leaves ``current`` here
+            for _ in range(SPAN_STEPS):
+                middle = (out + low) / 2
+                if rule(middle, current, None) == current:
+                    low = middle
+                else:
+                    out = middle
+        if rule(1.0, current, None) == current:
+            high = 1.0
+        else:
+            out = 1.0
+            for _ in range(SPAN_STEPS):
+                middle = (high + out) / 2
+                if rule(middle, current, None) == current:
+                    high = middle
+                else:
+                    out = middle
+        return low, high
 
     def _move_to(self, level: int, now: float) -> int:
         """The governor moved the level at ``now``: returns it, checked."""
