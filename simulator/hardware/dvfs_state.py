@@ -25,6 +25,13 @@ from simulator.errors import SimulationError
 from simulator.hardware.governors import governor_rule, rule_is_monotone
 from simulator.hardware.units import ComputeUnit
 
+#: The finest unit (2**-FINEST_SCALED s) in which a busy time is converted to seconds by
+#: scaling its float by a power of two (an int / int division costs ~1 us): the busy
+#: time is then 0 or at least 2**-900 s, so the product is a normal float (the scaling
+#: is exact), and its float overflows only past 2**124 s (window x slots). Finer units
+#: divide the ints.
+FINEST_SCALED = 900
+
 
 class BusyWindow:
     """The exact busy time of a unit's op intervals inside ``[now - window_s, now]``.
@@ -49,6 +56,7 @@ class BusyWindow:
     __slots__ = (
         "_exponent",
         "_in_window",
+        "_inverse",
         "_last_now",
         "_last_start",
         "_now_exact",
@@ -69,6 +77,7 @@ class BusyWindow:
         self._exponent = 0
         self._unit = 1  # 2**exponent: the busy time in seconds is the total / _unit
         self._scale = 1.0  # 2**exponent as a float
+        self._inverse = 1.0  # 2**-exponent as a float (0.0: too fine to scale by, divide)
         # tuples, cheaper to build than lists: a refinement (rare) rebuilds them
         self._in_window: deque[tuple] = deque()  # (a, b, exact b, exact b - a)
         self._window_total = 0  # sum of b - a over _in_window
@@ -100,6 +109,7 @@ class BusyWindow:
         self._exponent = exponent
         self._unit = 1 << exponent
         self._scale = math.ldexp(1.0, exponent) if exponent <= 1023 else math.inf
+        self._inverse = math.ldexp(1.0, -exponent) if exponent <= FINEST_SCALED else 0.0
         self._rescale(shift)
 
     def _rescale(self, shift: int) -> None:
@@ -166,8 +176,14 @@ class BusyWindow:
             busy += len(running) * self._now_exact
         if straddling:
             busy -= len(straddling) * start_exact
-        # int / int is correctly rounded in Python, whatever the sizes
-        return busy / self._unit
+        return self._seconds(busy)
+
+    def _seconds(self, busy: int) -> float:
+        """``busy`` (>= 0, in the current unit) in seconds, correctly rounded."""
+        inverse = self._inverse
+        if inverse:  # the int's float is correctly rounded; scaling it by 2**-e is exact
+            return busy * inverse
+        return busy / self._unit  # int / int is correctly rounded, whatever the sizes
 
 
 class SerialBusyWindow(BusyWindow):
@@ -239,7 +255,7 @@ class SerialBusyWindow(BusyWindow):
             busy = self._total - before - (start_exact - a)
         else:
             busy = self._total - before
-        return busy / self._unit
+        return self._seconds(busy)
 
 
 #: Bisection steps to each end of the utilisations a monotone rule keeps a level for
