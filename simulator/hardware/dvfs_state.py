@@ -310,7 +310,7 @@ class DvfsState:
         #: (then every decision asks it) or a governor without a window
         self._keeps: list[tuple[float, float] | None] | None = None
         if self._busy is not None and rule_is_monotone(unit.governor):
-            self._keeps = [None] * (self.table.top + 1)
+            self._keeps = [None] * (self.level + 1)  # the level starts at the top
         # (time, level) at t = 0 and at every op start that moved the level: levels only
         # change there, so this is the unit's level over time (the ``dvfs_levels`` table)
         self.changes: list[tuple[float, int]] = [(0.0, self.level)]
