@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
+from collections.abc import Callable
 from heapq import heappop, heappush
 
 from simulator.errors import SimulationError
@@ -374,28 +375,11 @@ class DvfsState:
         that is an interval, and each end is found by asking the rule (bisection,
         :data:`SPAN_STEPS`; the span found is inside the true one)."""
         rule = self._rule
-        low = high = utilisation
-        if rule(0.0, current, None) == current:
-            low = 0.0
-        else:
-            out = 0.0  # the rule leaves ``current`` here
-            for _ in range(SPAN_STEPS):
-                middle = (out + low) / 2
-                if rule(middle, current, None) == current:
-                    low = middle
-                else:
-                    out = middle
-        if rule(1.0, current, None) == current:
-            high = 1.0
-        else:
-            out = 1.0
-            for _ in range(SPAN_STEPS):
-                middle = (high + out) / 2
-                if rule(middle, current, None) == current:
-                    high = middle
-                else:
-                    out = middle
-        return low, high
+
+        def keeps(u: float) -> bool:
+            return rule(u, current, None) == current
+
+        return _last_kept(keeps, utilisation, 0.0), _last_kept(keeps, utilisation, 1.0)
 
     def _move_to(self, level: int, now: float) -> int:
         """The governor moved the level at ``now``: returns it, checked."""
@@ -408,6 +392,21 @@ class DvfsState:
             changes.append((now, level))
         self.level = level
         return level
+
+
+def _last_kept(keeps: Callable[[float], bool], inside: float, end: float) -> float:
+    """The point nearest ``end`` found where ``keeps`` holds, from ``inside`` (where it
+    holds) towards ``end``: ``end`` itself if it holds there, else by :data:`SPAN_STEPS`
+    bisections (``keeps`` holds on an interval)."""
+    if keeps(end):
+        return end
+    for _ in range(SPAN_STEPS):
+        middle = (inside + end) / 2
+        if keeps(middle):
+            inside = middle
+        else:
+            end = middle
+    return inside
 
 
 def constant_level(unit: ComputeUnit) -> int | None:
