@@ -263,6 +263,9 @@ class SerialBusyWindow(BusyWindow):
 #: (:meth:`DvfsState._keeps_span`): the span is found to 2**-20 of a step's range; a
 #: utilisation between the found and the true end asks the rule.
 SPAN_STEPS = 20
+#: Times the rule keeps a level before its span is found: a short run (an estimate's
+#: replay of a few ops) never pays the ~2 x SPAN_STEPS questions of a span.
+SPAN_AFTER = 16
 
 
 class DvfsState:
@@ -278,6 +281,7 @@ class DvfsState:
         "_busy",
         "_capacity_s",
         "_keeps",
+        "_kept",
         "_ran",
         "_rule",
         "busy_w",
@@ -310,8 +314,10 @@ class DvfsState:
         #: unthrottled, or None until asked; None for a rule not known to be monotone
         #: (then every decision asks it) or a governor without a window
         self._keeps: list[tuple[float, float] | None] | None = None
+        self._kept: list[int] = []  # per level: times the rule kept it (until its span)
         if self._busy is not None and rule_is_monotone(unit.governor):
             self._keeps = [None] * (self.level + 1)  # the level starts at the top
+            self._kept = [0] * (self.level + 1)
         # (time, level) at t = 0 and at every op start that moved the level: levels only
         # change there, so this is the unit's level over time (the ``dvfs_levels`` table)
         self.changes: list[tuple[float, int]] = [(0.0, self.level)]
@@ -363,7 +369,9 @@ class DvfsState:
             if level != current:
                 level = self._move_to(level, now)
             elif keeps is not None and self.cap is None:
-                keeps[current] = self._keeps_span(utilisation, current)
+                kept = self._kept[current] = self._kept[current] + 1
+                if kept >= SPAN_AFTER:
+                    keeps[current] = self._keeps_span(utilisation, current)
         self._ran = True
         if busy is not None:
             busy.record(now, now + times_s[level])

@@ -9,11 +9,14 @@ the rule at every op start, bit for bit.
 
 from __future__ import annotations
 
+from unittest.mock import patch
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from simulator.hardware import dvfs_state
 from simulator.hardware.dvfs import DvfsTable, OperatingPoint
-from simulator.hardware.dvfs_state import DvfsState
+from simulator.hardware.dvfs_state import SPAN_AFTER, SPAN_STEPS, DvfsState
 from simulator.hardware.governors import (
     GOVERNORS,
     governor_options,
@@ -96,8 +99,15 @@ class Counted:
         min_size=1,
         max_size=120,
     ),
+    st.sampled_from([1, 2, SPAN_AFTER]),
 )
-def test_levels_are_those_of_asking_at_every_start(governor, cores, ops):
+def test_levels_are_those_of_asking_at_every_start(governor, cores, ops, span_after):
+    """(A span after 1 or 2 kept decisions too: many spans, found at many utilisations.)"""
+    with patch.object(dvfs_state, "SPAN_AFTER", span_after):
+        check_levels(governor, cores, ops)
+
+
+def check_levels(governor, cores, ops):
     name, table, opts = governor
     cores, cores_per_op = cores
     unit = ComputeUnit(
@@ -133,6 +143,25 @@ def test_levels_are_those_of_asking_at_every_start(governor, cores, ops):
             assert high == 1.0 or rule(min(high + 2**-19, 1.0), level, None) != level
 
 
+def test_a_short_run_asks_as_without_spans():
+    """An estimate's replay of a few ops: each start asks the rule once, no span."""
+    table = DvfsTable(tuple(OperatingPoint(f * 1e9, 0.6 + f / 10) for f in (0.5, 1, 2)), 1e-9)
+    unit = ComputeUnit(
+        "cpu",
+        "cpu",
+        {"fp32": 1e9},
+        dvfs=table,
+        governor="schedutil",
+        governor_options=governor_options("schedutil", {}),
+    )
+    state = DvfsState(unit)
+    counted = state._rule = Counted(state._rule)
+    for k in range(SPAN_AFTER):
+        state.start(k * 4e-3, (1e-3, 0.5e-3, 0.25e-3))
+    assert counted.calls == SPAN_AFTER
+    assert state._keeps == [None, None, None]
+
+
 def test_a_lightly_loaded_unit_is_asked_once_per_level():
     """schedutil at level 0 keeps 0 up to about 80 % load: one span, then no questions."""
     table = DvfsTable(tuple(OperatingPoint(f * 1e9, 0.6 + f / 10) for f in (0.5, 1, 2)), 1e-9)
@@ -152,6 +181,6 @@ def test_a_lightly_loaded_unit_is_asked_once_per_level():
         assert state.start(k * 4e-3, times_s) == 0
     low, high = state._keeps[0]
     assert low == 0.0 and 0.79 < high <= 0.8
-    asked_for_span = counted.calls - 1
-    assert asked_for_span <= 2 * 20 + 2  # SPAN_STEPS bisections to each end, at most
-    assert counted.calls == 1 + asked_for_span  # the first start asked; no start since
+    # asked at the first SPAN_AFTER starts, then for the span, then never
+    asked_for_span = counted.calls - SPAN_AFTER
+    assert 0 < asked_for_span <= 2 * SPAN_STEPS + 2
