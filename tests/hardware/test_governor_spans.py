@@ -143,8 +143,8 @@ def check_levels(governor, cores, ops):
             assert high == 1.0 or rule(min(high + 2**-19, 1.0), level, None) != level
 
 
-def test_a_short_run_asks_as_without_spans():
-    """An estimate's replay of a few ops: each start asks the rule once, no span."""
+def schedutil_state() -> DvfsState:
+    """A fresh state of a one-slot schedutil CPU at 0.5, 1 and 2 GHz (10 ms window)."""
     table = DvfsTable(tuple(OperatingPoint(f * 1e9, 0.6 + f / 10) for f in (0.5, 1, 2)), 1e-9)
     unit = ComputeUnit(
         "cpu",
@@ -154,7 +154,12 @@ def test_a_short_run_asks_as_without_spans():
         governor="schedutil",
         governor_options=governor_options("schedutil", {}),
     )
-    state = DvfsState(unit)
+    return DvfsState(unit)
+
+
+def test_a_short_run_asks_as_without_spans():
+    """An estimate's replay of a few ops: each start asks the rule once, no span."""
+    state = schedutil_state()
     counted = state._rule = Counted(state._rule)
     for k in range(SPAN_AFTER):
         state.start(k * 4e-3, (1e-3, 0.5e-3, 0.25e-3))
@@ -164,16 +169,7 @@ def test_a_short_run_asks_as_without_spans():
 
 def test_a_lightly_loaded_unit_is_asked_once_per_level():
     """schedutil at level 0 keeps 0 up to about 80 % load: one span, then no questions."""
-    table = DvfsTable(tuple(OperatingPoint(f * 1e9, 0.6 + f / 10) for f in (0.5, 1, 2)), 1e-9)
-    unit = ComputeUnit(
-        "cpu",
-        "cpu",
-        {"fp32": 1e9},
-        dvfs=table,
-        governor="schedutil",
-        governor_options=governor_options("schedutil", {}),
-    )
-    state = DvfsState(unit)
+    state = schedutil_state()
     state.level = 0
     counted = state._rule = Counted(state._rule)
     times_s = (1e-3, 0.5e-3, 0.25e-3)
