@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simulator.errors import SimulationError
-from simulator.hardware.dvfs_state import FINEST_SCALED, BusyWindow, SerialBusyWindow
+from simulator.hardware.busy_window import FINEST_SCALED, BusyWindow, SerialBusyWindow
 
 
 def reference_busy_s(intervals, now: float, window_s: float) -> float:
