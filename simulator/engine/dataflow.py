@@ -81,6 +81,8 @@ class Dataflow:
     ):
         self.env = env
         self.key = key
+        # by_request schedulers: the key is a per-request part + the op's position
+        self._request_part = getattr(key, "request_part", None)
         self.dvfs = dvfs
         self.dram = dram
         self.network = network
@@ -99,6 +101,10 @@ class Dataflow:
 
     def start(self, request: Request, now: float) -> None:
         """``request``'s input is at its source now: move it to its first ops."""
+        if self._request_part is not None:
+            request.key_part = self._request_part(
+                request.rid, request.priority, request.deadline_at_s
+            )
         for move in request.inputs:
             self._start_move(request, move, now)
 
@@ -119,7 +125,11 @@ class Dataflow:
             if now > ready_s:
                 ready_s = request.ready_s[i] = now
             step = request.steps[i]
-            key = self.key(request.rid, i, request.priority, request.deadline_at_s, ready_s)
+            part = request.key_part
+            if part is not None:  # as the scheduler's key function, without a call
+                key = part + step.key_tail
+            else:
+                key = self.key(request.rid, i, request.priority, request.deadline_at_s, ready_s)
             step.server.submit(key, step.duration_s, (request, i))
 
     def _op_start(self, payload, now: float) -> float | DramStream | None:

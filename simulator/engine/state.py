@@ -94,6 +94,7 @@ class OpStep:
         "dvfs",
         "energy_j",
         "fixed_s",
+        "key_tail",
         "level_j",
         "level_s",
         "local_inputs",
@@ -128,6 +129,9 @@ class OpStep:
         self.server = server
         self.tally = ledger.tallies[self.uid]  # the ledger's totals of the op's unit
         self.trace_code = trace_code
+        #: ``(i,)``: what follows a request's key part in the op's unit-scheduler key
+        #: (:func:`~simulator.scheduling.by_request`), built once, not per op run
+        self.key_tail = (i,)
         self.on_device = on_device
         self.duration_s = plan.duration_s[i]
         self.energy_j = plan.energy_j[i]
@@ -196,6 +200,7 @@ class Request:
         "hops",
         "inbufs",
         "inputs",
+        "key_part",
         "levels",
         "outputs_left",
         "phase",
@@ -227,6 +232,9 @@ class Request:
         deadline = app.entry.deadline_s
         self.deadline_at_s = arrival_s + deadline if deadline is not None else NO_DEADLINE
         self.priority = app.entry.priority  # what the unit scheduler sees of its app
+        #: the key part its ops share (a :func:`~simulator.scheduling.by_request` scheduler's,
+        #: set when the dataflow starts it); None: the scheduler is called per op
+        self.key_part: tuple | None = None
         self.waits = list(plan.waits)
         self.ready_s = [arrival_s] * plan.size
         self.holders = list(runs.holders)
