@@ -11,7 +11,7 @@ engine does at every op start. Two ways, timed separately (``time.perf_counter``
 * ``loop``: the previous ``DvfsState.decide`` (before 2026-12-03): drop the intervals
   ending before the window from the front of a deque, then a left-to-right float sum of
   every clipped interval still in it, O(N) per decision;
-* ``exact``: :class:`simulator.hardware.dvfs_state.BusyWindow`, exact integer running totals,
+* ``exact``: :class:`simulator.hardware.busy_window.BusyWindow`, exact integer running totals,
   O(1) amortised.
 
 It also counts the decisions at which the two busy times differ (the loop's float sum
@@ -29,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from simulator.hardware.dvfs_state import BusyWindow
+from simulator.hardware.busy_window import BusyWindow
 
 WINDOW_S = 0.01
 

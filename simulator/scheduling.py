@@ -24,15 +24,39 @@ from simulator.schema import Record
 
 #: key(rid, op_position, priority, deadline_at_s, ready_s) -> sortable tuple
 UnitScheduler = Callable[[int, int, int, float, float], tuple]
+#: request_part(rid, priority, deadline_at_s) -> the part of the key every op of a request
+#: shares (:func:`by_request`)
+RequestPart = Callable[[int, int, float], tuple]
 
 SCHEDULERS: Registry[UnitScheduler] = Registry("unit scheduler", "socsim.schedulers")
 _NO_OPTIONS = Record({}, name="scheduler options")
 
 
+def by_request(request_part: RequestPart) -> UnitScheduler:
+    """The unit scheduler whose key is ``request_part(rid, priority, deadline_at_s)``
+    followed by the op's position: an order of requests, then placement order.
+
+    The key function keeps ``request_part`` as its attribute of that name, so the engine
+    computes a request's part once, when the request starts, and each op's key as
+    ``part + (position,)`` without a call per op (the ``(position,)`` built once per op of
+    a plan) (a scheduler that reads ``ready_s``
+    cannot be written this way and is called per op).
+    """
+
+    def key(rid: int, position: int, priority: int, deadline_at_s: float, ready_s: float) -> tuple:
+        return (*request_part(rid, priority, deadline_at_s), position)
+
+    key.__name__ = key.__qualname__ = request_part.__name__
+    key.__doc__ = request_part.__doc__
+    key.request_part = request_part  # type: ignore[attr-defined]
+    return key
+
+
 @SCHEDULERS.register("fcfs", _NO_OPTIONS)
-def fcfs(rid: int, position: int, priority: int, deadline_at_s: float, ready_s: float) -> tuple:
+@by_request
+def fcfs(rid: int, priority: int, deadline_at_s: float) -> tuple:
     """Earliest-arrived request first, then placement order (the default)."""
-    return (rid, position)
+    return (rid,)
 
 
 @SCHEDULERS.register("ready_order", _NO_OPTIONS)
@@ -44,19 +68,17 @@ def ready_order(
 
 
 @SCHEDULERS.register("priority", _NO_OPTIONS)
-def priority_first(
-    rid: int, position: int, priority: int, deadline_at_s: float, ready_s: float
-) -> tuple:
+@by_request
+def priority_first(rid: int, priority: int, deadline_at_s: float) -> tuple:
     """Highest app priority first, then earliest-arrived request."""
-    return (-priority, rid, position)
+    return (-priority, rid)
 
 
 @SCHEDULERS.register("edf", _NO_OPTIONS)
-def earliest_deadline(
-    rid: int, position: int, priority: int, deadline_at_s: float, ready_s: float
-) -> tuple:
+@by_request
+def earliest_deadline(rid: int, priority: int, deadline_at_s: float) -> tuple:
     """Earliest absolute deadline first (requests without one last), then arrival."""
-    return (deadline_at_s, rid, position)
+    return (deadline_at_s, rid)
 
 
 @dataclass(frozen=True)

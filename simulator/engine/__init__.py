@@ -11,6 +11,7 @@ from simulator.engine.ledger import TRACE_LEVELS
 from simulator.engine.loop import Progress
 from simulator.engine.medium import MediumPort, SharedMedium
 from simulator.engine.memory import MEMORY_COLUMNS, memory_table
+from simulator.engine.pool import pooled_share
 from simulator.engine.run import Engine, RunRecord
 from simulator.engine.series import (
     POWER_COLUMNS,
@@ -167,6 +168,7 @@ def simulate(
             record.radios,
             scenario.platform,
             (start_s, end_s),
+            pooled_share(ops, plans, scenario.platform),
             record.down,
         )
         if trace == "full"

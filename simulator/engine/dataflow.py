@@ -82,6 +82,8 @@ class Dataflow:
     ):
         self.env = env
         self.key = key
+        # by_request schedulers: the key is a per-request part + the op's position
+        self._request_part = getattr(key, "request_part", None)
         self.dvfs = dvfs
         self.dram = dram
         self.network = network
@@ -104,6 +106,10 @@ class Dataflow:
 
     def start(self, request: Request, now: float) -> None:
         """``request``'s input is at its source now: move it to its first ops."""
+        if self._request_part is not None:
+            request.key_part = self._request_part(
+                request.rid, request.priority, request.deadline_at_s
+            )
         for move in request.inputs:
             self._start_move(request, move, now)
 
@@ -124,7 +130,11 @@ class Dataflow:
             if now > ready_s:
                 ready_s = request.ready_s[i] = now
             step = request.steps[i]
-            key = self.key(request.rid, i, request.priority, request.deadline_at_s, ready_s)
+            part = request.key_part
+            if part is not None:  # as the scheduler's key function, without a call
+                key = part + step.key_tail
+            else:
+                key = self.key(request.rid, i, request.priority, request.deadline_at_s, ready_s)
             step.server.submit(key, step.duration_s, (request, i))
 
     def _op_start(self, payload, now: float) -> float | DramStream | None:
@@ -266,12 +276,16 @@ class Dataflow:
         """(energy J, level or -1, DRAM stall s) of a stretched op: the unit draws the
         op's busy power over its whole real time (docs/stochastic.md)."""
         if step.dvfs is not None:
-            level = request.levels[i]
+            levels = request.levels
+            assert levels is not None  # set when the op started
+            level = levels[i]
             power_w = step.dvfs.busy_w[level] * step.core_share
         else:
             level = -1
             power_w = step.energy_j / step.duration_s if step.duration_s > 0 else 0.0
-        ran_s = request.stretched_s[i]  # its real time, unless shared DRAM stalled it
+        stretched = request.stretched_s
+        assert stretched is not None  # set when the op started
+        ran_s = stretched[i]  # its real time, unless shared DRAM stalled it
         stall_s = 0.0
         if step.dram is not None:  # exact 0 when unstalled, as _op_energy's
             stall_s = max(end_s - (start_s + ran_s), 0.0)

@@ -18,7 +18,6 @@ Every request touched gets a note (the ``handover`` column of the ``requests`` t
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
 
 import simpy
 
@@ -95,7 +94,9 @@ class Handovers:
         )
         resent = dropped = 0
         for src in (link.a, link.b):
-            channel: Any = self.channels[(link.name, src)]  # a mobile link's FluidLink
+            channel = self.channels[(link.name, src)]
+            if not isinstance(channel, FluidLink):  # the schema allows mobility on these only
+                raise SimulationError(f"mobile link '{link.name}' is not point to point")
             channel.advance()  # bring every flow's bits sent up to now
             for flow in list(channel.flows):
                 if flow.start_s is None or flow.bits_left >= flow.bits_total:

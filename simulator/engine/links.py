@@ -99,6 +99,12 @@ class FluidLink:
         """Bit/s the direction carries now, all flows together (0 while it is down)."""
         return self._total_bps
 
+    @property
+    def updated_s(self) -> float:
+        """When the flows' bit counts were last brought up to date (s): since then each
+        has sent at its current rate."""
+        return self._last_s
+
     def submit(self, bits: float, on_start, on_finish, payload: Any) -> _Flow:
         """Start a flow of ``bits``; ``on_start(payload, t)`` when it first gets bandwidth,
         ``on_finish(payload, start_s, end_s, delay_s)`` when its last bit is sent, with

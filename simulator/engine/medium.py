@@ -55,6 +55,11 @@ class MediumPort:
         """Bit/s the port carries now (0 when it has nothing to send)."""
         return self._total_bps
 
+    @property
+    def updated_s(self) -> float:
+        """When the flows' bit counts were last brought up to date (s): the medium's."""
+        return self.medium._last_s
+
     def submit(self, bits: float, on_start, on_finish, payload: Any) -> _Flow:
         """Queue a flow of ``bits``; callbacks as :meth:`FluidLink.submit`'s."""
         medium = self.medium

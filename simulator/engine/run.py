@@ -43,6 +43,7 @@ from simulator.engine.medium import MediumPort
 from simulator.engine.memory import LoggedTally, MemoryGate
 from simulator.engine.network import Network
 from simulator.engine.offload import AdaptiveApp
+from simulator.engine.pool import PoolServer, pool_servers
 from simulator.engine.power import Battery
 from simulator.engine.radio import RadioState
 from simulator.engine.reserved import OnlineRun
@@ -53,7 +54,7 @@ from simulator.engine.thermal import NodeThermal
 from simulator.engine.variation import Stretches
 from simulator.engine.watch import PowerWatch
 from simulator.engine.window import WindowBook, WindowLedger
-from simulator.errors import SimulationError
+from simulator.errors import PlacementError, SimulationError
 from simulator.failures import down_intervals
 from simulator.hardware.dvfs_state import DvfsState
 from simulator.placement.online import is_online
@@ -158,6 +159,7 @@ class Engine:
             if platform.unit(uid).dvfs is not None
         }
         self.units = {uid: Server(env, uid, platform.unit(uid).slots) for uid in platform.unit_ids}
+        self.units.update(pool_servers(env, platform, plans))  # per-op cores only
         self.down: dict[str, tuple[tuple[float, float], ...]] = {}
         node_down: dict[str, tuple[tuple[float, float], ...]] = {}
         if scenario.failures:
@@ -165,6 +167,13 @@ class Engine:
             self.down, node_down = down_intervals(
                 scenario.failures, nodes, scenario.seed, replicate
             )
+            pooled = sorted(uid for uid in self.down if isinstance(self.units[uid], PoolServer))
+            if pooled:  # a core pool cannot cut its jobs yet
+                raise PlacementError(
+                    f"failures: unit '{pooled[0]}' fails but a placement runs it as a core "
+                    "pool (per-op cores, docs/cost-model.md); give its ops the unit's "
+                    "default cores, or fail another unit"
+                )
         self.network = Network(env, platform, scenario.seed, replicate, node_down)
         # each node's DRAM, shared by the ops its units run at once (finite bandwidth only)
         self.dram: dict[str, DramChannel] = {}

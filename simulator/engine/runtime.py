@@ -24,14 +24,13 @@ Inputs move as DS3's PE-to-PE model has them:
   the producer's unit reads the buffer in place.
 
 Not supported with a run-time policy (rejected when the engine is built): transfer
-timeouts, adaptive dispatch and failures. Weights stay booked where the provisional plan (each
-op on its fastest unit) puts them.
+timeouts, adaptive dispatch and failures. Weights stay booked where the provisional plan
+(each op on its fastest unit) puts them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from simulator.engine.clock import after, wake
 from simulator.engine.dataflow import Dataflow
@@ -199,26 +198,26 @@ class RuntimeDataflow(Dataflow):
         """Bits a link direction has still to send now. Its flows' counts are as of its
         last change, and their rates constant since: the sum is kept until the link
         changes (a run that loads a link holds many flows on it)."""
-        link: Any = self.network.links[direction]  # a FluidLink or a medium's port
+        link = self.network.links[direction]
         flows = link.flows
         if not flows:
             return 0.0
         kept = self._link_bits.get(direction)
         if kept is None or not (
-            kept[0] == link._last_s
+            kept[0] == link.updated_s
             and kept[1] == len(flows)
             and kept[2] is flows[0]
             and kept[3] is flows[-1]
         ):
             total = sum(flow.bits_left for flow in flows)
             kept = self._link_bits[direction] = (
-                link._last_s,
+                link.updated_s,
                 len(flows),
                 flows[0],
                 flows[-1],
                 total,
             )
-        return max(0.0, kept[4] - link.throughput_bps * (now - link._last_s))
+        return max(0.0, kept[4] - link.throughput_bps * (now - link.updated_s))
 
     def _assign(self, request: Request, i: int, u: int, finish_s: float, now: float) -> None:
         state = request.rt

@@ -92,9 +92,11 @@ def merge_equal(
     return starts[first], ends[last], power_w[first]
 
 
-def _unit_increments(unit, levels: np.ndarray) -> np.ndarray:
-    """Each op's power above the unit's idle power, by its DVFS level and core share."""
-    share = unit.op_cores / unit.cores
+def _unit_increments(unit, levels: np.ndarray, share=None) -> np.ndarray:
+    """Each op's power above the unit's idle power, by its DVFS level and core share
+    (``share``: per op, on a core-pool unit; None: the unit's ``cores_per_op / cores``)."""
+    if share is None:
+        share = unit.op_cores / unit.cores
     if unit.dvfs is None:
         return np.full(len(levels), (unit.active_w - unit.idle_w) * share)
     busy_w = np.array([unit.dvfs.active_power_w(level) for level in range(unit.dvfs.top + 1)])
@@ -107,6 +109,7 @@ def power_table(
     radios,
     platform: Platform,
     window: tuple[float, float],
+    op_share: np.ndarray | None = None,
     down: Mapping[str, Sequence[tuple[float, float]]] | None = None,
 ) -> pd.DataFrame:
     """Every constant-power interval of every unit and device radio inside ``window``.
@@ -121,6 +124,9 @@ def power_table(
         Closed at the window's end.
     platform : Platform
     window : (float, float)
+    op_share : ndarray or None
+        Per row of ``ops``, its share of its unit's cores, when some unit runs as a core
+        pool (per-op cores); None: every op has its unit's ``cores_per_op / cores``.
     down : mapping of unit id -> down intervals (s), optional
         Failed units draw nothing while down, not even idle power.
 
@@ -142,7 +148,8 @@ def power_table(
         cut += [(a, b, -unit.idle_w) for a, b in (down or {}).get(uid, ())]
         s = np.concatenate((starts[rows], [c[0] for c in cut]))
         e = np.concatenate((ends[rows], [c[1] for c in cut]))
-        inc = np.concatenate((_unit_increments(unit, levels[rows]), [c[2] for c in cut]))
+        share = None if op_share is None else op_share[rows]
+        inc = np.concatenate((_unit_increments(unit, levels[rows], share), [c[2] for c in cut]))
         series = step_intervals(s, e, inc, unit.idle_w, window)
         pieces.append((node.name, uid, "compute", node.role, series))
     w0, w1 = window

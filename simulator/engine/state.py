@@ -16,6 +16,7 @@ from simulator.engine.clock import Wakeup
 from simulator.engine.dram import DramChannel
 from simulator.engine.ledger import Ledger
 from simulator.engine.links import FluidLink
+from simulator.engine.medium import MediumPort
 from simulator.engine.offload import AdaptiveApp
 from simulator.engine.servers import Server
 from simulator.engine.tally import UnitTally
@@ -93,6 +94,7 @@ class OpStep:
         "dvfs",
         "energy_j",
         "fixed_s",
+        "key_tail",
         "level_j",
         "level_s",
         "local_inputs",
@@ -127,6 +129,9 @@ class OpStep:
         self.server = server
         self.tally = ledger.tallies[self.uid]  # the ledger's totals of the op's unit
         self.trace_code = trace_code
+        #: ``(i,)``: what follows a request's key part in the op's unit-scheduler key
+        #: (:func:`~simulator.scheduling.by_request`), built once, not per op run
+        self.key_tail = (i,)
         self.on_device = on_device
         self.duration_s = plan.duration_s[i]
         self.energy_j = plan.energy_j[i]
@@ -170,7 +175,7 @@ class HopTrack:
 
     __slots__ = ("channel", "direction", "flow", "radios", "submitted_s")
 
-    def __init__(self, direction, channel: FluidLink, radios, submitted_s: float):
+    def __init__(self, direction, channel: FluidLink | MediumPort, radios, submitted_s: float):
         self.direction = direction  # (link, src node)
         self.channel = channel
         self.radios = radios
@@ -195,6 +200,7 @@ class Request:
         "hops",
         "inbufs",
         "inputs",
+        "key_part",
         "levels",
         "outputs_left",
         "phase",
@@ -227,6 +233,9 @@ class Request:
         deadline = app.entry.deadline_s
         self.deadline_at_s = arrival_s + deadline if deadline is not None else NO_DEADLINE
         self.priority = app.entry.priority  # what the unit scheduler sees of its app
+        #: the key part its ops share (a :func:`~simulator.scheduling.by_request` scheduler's,
+        #: set when the dataflow starts it); None: the scheduler is called per op
+        self.key_part: tuple | None = None
         self.waits = list(plan.waits)
         self.ready_s = [arrival_s] * plan.size
         self.holders = list(runs.holders)

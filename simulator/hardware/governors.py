@@ -161,6 +161,17 @@ def governor_rule(name: str, table: DvfsTable, options: Mapping[str, Any]) -> Ru
     )
 
 
+def rule_is_monotone(name: str) -> bool:
+    """Whether governor ``name``'s rule is known never to pick a lower level for a higher
+    utilisation (the same current level and cap).
+
+    True of every built-in rule (``tests/hardware/test_governor_spans.py`` checks it on
+    random inputs): the DVFS state then asks the rule only where its answer can change
+    (:meth:`~simulator.hardware.dvfs_state.DvfsState.start`). A plug-in's is not assumed.
+    """
+    return name in _RULES
+
+
 def _ruled(name: str, options: Record):
     """Register governor ``name`` from its rule's factory: the function checks the
     input's current level against the table, then applies the rule."""
@@ -312,4 +323,5 @@ __all__ = [
     "demand_hz",
     "governor_options",
     "governor_rule",
+    "rule_is_monotone",
 ]

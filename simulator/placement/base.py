@@ -91,6 +91,12 @@ class Placement:
     graph : ModelGraph or None
         The model the placement is for when the policy rewrote it (e.g. split one op
         into parts on several units); None means the model as given.
+    cores : Mapping[str, int]
+        Op name -> the cores it takes on its unit, for the ops that run on a unit as a
+        core pool (docs/cost-model.md, "Per-op cores"); empty (the default) for none.
+        A unit on which an op of this mapping runs is a pool unit for this placement:
+        every op placed there is listed, and the request's ops there run as soon as
+        their inputs are in and cores are free (not one after the other).
     """
 
     assignment: Mapping[str, str]
@@ -99,9 +105,11 @@ class Placement:
     source: str
     notes: Mapping[str, Any] = field(default_factory=FrozenMap)
     graph: ModelGraph | None = None
+    cores: Mapping[str, int] = field(default_factory=FrozenMap)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "assignment", FrozenMap(self.assignment))
+        object.__setattr__(self, "cores", FrozenMap(self.cores))
         object.__setattr__(self, "notes", FrozenMap(self.notes))
         object.__setattr__(self, "order", tuple(self.order))
 
@@ -160,11 +168,39 @@ def check_placement(graph: ModelGraph, placement: Placement, oracle: CostOracle)
             raise PlacementError(f"'{uid}' cannot run it: {reason}", name, op_name)
     if sorted(placement.order) != sorted(graph.order):
         raise PlacementError("order must list every op exactly once", name)
+    _check_cores(placement, oracle)
     position = {op: i for i, op in enumerate(placement.order)}
     for edge in graph.edges():
         if position[edge.src] > position[edge.dst]:
             raise PlacementError(
                 f"order runs '{edge.dst}' before its input '{edge.src}'", name, edge.dst
+            )
+
+
+def _check_cores(placement: Placement, oracle: CostOracle) -> None:
+    """Per-op cores within each unit's cores, and every op of a pool unit listed."""
+    if not placement.cores:
+        return
+    name = placement.policy
+    pools = set()
+    for op_name, cores in placement.cores.items():
+        if op_name not in placement.assignment:
+            raise PlacementError("cores given for an op the model does not have", name, op_name)
+        uid = placement.assignment[op_name]
+        total = oracle.platform.unit(uid).cores
+        if isinstance(cores, bool) or not isinstance(cores, int) or not 1 <= cores <= total:
+            raise PlacementError(
+                f"'{uid}' has {total} cores: an op takes 1 to {total}, got {cores!r}",
+                name,
+                op_name,
+            )
+        pools.add(uid)
+    for op_name, uid in placement.assignment.items():
+        if uid in pools and op_name not in placement.cores:
+            raise PlacementError(
+                f"'{uid}' runs ops as a core pool here: every op on it needs its cores",
+                name,
+                op_name,
             )
 
 

@@ -300,6 +300,18 @@ def radio_energy_j(move: Move, oracle: CostOracle, conditions: Conditions = NOMI
     return total
 
 
+def _pool_cores(
+    core_free: dict[str, list[float]], plan: ExecutionPlan, i: int, free, oracle: CostOracle
+) -> list[float]:
+    """The sorted free times of the cores of op ``i``'s pool unit (made at its first op)."""
+    uid = plan.units[i]
+    cores = core_free.get(uid)
+    if cores is None:
+        n = oracle.platform.unit(uid).cores
+        cores = core_free[uid] = [0.0 if free is None else free] * n
+    return cores
+
+
 def estimate(
     plan: ExecutionPlan,
     oracle: CostOracle,
@@ -311,6 +323,11 @@ def estimate(
 
     Assumes no contention: no other request, and no two moves of this request on the
     same link direction at once. Under those conditions it equals the engine exactly.
+    On a unit the placement runs as a core pool, ops are taken in placement order, each
+    on the cores free first, starting when its inputs are in and enough cores are free:
+    the engine's pool (which starts the queued op with the smallest key first) does the
+    same when the request's ops there become ready in placement order (tested); when a
+    later op is ready first, the engine may start it earlier than the estimate does.
     DVFS units run at the levels their governors pick for this request alone, starting
     idle and unthrottled (:class:`LevelReplay`).
     Radio energy includes, for every stateful radio the request wakes, each promotion
@@ -355,6 +372,8 @@ def estimate(
         radios[(link, node)] = RadioUse(link_radio, -ago_s)
     unit_free = dict(conditions.unit_free_s)
     load = conditions.load_factor
+    pools = plan.pool_units
+    core_free: dict[str, list[float]] = {}  # per pool unit, when each core is free
 
     def arrive_at(move: Move, t: float) -> float:
         if observed is not None and move.hops:
@@ -372,6 +391,10 @@ def estimate(
     for i in range(n):  # placement order is topological and respects unit order
         free = unit_free.pop(plan.units[i], None)  # only a unit's first op waits for it
         start[i] = ready[i] if free is None else max(ready[i], free)
+        cores = None
+        if pools and plan.units[i] in pools:
+            cores = _pool_cores(core_free, plan, i, free, oracle)
+            start[i] = max(start[i], cores[plan.op_cores[i] - 1])
         parts = plan.dvfs_parts[i]
         seen_s = observed.op_s[i] if observed is not None else None
         factor = load.get(plan.units[i]) if load else None
@@ -384,6 +407,9 @@ def estimate(
             uid = plan.units[i]
             level[i], duration_s, op_j[i] = replay.run(uid, start[i], parts, plan.core_share[i])
             end[i] = start[i] + (duration_s if factor is None else duration_s * factor)
+        if cores is not None:  # the op holds the cores free first (the pool's order)
+            cores[: plan.op_cores[i]] = [end[i]] * plan.op_cores[i]
+            cores.sort()
         for j in plan.local_next[i]:
             ready[j] = max(ready[j], end[i])
         for move in plan.moves_out[i]:

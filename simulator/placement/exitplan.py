@@ -36,6 +36,7 @@ def restrict(placement: Placement, names: frozenset[str]) -> Placement:
         placement.policy,
         placement.source,
         placement.notes,
+        cores={op: k for op, k in placement.cores.items() if op in names},
     )
 
 

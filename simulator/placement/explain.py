@@ -15,9 +15,10 @@ from simulator.platform import CostOracle
 def op_table(plan: ExecutionPlan, oracle: CostOracle) -> pd.DataFrame:
     """One row per op: unit, node, the model that costs it (``table``, ``predictor`` or
     ``roofline``), its time at the top DVFS level (``time_s``), and for a lone request
-    the level its governor picks (-1: no DVFS) and its predicted start/end (s)."""
+    the level its governor picks (-1: no DVFS) and its predicted start/end (s); with a
+    core-pool unit (per-op cores), the cores each op takes (``cores``)."""
     predicted = estimate(plan, oracle)
-    return pd.DataFrame(
+    table = pd.DataFrame(
         {
             "op": plan.ops,
             "kind": plan.kinds,
@@ -30,6 +31,9 @@ def op_table(plan: ExecutionPlan, oracle: CostOracle) -> pd.DataFrame:
             "end_s": predicted.end_s,
         }
     )
+    if plan.op_cores:
+        table.insert(3, "cores", plan.op_cores)
+    return table
 
 
 def exit_table(

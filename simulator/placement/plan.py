@@ -27,7 +27,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from simulator.graph.model import ModelGraph
-from simulator.hardware.cost import dram_traffic_bytes, op_time_parts_s
+from simulator.hardware.cores import with_cores
+from simulator.hardware.cost import (
+    cost_model,
+    dram_traffic_bytes,
+    energy_for_time_j,
+    op_time_parts_s,
+    op_time_s,
+)
 from simulator.network.topology import Hop
 from simulator.placement.base import Placement
 from simulator.platform import CostOracle, Transfer
@@ -86,6 +93,11 @@ class ExecutionPlan:
     n_outputs: int
     #: per op, the model that costs it: ``table``, ``predictor`` or ``roofline``
     cost_models: tuple[str, ...] = ()
+    #: per op, the cores it takes of its unit, when the placement runs some unit as a
+    #: core pool (``Placement.cores``); empty otherwise (each op takes ``cores_per_op``)
+    op_cores: tuple[int, ...] = ()
+    #: the units this plan runs as core pools (no per-request order between their ops)
+    pool_units: frozenset[str] = frozenset()
 
     @property
     def size(self) -> int:
@@ -102,7 +114,11 @@ class ExecutionPlan:
 
 
 def _dram_demand(
-    op, uid: str, oracle: CostOracle, parts: Callable[[], tuple[float, float, float]]
+    op,
+    uid: str,
+    oracle: CostOracle,
+    parts: Callable[[], tuple[float, float, float]],
+    pool: bool = False,
 ) -> tuple[float, float] | None:
     """(fixed s, DRAM bytes) of an op that pulls from a node's finite shared DRAM, else None.
 
@@ -116,7 +132,7 @@ def _dram_demand(
     unit = oracle.platform.unit(uid)
     if math.isinf(node.dram_bps):
         return None
-    alone = len(node.units) == 1 and unit.slots == 1
+    alone = len(node.units) == 1 and unit.slots == 1 and not pool
     if alone and unit.memory_bandwidth_bytes_per_s <= node.dram_bps:
         return None  # one op at a time, never short of bandwidth: nothing to share
     fixed_s, _, memory_s = parts()
@@ -152,8 +168,11 @@ def compile_plan(
     moves_out: list[list[Move]] = [[] for _ in order]
     local_inputs: list[list[int]] = [[] for _ in order]
 
+    pools = frozenset(placement.assignment[name] for name in placement.cores)
     last_on_unit: dict[str, int] = {}
     for i, uid in enumerate(units):
+        if uid in pools:  # a core pool: the request's ops there wait for inputs and cores only
+            continue
         if uid in last_on_unit:  # the unit runs a request's ops in placement order
             local_next[last_on_unit[uid]].append(i)
             waits[i] += 1
@@ -206,11 +225,36 @@ def compile_plan(
     # each op's roofline parts on its unit, at most once: the DVFS model and the DRAM
     # demand both need them, and they cost every memory level's traffic
     memo: dict[int, tuple[float, float, float]] = {}
+    costed = [oracle.platform.unit(uid) for uid in units]  # each op's unit at its cores
+    for i, name in enumerate(order):
+        if name in placement.cores:
+            costed[i] = with_cores(costed[i], placement.cores[name])
 
     def parts(i: int) -> tuple[float, float, float]:
         if i not in memo:
-            memo[i] = op_time_parts_s(ops[i], oracle.platform.unit(units[i]), units[i])
+            memo[i] = op_time_parts_s(ops[i], costed[i], units[i])
         return memo[i]
+
+    if pools:
+        pool_ops = [name in placement.cores for name in order]
+        duration_s = tuple(
+            op_time_s(op, costed[i], uid) if pool_ops[i] else oracle.op_time_s(op, uid)
+            for i, (op, uid) in enumerate(zip(ops, units, strict=True))
+        )
+        energy_j = tuple(
+            energy_for_time_j(costed[i], duration_s[i])
+            if pool_ops[i]
+            else oracle.op_energy_j(op, uid)
+            for i, (op, uid) in enumerate(zip(ops, units, strict=True))
+        )
+        models = tuple(
+            cost_model(op, costed[i], uid) if pool_ops[i] else oracle.cost_model(op, uid)
+            for i, (op, uid) in enumerate(zip(ops, units, strict=True))
+        )
+    else:
+        duration_s = tuple(oracle.op_time_s(op, uid) for op, uid in zip(ops, units, strict=True))
+        energy_j = tuple(oracle.op_energy_j(op, uid) for op, uid in zip(ops, units, strict=True))
+        models = tuple(oracle.cost_model(op, uid) for op, uid in zip(ops, units, strict=True))
 
     return ExecutionPlan(
         model=graph.name,
@@ -220,8 +264,8 @@ def compile_plan(
         ops=tuple(order),
         kinds=tuple(op.kind for op in ops),
         units=units,
-        duration_s=tuple(oracle.op_time_s(op, uid) for op, uid in zip(ops, units, strict=True)),
-        energy_j=tuple(oracle.op_energy_j(op, uid) for op, uid in zip(ops, units, strict=True)),
+        duration_s=duration_s,
+        energy_j=energy_j,
         output_bytes=tuple(op.output_bytes for op in ops),
         weight_bytes=tuple(op.weight_bytes for op in ops),
         waits=tuple(waits),
@@ -231,15 +275,15 @@ def compile_plan(
             parts(i) if oracle.platform.unit(uid).dvfs is not None else None
             for i, uid in enumerate(units)
         ),
-        core_share=tuple(
-            oracle.platform.unit(uid).op_cores / oracle.platform.unit(uid).cores for uid in units
-        ),
+        core_share=tuple(unit.op_cores / unit.cores for unit in costed),
         dram=tuple(
-            _dram_demand(op, uid, oracle, lambda i=i: parts(i))
+            _dram_demand(op, uid, oracle, lambda i=i: parts(i), uid in pools)
             for i, (op, uid) in enumerate(zip(ops, units, strict=True))
         ),
         moves_out=tuple(tuple(x) for x in moves_out),
         input_moves=tuple(input_moves),
         n_outputs=n_outputs,
-        cost_models=tuple(oracle.cost_model(op, uid) for op, uid in zip(ops, units, strict=True)),
+        cost_models=models,
+        op_cores=tuple(unit.op_cores for unit in costed) if pools else (),
+        pool_units=pools,
     )

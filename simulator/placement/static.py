@@ -8,10 +8,11 @@ from typing import Any
 
 from simulator.errors import PlacementError, SocsimError
 from simulator.graph.model import OP_KINDS, ModelGraph
+from simulator.hardware.cores import DEFAULT_AUTO_EFFICIENCY, auto_cores
 from simulator.placement.base import POLICIES, Placement
 from simulator.placement.estimate import back_to_back_s
 from simulator.platform import CostOracle
-from simulator.schema import Field, ListOf, Record, Ref, Text
+from simulator.schema import INVALID, Context, Field, ListOf, Loc, Number, Record, Ref, Schema, Text
 
 _UNIT_DOC = "a unit as 'node.unit', or a bare unit name on the app's source node"
 
@@ -91,11 +92,35 @@ def fallback(
     return Placement(assignment, graph.order, "fallback", source, {"fell_back": tuple(fell_back)})
 
 
+class CoresChoice(Schema):
+    """A whole number of cores >= 1, or ``auto``."""
+
+    def describe(self) -> str:
+        return "a whole number >= 1 or 'auto'"
+
+    def check(self, value: Any, loc: Loc, ctx: Context) -> Any:
+        if value == "auto":
+            return value
+        if isinstance(value, str):
+            return ctx.problem(loc, f"expected {self.describe()}, got '{value}'", "auto")
+        whole = Number(integer=True).check(value, loc, ctx)  # reports what is not a number
+        if whole is not INVALID and whole < 1:
+            return ctx.problem(loc, f"expected {self.describe()}, got {whole}")
+        return whole
+
+
 _RULE = Record(
     {
         "ops": Field(Text(), default=None, doc="glob over op names, e.g. 'conv*'"),
         "kind": Field(Text(choices=OP_KINDS), default=None, doc="op kind"),
         "unit": Field(Ref("unit"), doc=_UNIT_DOC),
+        "cores": Field(
+            CoresChoice(),
+            default=None,
+            doc="cores each matched op takes of the unit, or 'auto' (by its parallel "
+            "efficiency); the unit then runs this app's ops as a core pool, independent "
+            "ops side by side (default: the unit's cores_per_op, one op after the other)",
+        ),
     },
     name="manual rule",
 )
@@ -107,6 +132,12 @@ _RULE = Record(
         {
             "rules": Field(ListOf(_RULE), default=[], doc="first matching rule wins"),
             "default": Field(Ref("unit"), doc="unit of ops no rule matches"),
+            "auto_efficiency": Field(
+                Number(gt=0, le=1),
+                default=DEFAULT_AUTO_EFFICIENCY,
+                doc="'auto' cores: the fastest count whose parallel efficiency "
+                "t(1) / (k t(k)) is at least this",
+            ),
         },
         name="manual placement",
     ),
@@ -114,27 +145,73 @@ _RULE = Record(
 def manual(
     graph: ModelGraph, oracle: CostOracle, source: str, options: Mapping[str, Any]
 ) -> Placement:
-    """Ops to units by rules matching op-name globs and/or kinds; the first match wins."""
+    """Ops to units by rules matching op-name globs and/or kinds; the first match wins.
+
+    A rule with ``cores`` makes its unit a core pool for this app: each op there takes
+    the cores of the rule that placed it (``auto``: :func:`~simulator.hardware.cores.
+    auto_cores`), or the unit's ``cores_per_op`` when no rule with ``cores`` did.
+    """
     rules = []
     for i, rule in enumerate(options["rules"]):
         if rule.get("ops") is None and rule.get("kind") is None:
             raise PlacementError(f"rule {i} needs 'ops' or 'kind' to match anything", "manual")
-        rules.append(
-            (rule.get("ops"), rule.get("kind"), _resolve(oracle, rule["unit"], source, "manual"))
-        )
+        uid = _resolve(oracle, rule["unit"], source, "manual")
+        rules.append((rule.get("ops"), rule.get("kind"), uid, rule.get("cores")))
     default = _resolve(oracle, options["default"], source, "manual")
-    assignment = {}
+    assignment, asked = {}, {}
     for op in graph:
-        assignment[op.name] = next(
+        uid, cores = next(
             (
-                uid
-                for pattern, kind, uid in rules
+                (uid, cores)
+                for pattern, kind, uid, cores in rules
                 if (pattern is None or fnmatch.fnmatchcase(op.name, pattern))
                 and (kind is None or op.kind == kind)
             ),
-            default,
+            (default, None),
         )
-    return Placement(assignment, graph.order, "manual", source)
+        assignment[op.name] = uid
+        if cores is not None:
+            asked[op.name] = cores
+    if not asked:
+        return Placement(assignment, graph.order, "manual", source)
+    return Placement(
+        assignment,
+        graph.order,
+        "manual",
+        source,
+        cores=_pool_cores(graph, oracle, assignment, asked, options),
+    )
+
+
+def _pool_cores(
+    graph: ModelGraph,
+    oracle: CostOracle,
+    assignment: Mapping[str, str],
+    asked: Mapping[str, int | str],
+    options: Mapping[str, Any],
+) -> dict[str, int]:
+    """Cores of every op on a pool unit (one where some op asked for cores)."""
+    pools = {assignment[name] for name in asked}
+    efficiency = options.get("auto_efficiency", DEFAULT_AUTO_EFFICIENCY)
+    cores = {}
+    for op in graph:
+        uid = assignment[op.name]
+        if uid not in pools:
+            continue
+        unit = oracle.platform.unit(uid)
+        want = asked.get(op.name, unit.op_cores)
+        if want == "auto":
+            oracle.op_time_s(op, uid)  # the oracle's PlacementError if the unit cannot run it
+            want = auto_cores(op, unit, uid, efficiency)
+        elif int(want) > unit.cores:
+            raise PlacementError(
+                f"'{uid}' has {unit.cores} cores; a rule asks {want} for this op "
+                f"(give 1 to {unit.cores} or 'auto')",
+                "manual",
+                op.name,
+            )
+        cores[op.name] = int(want)
+    return cores
 
 
 @POLICIES.register(

@@ -151,7 +151,7 @@ def expand_fleets(document: Mapping, seed: Any, ctx: Context) -> tuple[Mapping, 
 
 # -- variation ---------------------------------------------------------------------------
 def _draws(
-    name: str, body: Any, spec: Any, seed: Any, loc: Loc, ctx: Context
+    name: str, body: Mapping, spec: Mapping, seed: int, loc: Loc, ctx: Context
 ) -> list[dict[tuple, float]] | None:
     """Per member, the value of every ``vary`` path (YAML units); None after a problem."""
     from simulator.spec.definitions import NODE  # definitions imports this module
@@ -180,7 +180,9 @@ def _draws(
     return out
 
 
-def _field_at(schema: Schema, body: Any, path: str, node: str, where: Loc, ctx: Context) -> Any:
+def _field_at(
+    schema: Schema, body: Any, path: str, node: str, where: Loc, ctx: Context
+) -> Number | None:
     """The Number schema of the numeric field at ``path`` in a node, or None (reported)."""
     here: Any = body
     done: list[str] = []
@@ -193,15 +195,18 @@ def _field_at(schema: Schema, body: Any, path: str, node: str, where: Loc, ctx: 
             choices = [k for k in schema.fields if k != "fleet"]
             field_ = schema.fields.get(key) if key != "fleet" else None
             if field_ is None:
-                return _unknown(path, done, key, choices, node, where, ctx)
+                _unknown(path, done, key, choices, node, where, ctx)
+                return None
             schema = field_.schema
         elif isinstance(schema, MapOf):
             names = list(schema.keys or (here if isinstance(here, Mapping) else []))
             if key not in names:
-                return _unknown(path, done, key, names, node, where, ctx)
+                _unknown(path, done, key, names, node, where, ctx)
+                return None
             schema = schema.value
         else:
-            return _unknown(path, done, key, [], node, where, ctx)
+            _unknown(path, done, key, [], node, where, ctx)
+            return None
         here = here.get(key) if isinstance(here, Mapping) else None
         done.append(key)
     if isinstance(schema, Uncertain):
@@ -213,7 +218,13 @@ def _field_at(schema: Schema, body: Any, path: str, node: str, where: Loc, ctx: 
 
 
 def _unknown(
-    path: str, done: list[str], key: str, choices: Any, node: str, where: Loc, ctx: Context
+    path: str,
+    done: list[str],
+    key: str,
+    choices: list,
+    node: str,
+    where: Loc,
+    ctx: Context,
 ) -> None:
     at = ".".join(done) or "the node"
     valid = ", ".join(map(str, choices)) or "nothing (not a mapping)"

@@ -120,14 +120,13 @@ def parse_scenario(
     if not isinstance(document, Mapping):
         raise ScenarioError([Problem("", "a scenario must be a mapping of keys", file=source)])
     presets = collect_presets(document, Path(base_dir), source, ctx, (Path(source).resolve(),))
+    expanded: Mapping  # a YamlMap (marks kept) until fleets expand it
     expanded, failed = expand_presets(document, presets, ctx)
     _import_plugins(expanded, ctx, allow_plugins)  # first: the names they register are valid below
     if sample is not None:
         expanded = draw_document(expanded, sample)[0]
     compact = expanded  # what the resolved document keeps: fleets as written
-    expanded, fleets = expand_fleets(  # type: ignore[assignment]
-        expanded, expanded.get("seed", 0), ctx
-    )
+    expanded, fleets = expand_fleets(expanded, expanded.get("seed", 0), ctx)
     checked = SCENARIO.check(expanded, Loc(""), ctx)
     # An entry whose preset is unknown lacks the preset's keys: say so once, not per key.
     ctx.problems[:] = [

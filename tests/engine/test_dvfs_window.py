@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simulator.errors import SimulationError
-from simulator.hardware.dvfs_state import BusyWindow, SerialBusyWindow
+from simulator.hardware.busy_window import FINEST_SCALED, BusyWindow, SerialBusyWindow
 
 
 def reference_busy_s(intervals, now: float, window_s: float) -> float:
@@ -197,3 +197,18 @@ def test_a_start_finer_than_its_end_is_recorded_exactly():
     for window in (BusyWindow(1e-3), SerialBusyWindow(1e-3)):
         window.record(1e-6, 0.000101)
         assert window.busy_s(0.000101) == reference_busy_s([(1e-6, 0.000101)], 0.000101, 1e-3)
+
+
+@pytest.mark.parametrize("exponent", [899, 900, 901, 1022, 1074])
+@pytest.mark.parametrize("window_class", [BusyWindow, SerialBusyWindow])
+def test_busy_seconds_at_the_finest_scaled_unit_and_below(exponent, window_class):
+    """Units down to 2**-900 s convert by scaling a float (FINEST_SCALED), finer ones by
+    dividing ints: both correctly rounded, across the boundary and into subnormals."""
+    step = 2.0**-exponent
+    intervals = [(0.0, 3 * step), (3 * step, 0.1 + 5 * step)]  # the unit becomes 2**-e
+    for now in (0.1 + 5 * step, 0.3, 1.1):
+        window = window_class(1.0)
+        for a, b in intervals:
+            window.record(a, b)
+        assert window.busy_s(now) == reference_busy_s(intervals, now, 1.0)
+        assert (window._inverse != 0.0) == (exponent <= FINEST_SCALED)

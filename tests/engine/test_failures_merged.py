@@ -3,11 +3,16 @@ and run-time schedulers (rejected with failures, clearly)."""
 
 from __future__ import annotations
 
+import copy
+from pathlib import Path
+
 import pytest
 from conftest import build, phone_cloud_document
 
 from simulator.engine import simulate
 from simulator.errors import PlacementError, ScenarioError
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _fleet_doc(failures: list[dict]) -> dict:
@@ -48,3 +53,24 @@ def test_a_run_time_policy_with_failures_is_a_clear_placement_error():
     doc["failures"] = [{"target": "cloud", "at_s": 0.5, "for_s": 1.0}]
     with pytest.raises(PlacementError, match="run-time policy cannot be combined with failures"):
         simulate(build(doc))
+
+
+def test_a_failing_unit_run_as_a_core_pool_is_a_clear_placement_error():
+    from simulator.spec import load_scenario, parse_scenario
+
+    shipped = load_scenario(str(ROOT / "scenarios" / "examples" / "inception_branches.yaml"))
+    doc = copy.deepcopy(shipped.document)  # its cpu runs as a pool (per-op cores)
+    doc["failures"] = [{"target": "phone.cpu", "at_s": 0.001, "for_s": 0.01}]
+    with pytest.raises(PlacementError, match=r"unit 'phone\.cpu' fails but a placement runs it"):
+        simulate(parse_scenario(doc))
+
+
+def test_a_failing_node_on_a_shared_medium_is_a_clear_error():
+    from simulator.errors import SocsimError
+    from simulator.spec import load_scenario, parse_scenario
+
+    shipped = load_scenario(str(ROOT / "scenarios" / "examples" / "fleet_edge_wifi.yaml"))
+    doc = copy.deepcopy(shipped.document)
+    doc["failures"] = [{"target": "phone[3]", "at_s": 1.0, "for_s": 1.0}]
+    with pytest.raises(SocsimError, match="on shared medium 'wlan'"):
+        simulate(parse_scenario(doc))

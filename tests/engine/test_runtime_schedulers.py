@@ -310,3 +310,23 @@ def test_run_time_and_static_apps_together_run_every_op_once(doc, policy, count)
             running += step
             peak = max(peak, running)
         assert peak <= scenario.platform.unit(uid).slots
+
+
+def test_etf_reads_the_backlog_of_a_shared_medium_station_link():
+    """ETF estimates when an input would reach a unit from the bits still queued on the
+    link direction; a fleet's station link is a port of a shared medium, not a fluid
+    link (found when merging: the snapshot read a fluid link's private clock).
+
+    One phone (1 GFLOP/s) on a medium (8 Mbit/s) to a cloud GPU (1 TFLOP/s); two
+    requests at 0 and 0.1 s, each a 1 MB input to a 10 GFLOP op: 10 s on the phone,
+    so ETF sends both to the cloud, the second behind the first's upload (FIFO):
+    1 s + 10 ms, then 2 s + 10 ms (latency 1.91 s)."""
+    from spec.test_fleets import fleet_doc
+
+    document = fleet_doc(1)
+    document["models"]["m"]["ops"][0].update(flops=10e9)
+    document["workload"][0]["arrival"] = {"process": "trace", "times_ms": [0, 100]}
+    document["placement"] = {"policy": "etf"}
+    result = simulate(parse_scenario(document))
+    assert list(result.ops["unit"]) == ["cloud.gpu", "cloud.gpu"]
+    assert list(result.requests["latency_s"]) == pytest.approx([1.01, 1.91], rel=1e-12)

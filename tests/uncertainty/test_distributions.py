@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simulator.schema import Context, Loc, Number
-from simulator.spec.definitions import LINK, UNIT, WATTS
+from simulator.spec.definitions import UNIT, WATTS
+from simulator.spec.linkdefs import LINK
 from simulator.spec.uncertain import MC_TAG, SampleKey, Uncertain, draw_document
 from simulator.uncertainty.distributions import Interval, Normal, Uniform
 
