@@ -359,6 +359,22 @@ class Field:
     def required(self) -> bool:
         return self.default is _REQUIRED
 
+    def default_si(self) -> Any:
+        """The default as the checked value would be: a number is written in the key's
+        YAML unit (as the reference tables show it, e.g. ``stale_ms: 10000``) and scaled
+        to SI like a value the user wrote."""
+        default = self.default
+        if (
+            isinstance(self.schema, Number)
+            and isinstance(default, (int, float))
+            and not isinstance(default, bool)
+            and self.schema.scale != 1
+            and default != 0  # 0 and its type (an int 0 keeps exact arithmetic) stay
+            and math.isfinite(default)
+        ):
+            return default * self.schema.scale
+        return default
+
 
 @dataclass(frozen=True)
 class Record(Schema):
@@ -408,7 +424,7 @@ class Record(Schema):
                 ctx.problem(loc, f"missing required key '{key}' ({spec.schema.describe()})")
                 ok = False
             elif not spec.required:
-                out[target] = spec.default
+                out[target] = spec.default_si()
         return out if ok else INVALID
 
 

@@ -117,7 +117,7 @@ _NO_OPTIONS = Record({}, name="governor options")
 def _window_field() -> Field:
     return Field(
         Number("ms", scale=1e-3, ge=MIN_HOLD_S * 1e3, le=MAX_HORIZON_S * 1e3),
-        default=DEFAULT_WINDOW_MS * 1e-3,
+        default=DEFAULT_WINDOW_MS,  # in the key's unit (ms), as every default
         to="window_s",
         doc="sampling window between two decisions",
     )
