@@ -8,7 +8,7 @@ load):
 
 * **load_scenario**: every shipped example (``scenarios/examples/*.yaml``) loaded once
   per round, with libyaml's parser (what ``load_scenario`` uses) and with PyYAML's pure
-  parser (:mod:`simulator.spec.yamlio` with its ``_FastLoader`` switched off, as on a
+  parser (:mod:`simulator.spec.yamlio` with its ``_FAST_LOADER`` switched off, as on a
   PyYAML built without libyaml); best of ``--repeat`` rounds, ``time.perf_counter``.
   ``yaml only`` is the same for :func:`~simulator.spec.yamlio.load_yaml_file` of each
   top-level file (no includes, no validation).
@@ -71,20 +71,22 @@ def _yaml_all(files: list[Path]) -> float:
 
 def parsers(files: list[Path], repeat: int) -> dict[str, float]:
     """Best seconds of each loop with libyaml and with the pure parser."""
-    fast = yamlio._FastLoader
+    if not hasattr(yamlio, "_FAST_LOADER"):  # the switch this bench flips was renamed
+        raise SystemExit("simulator.spec.yamlio has no _FAST_LOADER: update bench/loader.py")
+    fast = yamlio._FAST_LOADER
     if fast is None:
         raise SystemExit("PyYAML is built without libyaml: nothing to compare")
     best: dict[str, float] = {}
     _load_all(files)  # warm: imports, zoo caches
     for _ in range(repeat):
         for parser in ("libyaml", "pure"):
-            yamlio._FastLoader = fast if parser == "libyaml" else None
+            yamlio._FAST_LOADER = fast if parser == "libyaml" else None
             try:
                 for name, loop in (("load", _load_all), ("yaml", _yaml_all)):
                     key = f"{name} {parser}"
                     best[key] = min(best.get(key, float("inf")), loop(files))
             finally:
-                yamlio._FastLoader = fast
+                yamlio._FAST_LOADER = fast
     return best
 
 
