@@ -26,29 +26,17 @@ class UnitAssumptionWarning(SocsimWarning):
     """A compute unit omits a figure the results depend on, and a default stands in."""
 
 
-#: (keys any one of which makes the figure explicit, what the default assumes, the fix,
-#: keys one of which must be given for the cause to apply: none, always)
-_CAUSES: tuple[tuple[tuple[str, ...], str, str, tuple[str, ...]], ...] = (
+#: (keys any one of which makes the figure explicit, what the default assumes, the fix)
+_CAUSES: tuple[tuple[tuple[str, ...], str, str], ...] = (
     (
         ("efficiency",),
         "no efficiency given: every op runs at 100% of peak_gflops",
         "give efficiency: {default: FRACTION} (1.0 keeps peak)",
-        (),
     ),
     (
         ("idle_w", "active_w", "dvfs"),
         "no idle_w, active_w or dvfs given: it draws 0 W, so its energy is 0 J",
         "give idle_w and active_w (0 keeps it free)",
-        (),
-    ),
-    (
-        # a unit with a roofline (peak_gflops) but no memory figure: every op is compute
-        # bound, whatever its bytes; units timed only by explicit tables have no roofline
-        ("memory_bandwidth_gb_s", "caches"),
-        "no memory_bandwidth_gb_s or caches given: moving an op's bytes takes no time, so "
-        "every op is compute bound",
-        "give memory_bandwidth_gb_s (the unit's DRAM bandwidth)",
-        ("peak_gflops",),
     ),
 )
 
@@ -80,10 +68,8 @@ def warn_unit_defaults(node: str, unit: str, raw_unit: Mapping, loc: Loc) -> int
     """
     mark = mark_of(loc.container, loc.key)
     emitted = 0
-    for keys, assumed, fix, applies in _CAUSES:
+    for keys, assumed, fix in _CAUSES:
         if any(key in raw_unit for key in keys):
-            continue
-        if applies and not any(key in raw_unit for key in applies):
             continue
         where = Problem(
             path=loc.path,
