@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -26,38 +25,15 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # its sibling, also when imported
+
+from predictor_eval import predicted_times_s
 
 from calibration.predictor_fit import op_rows, train_predictor
 from calibration.table import STATISTIC_CHOICES, read_table, resolve_statistic
-from simulator.hardware.kernel_features import feature_column
-from simulator.hardware.predictor import KernelPredictor, PredictorRangeWarning, kernel_times_s
 
 #: Model-name prefixes of the networks left out one at a time.
 NETWORK_PREFIXES = ("zoo_", "fit_")
-
-
-def _predict(artifact: dict, rows: pd.DataFrame) -> np.ndarray:
-    """Predicted kernel times (s) of ``rows``; NaN where no learned model applies."""
-    predictor = KernelPredictor(artifact, "<cv>")
-    out = np.full(len(rows), np.nan)
-    for model_list in predictor._models.values():
-        for model in model_list:
-            columns = [feature_column(n) for n in model.features]
-            pick = (
-                (rows["kind"] == model.kind).to_numpy()
-                & (rows["dtype"] == model.dtype).to_numpy()
-                & (rows["threads"] == model.threads).to_numpy()
-                & rows[columns].notna().all(axis=1).to_numpy()
-            )
-            if not pick.any():
-                continue
-            group = rows[pick]
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", PredictorRangeWarning)
-                out[pick] = kernel_times_s(
-                    model, group[columns].to_numpy(float), group["flops"], group["bytes"]
-                )
-    return out
 
 
 def leave_one_network_out(table: pd.DataFrame, drop: Sequence[str] = ()) -> pd.DataFrame:
@@ -78,7 +54,7 @@ def leave_one_network_out(table: pd.DataFrame, drop: Sequence[str] = ()) -> pd.D
     for name in networks:
         artifact = train_predictor(rows[rows["model"] != name])
         mine = held_rows[held_rows["model"] == name].reset_index(drop=True)
-        predicted = _predict(artifact, mine)
+        predicted = predicted_times_s(artifact, mine)
         for threads, part in mine.groupby("threads"):
             p = predicted[mine["threads"] == threads]
             covered = ~np.isnan(p)

@@ -29,6 +29,32 @@ from simulator.hardware.predictor import KernelPredictor, PredictorRangeWarning,
 from simulator.hardware.predictor_format import TARGETS
 
 
+def predicted_times_s(artifact: dict, rows: pd.DataFrame) -> np.ndarray:
+    """Each op row's kernel time (s) predicted by ``artifact``; NaN where none of its
+    models applies (another kind, dtype or thread count, or a feature missing: the
+    roofline would predict it)."""
+    predictor = KernelPredictor(artifact, "<evaluation>")
+    out = np.full(len(rows), np.nan)
+    for model_list in predictor._models.values():
+        for model in model_list:
+            columns = [feature_column(n) for n in model.features]
+            pick = (
+                (rows["kind"] == model.kind).to_numpy()
+                & (rows["dtype"] == model.dtype).to_numpy()
+                & (rows["threads"] == model.threads).to_numpy()
+                & rows[columns].notna().all(axis=1).to_numpy()
+            )
+            if not pick.any():
+                continue
+            group = rows[pick]
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", PredictorRangeWarning)
+                out[pick] = kernel_times_s(
+                    model, group[columns].to_numpy(float), group["flops"], group["bytes"]
+                )
+    return out
+
+
 def held_out_errors(
     fit: pd.DataFrame, holdout: pd.DataFrame, method: str, target: str, **train
 ) -> pd.DataFrame:
@@ -36,27 +62,12 @@ def held_out_errors(
     rows of a predictor trained on ``fit``; the rows of kinds it has no model for are
     left out (the roofline predicts them)."""
     artifact = train_predictor(fit, method=method, target=target, **train)
-    predictor = KernelPredictor(artifact, "<evaluation>")
     rows = op_rows(holdout)
+    rows = rows.assign(predicted_s=predicted_times_s(artifact, rows)).dropna(subset=["predicted_s"])
     out = []
-    for model_list in predictor._models.values():
-        for model in model_list:
-            pick = (
-                (rows["kind"] == model.kind)
-                & (rows["dtype"] == model.dtype)
-                & (rows["threads"] == model.threads)
-            )
-            group = rows[pick].dropna(subset=[feature_column(n) for n in model.features])
-            if group.empty:
-                continue
-            x = group[[feature_column(n) for n in model.features]].to_numpy(float)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", PredictorRangeWarning)
-                times = kernel_times_s(model, x, group["flops"], group["bytes"])
-            errors = times / group["median_s"].to_numpy(float) - 1.0
-            out.append(
-                {"kind": model.kind, "rows": len(group), **error_summary(np.asarray(errors))}
-            )
+    for (kind, _, _), group in rows.groupby(["kind", "dtype", "threads"], sort=False):
+        errors = group["predicted_s"].to_numpy(float) / group["median_s"].to_numpy(float) - 1.0
+        out.append({"kind": kind, "rows": len(group), **error_summary(np.asarray(errors))})
     return pd.DataFrame(out)
 
 
