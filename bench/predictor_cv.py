@@ -25,9 +25,8 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # its sibling, also when imported
 
-from predictor_eval import predicted_times_s
+from predictor_eval import predicted_times_s  # a sibling script: bench/ is sys.path[0]
 
 from calibration.predictor_fit import op_rows, train_predictor
 from calibration.table import STATISTIC_CHOICES, read_table, resolve_statistic

@@ -3,12 +3,17 @@ chosen, docs/calibration.md "Choosing the corpus")."""
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pandas as pd
 from bench_loader import load_bench
 
 from calibration.predictor_synth import synthetic_table
 
+# predictor_cv imports its sibling by name (bench/ is sys.path[0] when it runs); bench/
+# must not go on the tests' path (its engine.py and sweep.py would shadow test folders)
+sys.modules.setdefault("predictor_eval", load_bench("predictor_eval"))
 cv = load_bench("predictor_cv")
 
 
