@@ -21,7 +21,7 @@ from simulator.engine.clock import after
 from simulator.engine.fallback import Fallback
 from simulator.engine.ledger import Ledger
 from simulator.engine.memory import MemoryGate
-from simulator.engine.servers import Server
+from simulator.engine.servers import FailingServer, Server
 from simulator.engine.state import DONE, App, Replica, Request
 from simulator.engine.watch import PowerWatch
 from simulator.errors import SimulationError
@@ -100,7 +100,13 @@ class Failures:
     ):
         self.env = env
         self.down = down
-        self.servers = servers
+        #: the servers of the units that fail: the engine builds them as FailingServer
+        self.servers: dict[str, FailingServer] = {}
+        for uid in down:
+            server = servers[uid]
+            if not isinstance(server, FailingServer):
+                raise SimulationError(f"failures: unit '{uid}' fails but its server cannot fail")
+            self.servers[uid] = server
         self.apps = apps
         self.book = book
         self.fallback = fallback

@@ -48,7 +48,7 @@ from simulator.engine.power import Battery
 from simulator.engine.radio import RadioState
 from simulator.engine.reserved import OnlineRun
 from simulator.engine.runtime import RuntimeDataflow, uses_runtime
-from simulator.engine.servers import Server
+from simulator.engine.servers import FailingServer, Server
 from simulator.engine.state import App, FastMove, OpStep, Replica, Request
 from simulator.engine.thermal import NodeThermal
 from simulator.engine.variation import Stretches
@@ -158,8 +158,6 @@ class Engine:
             for uid in platform.unit_ids
             if platform.unit(uid).dvfs is not None
         }
-        self.units = {uid: Server(env, uid, platform.unit(uid).slots) for uid in platform.unit_ids}
-        self.units.update(pool_servers(env, platform, plans))  # per-op cores only
         self.down: dict[str, tuple[tuple[float, float], ...]] = {}
         node_down: dict[str, tuple[tuple[float, float], ...]] = {}
         if scenario.failures:
@@ -167,6 +165,13 @@ class Engine:
             self.down, node_down = down_intervals(
                 scenario.failures, nodes, scenario.seed, replicate
             )
+        # only a unit that may fail pays for asking whether it is down (FailingServer)
+        self.units = {
+            uid: (FailingServer if uid in self.down else Server)(env, uid, platform.unit(uid).slots)
+            for uid in platform.unit_ids
+        }
+        self.units.update(pool_servers(env, platform, plans))  # per-op cores only
+        if self.down:
             pooled = sorted(uid for uid in self.down if isinstance(self.units[uid], PoolServer))
             if pooled:  # a core pool cannot cut its jobs yet
                 raise PlacementError(

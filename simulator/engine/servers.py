@@ -14,6 +14,7 @@ from heapq import heapify, heappop, heappush
 from typing import Any
 
 import simpy
+from simpy.events import NORMAL
 
 from simulator.engine.clock import Wakeup, after, wake
 
@@ -54,7 +55,6 @@ class Server:
         "_workers",
         "backlog_s",
         "busy_s",
-        "down",
         "env",
         "jobs_served",
         "name",
@@ -74,7 +74,6 @@ class Server:
         self.jobs_served = 0
         self.on_start: OnStart | None = None
         self.on_finish: OnFinish | None = None
-        self.down = False  # failed (simulator.failures): serves nothing until recovered
         # kept only to read what each serves (LoadTracker); the idle list drives them
         self._workers = tuple(_Worker(self) for _ in range(workers))
         for worker in self._workers:
@@ -92,31 +91,69 @@ class Server:
         self.backlog_s += duration_s
         if self._idle:  # the worker idle longest starts it, at its turn in the schedule
             worker = self._idle.pop(0)
-            # a delay of int 0, as ``succeed`` schedules: at t = 0 the clock stays an int
-            wake(self.env, 0, worker, worker.on_woken)
+            # ``wake(self.env, 0, worker, worker.on_woken)`` inlined (a call less per op):
+            # a delay of 0, so the clock keeps its type (an int at t = 0, as ``succeed``)
+            worker.callbacks = worker.on_woken
+            env = self.env
+            heappush(env._queue, (env._now, NORMAL, next(env._eid), worker))
 
     def cancel(self, predicate: Callable[[Any], bool]) -> int:
         """Drop the queued (not started) jobs whose payload satisfies ``predicate``.
 
         Returns how many were dropped. Jobs in service are not preempted.
         """
+        return self._drop(self._queue, predicate)
+
+    def _drop(self, jobs: list[tuple[Any, float, Any]], predicate: Callable[[Any], bool]) -> int:
+        """Drop the jobs of the heap ``jobs`` whose payload satisfies ``predicate``."""
         kept, dropped = [], []
-        for job in self._queue:
+        for job in jobs:
             _, _, payload = job
             (dropped if predicate(payload) else kept).append(job)
         if dropped:
             for _, duration_s, _ in dropped:
                 self.backlog_s -= duration_s
-            self._queue[:] = kept  # in place: the workers hold this list
-            heapify(self._queue)
+            jobs[:] = kept  # in place: the workers hold the queue
+            heapify(jobs)
         return len(dropped)
+
+
+class FailingServer(Server):
+    """A :class:`Server` whose unit may fail (``failures:``, docs/failures.md): built only
+    for such units, so the others' workers never ask whether their unit is down.
+
+    While :attr:`down`, submitted jobs wait in a list of their own, so the workers see
+    an empty queue and serve nothing (an idle worker woken for such a job goes idle
+    again, as it would on an empty queue); :meth:`recover` hands them to the workers.
+    """
+
+    __slots__ = ("_held", "down")
+
+    def __init__(self, env: simpy.Environment, name: str, workers: int = 1):
+        super().__init__(env, name, workers)
+        self.down = False  # failed: serves nothing until recovered
+        self._held: list[tuple[Any, float, Any]] = []  # heap of the jobs submitted while down
+
+    def submit(self, key: Any, duration_s: float, payload: Any) -> None:
+        if not self.down:
+            super().submit(key, duration_s, payload)
+            return
+        heappush(self._held, (key, duration_s, payload))
+        self.backlog_s += duration_s
+        if self._idle:  # woken as when up (the same order of idle workers afterwards)
+            worker = self._idle.pop(0)
+            wake(self.env, 0, worker, worker.on_woken)
+
+    def cancel(self, predicate: Callable[[Any], bool]) -> int:
+        # one of the two is empty: the queue while down, the held jobs while up
+        return self._drop(self._queue, predicate) + self._drop(self._held, predicate)
 
     def fail(self) -> list[tuple[Any, float, Any]]:
         """The unit goes down now: its jobs in service are cut, its queue is emptied.
 
         Returns ``(payload, start_s, DRAM stream or None)`` of each job cut; ``on_finish``
         is never called for them, nor for the queued jobs (their requests are hit too).
-        A job submitted while :attr:`down` waits in the queue until :meth:`recover`.
+        A job submitted while :attr:`down` waits until :meth:`recover`.
         """
         self.down = True
         cut: list[tuple[Any, float, Any]] = []
@@ -135,12 +172,15 @@ class Server:
             fresh.wait()
         self._workers = tuple(workers)
         self._queue.clear()  # in place: the workers hold this list
+        self._held.clear()
         self.backlog_s = 0.0
         return cut
 
     def recover(self) -> None:
-        """The unit is up again: idle workers start what was queued while it was down."""
+        """The unit is up again: idle workers start what was submitted while it was down."""
         self.down = False
+        self._queue.extend(self._held)  # a heap (the queue is empty while down)
+        self._held.clear()
         for _ in range(min(len(self._queue), len(self._idle))):
             worker = self._idle.pop(0)
             wake(self.env, 0, worker, worker.on_woken)
@@ -183,7 +223,7 @@ class _Worker(Wakeup):
         self.server._idle.append(self)
 
     def woken(self, _event) -> None:
-        if not self.queue or self.server.down:  # another worker took the job first
+        if not self.queue:  # another worker took the job first (or the unit is down)
             self.wait()
             return
         self.serve()
@@ -192,7 +232,7 @@ class _Worker(Wakeup):
         """Serve queued jobs until one takes time or the queue is empty."""
         server, queue, env = self.server, self.queue, self.env
         on_start = server.on_start
-        while queue and not server.down:  # a failed unit serves nothing (queued jobs wait)
+        while queue:  # empty while the unit is down (FailingServer holds its jobs apart)
             _, duration_s, payload = heappop(queue)
             server.backlog_s -= duration_s
             self.start_s = start_s = env._now
@@ -208,7 +248,9 @@ class _Worker(Wakeup):
             self.payload = payload
             self.stream = stream
             if duration_s > 0:  # an op never runs faster than alone
-                wake(env, duration_s, self, self.on_done)
+                # ``wake(env, duration_s, self, self.on_done)`` inlined: a call less per op
+                self.callbacks = self.on_done
+                heappush(env._queue, (start_s + duration_s, NORMAL, next(env._eid), self))
                 return
             if not self.ended():
                 return
