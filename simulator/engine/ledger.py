@@ -87,8 +87,11 @@ class Ledger:
         self._node = {uid: platform.node_of(uid).name for uid in units}
         self.ops = OpTrace(self._node)
         self.transfers = TransferTrace()
-        self._op_rows = self.ops.buffer  # the hot path appends here; flushed every chunk
+        # the hot path appends packed rows here (each chunk is flushed into the columns)
+        self._op_rows = self.ops.buffer
+        self._pack_op = self.ops.rows.pack
         self._transfer_rows = self.transfers.buffer
+        self._pack_transfer = self.transfers.rows.pack
         self._roles = {name: node.role for name, node in platform.nodes.items()}
         # radio busy seconds per (link, node, "tx"|"rx"), device ends only
         self.radio_busy: dict[tuple[str, str, str], float] = {}
@@ -167,7 +170,9 @@ class Ledger:
             return
         rows = self._op_rows
         rows.append(
-            (request.rid, step.trace_code, ready_s, start_s, end_s, energy_j, level, stall_s)
+            self._pack_op(
+                request.rid, step.trace_code, ready_s, start_s, end_s, energy_j, level, stall_s
+            )
         )
         if len(rows) >= CHUNK_ROWS:
             self.ops.rows.flush()
@@ -193,7 +198,11 @@ class Ledger:
         """An on-chip or explicit-cost move (a delay; no link, no radio)."""
         if self.keep_rows:  # queued and started at once; arrives as it ends
             rows = self._transfer_rows
-            rows.append((request.rid, fast.trace_code, start_s, start_s, end_s, end_s, 0.0))
+            rows.append(
+                self._pack_transfer(
+                    request.rid, fast.trace_code, start_s, start_s, end_s, end_s, 0.0
+                )
+            )
             if len(rows) >= CHUNK_ROWS:
                 self.transfers.rows.flush()
 
@@ -248,7 +257,7 @@ class Ledger:
         energy_j: float,
     ) -> None:
         rows = self._transfer_rows
-        rows.append((rid, code, queued_s, start_s, end_s, arrive_s, energy_j))
+        rows.append(self._pack_transfer(rid, code, queued_s, start_s, end_s, arrive_s, energy_j))
         if len(rows) >= CHUNK_ROWS:
             self.transfers.rows.flush()
 

@@ -1,14 +1,13 @@
 """The full trace in columns: op and transfer rows at about 54 bytes each.
 
-A row is recorded as a tuple of references to objects that already exist (the request's
-id, a code, the times the engine computed) and appended to a short buffer: the hot path
-allocates nothing else. The code stands for what the row refers to (its app, op, units,
-nodes, link, bytes): an index into a per-run table of entries, one per app × op or app ×
-move × hop of every deployed plan, registered when the engine is built
+A row is packed in C as it is recorded (``struct``: the request's id, a code, the times
+the engine computed) and appended to a short buffer: the hot path builds no tuple of the
+row and keeps no Python object per value. The code stands for what the row refers to (its
+app, op, units, nodes, link, bytes): an index into a per-run table of entries, one per
+app × op or app × move × hop of every deployed plan, registered when the engine is built
 (:meth:`_Columns.register`), so the hot path only reads it off the op or move. Every
-:data:`CHUNK_ROWS` rows the buffer is moved into typed columns (``array.array``: 8
-bytes per float, 8 per request id, 4 per code, 2 per level) and the float objects the
-rows referred to are freed.
+:data:`CHUNK_ROWS` rows the buffer is moved into typed columns (``array.array``: 8 bytes
+per float, 8 per request id, 4 per code, 2 per level).
 
 The ``ops`` and ``transfers`` tables are built from the columns with numpy: the numeric
 columns are copied from the arrays, and the descriptive ones are the code table's
@@ -20,7 +19,6 @@ energies, ``str`` names), and an empty trace is a table of the columns with no r
 from __future__ import annotations
 
 from array import array
-from itertools import starmap
 from struct import Struct
 
 import numpy as np
@@ -82,15 +80,17 @@ class _Columns:
     """
 
     def __init__(self, stored: dict[str, str], same_as: dict[str, str] | None = None):
-        self.buffer: list[tuple] = []
+        self.buffer: list[bytes] = []  # rows packed by :attr:`pack`
         self.request_id = array("q")
         self.code = array("i")
         self.stored = {name: array(typecode) for name, typecode in stored.items()}
-        # a flush packs each row in C (struct: native order, standard sizes, no padding)
-        # and reads the columns back through numpy: no Python object per value, and
-        # ``array(typecode, values)``'s per-item argument parsing avoided
+        # each row is packed in C when it is recorded (struct: native order, standard
+        # sizes, no padding) and a flush reads the columns back through numpy: no tuple
+        # per row, no Python object per value, and ``array(typecode, values)``'s per-item
+        # argument parsing avoided
         typecodes = "qi" + "".join(stored.values())
-        self._row = Struct("=" + typecodes)
+        #: ``pack(request_id, code, *stored values)``: a row as the buffer holds it
+        self.pack = Struct("=" + typecodes).pack
         self._dtype = np.dtype(
             [(f"f{k}", _NUMPY[typecode]) for k, typecode in enumerate(typecodes)]
         )
@@ -110,7 +110,7 @@ class _Columns:
         """Move the buffered rows into the columns."""
         if not self.buffer:
             return
-        packed = b"".join(starmap(self._row.pack, self.buffer))
+        packed = b"".join(self.buffer)
         self.buffer.clear()
         rows = np.frombuffer(packed, dtype=self._dtype)
         columns = (self.request_id, self.code, *self.stored.values())

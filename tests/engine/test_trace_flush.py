@@ -1,8 +1,9 @@
 """A flush moves buffered trace rows into the typed columns value for value.
 
-The rows are packed in C (``struct``) and read back through numpy; the columns must hold
-exactly what ``array(typecode, values)`` per column held: every float bit for bit (ints
-the clock gives at t = 0 as floats), ids and codes as given, levels -1 and up.
+The rows are packed in C (``struct``) as they are recorded and read back through numpy;
+the columns must hold exactly what ``array(typecode, values)`` per column held: every
+float bit for bit (ints the clock gives at t = 0 as floats), ids and codes as given,
+levels -1 and up.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ def bits(values, typecode: str) -> bytes:
 def test_op_rows_flush_exactly(rows):
     trace = OpTrace({})
     for k, row in enumerate(rows):  # in two flushes, as the ledger does at a chunk
-        trace.buffer.append(row)
+        trace.buffer.append(trace.rows.pack(*row))  # as the ledger records a row
         if k == len(rows) // 2:
             trace.rows.flush()
     trace.rows.flush()
@@ -57,7 +58,7 @@ def test_op_rows_flush_exactly(rows):
 def test_transfer_rows_flush_exactly():
     rows = [(3, 7, 0, 0.1, 0.30000000000000004, 2.5e-310, -0.0), (2**40, 0, 1, 2, 3, 4, 5e300)]
     trace = TransferTrace()
-    trace.buffer.extend(rows)
+    trace.buffer.extend(trace.rows.pack(*row) for row in rows)
     trace.rows.flush()
     assert list(trace.rows.request_id) == [3, 2**40]
     energy = trace.rows.stored["energy_j"]
