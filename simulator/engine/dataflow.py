@@ -11,11 +11,12 @@ are booked in the ledger from allocation to their last reader.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from heapq import heappush
 
 import simpy
+from simpy.events import NORMAL
 
 from simulator.engine.book import RequestBook
-from simulator.engine.clock import wake
 from simulator.engine.dram import DramChannel
 from simulator.engine.dram import Stream as DramStream
 from simulator.engine.fallback import Fallback
@@ -142,7 +143,13 @@ class Dataflow:
         if request.first_start_s is None:
             request.first_start_s = now
         step = request.steps[i]
-        step.tally.alloc(step.output_bytes)
+        # its output buffer is in use from now: ``step.tally.alloc(step.output_bytes)``
+        # inlined (a call less per op)
+        tally = step.tally
+        in_use = tally.memory_bytes + step.output_bytes
+        tally.memory_bytes = in_use
+        if in_use > tally.peak_memory_bytes:
+            tally.peak_memory_bytes = in_use
         if request.phase is not None:
             request.phase[i] = RUNNING
         if step.plain:  # its plan's duration, nothing else to tell
@@ -304,7 +311,12 @@ class Dataflow:
         if fast.books:
             self.ledger.move(request, fast, now, now + delay_s)
         if delay_s > 0:
-            wake(self.env, delay_s, InTransit(request, fast), self._on_arrival)
+            # ``wake(self.env, delay_s, InTransit(...), self._on_arrival)`` inlined: a call
+            # less per move
+            transit = InTransit(request, fast)
+            transit.callbacks = self._on_arrival
+            env = self.env
+            heappush(env._queue, (env._now + delay_s, NORMAL, next(env._eid), transit))
         else:
             self._arrive(InTransit(request, fast))
 
@@ -379,8 +391,12 @@ class Dataflow:
                 self._complete(request, now)
             return
         if move.consumers:
-            buf = InBuf(len(move.consumers), move.nbytes, fast.tally)
-            fast.tally.alloc(move.nbytes)
+            tally = fast.tally
+            buf = InBuf(len(move.consumers), move.nbytes, tally)
+            in_use = tally.memory_bytes + move.nbytes  # ``tally.alloc`` inlined: a call less
+            tally.memory_bytes = in_use
+            if in_use > tally.peak_memory_bytes:
+                tally.peak_memory_bytes = in_use
             inbufs = request.inbufs
             for j in move.consumers:
                 held = inbufs[j]
