@@ -36,6 +36,7 @@ from simulator.engine.state import (
     OpStep,
     Request,
 )
+from simulator.engine.stretched import stretched_energy, stretched_start
 from simulator.engine.watch import PowerWatch
 from simulator.errors import SimulationError
 from simulator.hardware.dvfs_state import DvfsState
@@ -65,6 +66,14 @@ class Dataflow:
         Told the throughput of every finished hop (adaptive apps).
     on_over : callable(App)
         A request of the app completed.
+
+    Notes
+    -----
+    :class:`~simulator.engine.runtime.RuntimeDataflow` (run-time placement policies)
+    overrides :meth:`start`, :meth:`_deliver` and :meth:`_op_done`. They run for every
+    op, so the run-time decisions hook in there, in a subclass chosen once when the
+    engine is built, not through a callback or a flag every run would test per op: a
+    change to one of them is made in both.
     """
 
     def __init__(
@@ -162,7 +171,7 @@ class Dataflow:
             if step.vary is not None:
                 duration_s = step.duration_s
                 real_s = step.vary.duration_s(now, duration_s)
-                return self._stretched(step, request, i, now, duration_s, real_s, step.dram_fixed_s)
+                return stretched_start(step, request, i, now, duration_s, real_s, step.dram_fixed_s)
             if step.dram is None:
                 return None
             return step.dram.begin(now, step.duration_s, step.dram_fixed_s, step.dram_bytes)
@@ -181,32 +190,10 @@ class Dataflow:
             increment = (state.busy_w[level] - step.watched.idle_w) * step.core_share
             self.watch.started(step.watched, step.uid, request, i, now, increment)
         if vary is not None:
-            return self._stretched(step, request, i, now, duration_s, real[level], step.fixed_s)
+            return stretched_start(step, request, i, now, duration_s, real[level], step.fixed_s)
         if step.dram is None or duration_s <= step.fixed_s:
             return duration_s
         return step.dram.begin(now, duration_s, step.fixed_s, step.dram_bytes)
-
-    def _stretched(
-        self,
-        step: OpStep,
-        request: Request,
-        i: int,
-        now: float,
-        duration_s: float,
-        real_s: float,
-        fixed_s: float,
-    ) -> float | DramStream:
-        """Start an op whose time varies or a background load slows (docs/stochastic.md):
-        its real time ``real_s`` instead of the cost model's ``duration_s``, or its DRAM
-        stream lasting that long (the fixed part stretched alike)."""
-        stretched_s = float(real_s)
-        if request.stretched_s is None:
-            request.stretched_s = [0.0] * len(request.steps)
-        request.stretched_s[i] = stretched_s
-        if step.dram is None or duration_s <= fixed_s:
-            return stretched_s
-        fixed_s = fixed_s * (stretched_s / duration_s)
-        return step.dram.begin(now, stretched_s, fixed_s, step.dram_bytes)
 
     def _op_done(self, payload, start_s: float, end_s: float) -> None:
         request, i = payload
@@ -258,8 +245,11 @@ class Dataflow:
         """(energy J, level or -1, DRAM stall s) of an op that is not plain (DVFS, shared
         DRAM or a watched node), which ran over ``[start_s, end_s]``."""
         stall_s = 0.0
-        if step.vary is not None:
-            return self._stretched_energy(step, request, i, start_s, end_s)
+        if step.vary is not None:  # its busy power over its real time (engine/stretched.py)
+            booked = stretched_energy(step, request, i, start_s, end_s)
+            if step.watched is not None:
+                self.watch.ended(step.watched, request, i)
+            return booked
         if step.dvfs is not None:
             level = request.levels[i]
             energy = step.level_j[level]
@@ -276,31 +266,6 @@ class Dataflow:
         if step.watched is not None:
             self.watch.ended(step.watched, request, i)
         return energy, level, stall_s
-
-    def _stretched_energy(
-        self, step: OpStep, request: Request, i: int, start_s: float, end_s: float
-    ) -> tuple[float, int, float]:
-        """(energy J, level or -1, DRAM stall s) of a stretched op: the unit draws the
-        op's busy power over its whole real time (docs/stochastic.md)."""
-        if step.dvfs is not None:
-            levels = request.levels
-            assert levels is not None  # set when the op started
-            level = levels[i]
-            power_w = step.dvfs.busy_w[level] * step.core_share
-        else:
-            level = -1
-            power_w = step.energy_j / step.duration_s if step.duration_s > 0 else 0.0
-        stretched = request.stretched_s
-        assert stretched is not None  # set when the op started
-        ran_s = stretched[i]  # its real time, unless shared DRAM stalled it
-        stall_s = 0.0
-        if step.dram is not None:  # exact 0 when unstalled, as _op_energy's
-            stall_s = max(end_s - (start_s + ran_s), 0.0)
-            if stall_s:
-                ran_s = end_s - start_s
-        if step.watched is not None:
-            self.watch.ended(step.watched, request, i)
-        return power_w * ran_s, level, stall_s
 
     # -- tensor moves ----------------------------------------------------------------------
     def _start_move(self, request: Request, fast: FastMove, now: float) -> None:
