@@ -17,7 +17,7 @@ both give the same order).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from heapq import heappush
 from typing import Any
 
@@ -31,6 +31,8 @@ class Wakeup:
 
     __slots__ = ("callbacks",)
     _ok = True
+    #: what the loop calls with the record (set before each time it is scheduled)
+    callbacks: Sequence[Callable[[Any], None]] | None
 
 
 class Call(Wakeup):
@@ -39,7 +41,7 @@ class Call(Wakeup):
     __slots__ = ()
 
     def __init__(self, callback: Callable[[Any], None]):
-        self.callbacks: list[Callable[[Any], None]] | None = [callback]
+        self.callbacks = [callback]
 
 
 def after(env: simpy.Environment, delay_s: float, callback: Callable[[Any], None]) -> None:

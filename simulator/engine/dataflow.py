@@ -281,7 +281,8 @@ class Dataflow:
             transit = InTransit(request, fast)
             transit.callbacks = self._on_arrival
             env = self.env
-            heappush(env._queue, (env._now + delay_s, NORMAL, next(env._eid), transit))
+            # (a record, not a simpy Event: as clock.wake's, SimPy's loop takes it)
+            heappush(env._queue, (env._now + delay_s, NORMAL, next(env._eid), transit))  # type: ignore[misc]
         else:
             self._arrive(InTransit(request, fast))
 
@@ -357,6 +358,7 @@ class Dataflow:
             return
         if move.consumers:
             tally = fast.tally
+            assert tally is not None  # a move with consumers ends on a unit
             buf = InBuf(len(move.consumers), move.nbytes, tally)
             in_use = tally.memory_bytes + move.nbytes  # ``tally.alloc`` inlined: a call less
             tally.memory_bytes = in_use

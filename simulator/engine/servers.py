@@ -95,7 +95,7 @@ class Server:
             # a delay of 0, so the clock keeps its type (an int at t = 0, as ``succeed``)
             worker.callbacks = worker.on_woken
             env = self.env
-            heappush(env._queue, (env._now, NORMAL, next(env._eid), worker))
+            heappush(env._queue, (env._now, NORMAL, next(env._eid), worker))  # type: ignore[misc]
 
     def cancel(self, predicate: Callable[[Any], bool]) -> int:
         """Drop the queued (not started) jobs whose payload satisfies ``predicate``.
@@ -250,7 +250,8 @@ class _Worker(Wakeup):
             if duration_s > 0:  # an op never runs faster than alone
                 # ``wake(env, duration_s, self, self.on_done)`` inlined: a call less per op
                 self.callbacks = self.on_done
-                heappush(env._queue, (start_s + duration_s, NORMAL, next(env._eid), self))
+                entry = (start_s + duration_s, NORMAL, next(env._eid), self)
+                heappush(env._queue, entry)  # type: ignore[misc]  # a record, not an Event
                 return
             if not self.ended():
                 return
