@@ -195,7 +195,7 @@ class GraphBuilder:
             raise self._fail(f"input shape must be positive, got {source.shape}")
         if name is None:
             return source
-        return self._emit("reshape", name, [source], source.shape)
+        return self._emit("reshape", name, [source], source.shape, attrs={"view": 1})
 
     def view(self, x: Tensor, shape: Sequence[int]) -> Tensor:
         """Reinterpret ``x`` with a new shape of the same element count (free, no op)."""
@@ -394,7 +394,7 @@ class GraphBuilder:
     def flatten(self, x: Tensor, name: str | None = None) -> Tensor:
         """Explicit flatten op (kind ``reshape``, zero FLOPs) to a vector; it carries
         ``attrs['flatten'] = 1`` (channel pruning passes through it to an fc)."""
-        return self._emit("reshape", name, [x], (x.elems,), attrs={"flatten": 1})
+        return self._emit("reshape", name, [x], (x.elems,), attrs={"flatten": 1, "view": 1})
 
     # -- composite helpers -----------------------------------------------------------
     def multi_head_attention(self, x: Tensor, heads: int, prefix: str) -> Tensor:
