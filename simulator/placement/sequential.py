@@ -26,9 +26,10 @@ from typing import Any
 
 from simulator.graph.model import ModelGraph, Op
 from simulator.placement.base import Placement
-from simulator.placement.estimate import declared_load, radio_energy_j
+from simulator.placement.conditions import declared_load
 from simulator.placement.objectives import Objective, objective_of
 from simulator.placement.plan import Move, compile_plan
+from simulator.placement.transfers import radio_energy_j
 from simulator.platform import CostOracle, Transfer
 
 
