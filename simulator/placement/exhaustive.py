@@ -22,7 +22,7 @@ import numpy as np
 from simulator.errors import PlacementError
 from simulator.graph.model import ModelGraph
 from simulator.placement.base import POLICIES, Placement
-from simulator.placement.listsched import CostTable, build_cost_table
+from simulator.placement.listcosts import CostTable, build_cost_table
 from simulator.placement.objectives import (
     evaluate,
     memory_excess,
