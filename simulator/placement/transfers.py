@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 
-from simulator.network.radio import Radio
+from simulator.network.radio_power import Radio
 from simulator.network.topology import BITS_PER_BYTE
 from simulator.placement.conditions import NOMINAL, Conditions
 from simulator.placement.plan import Move
