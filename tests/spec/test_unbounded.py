@@ -231,3 +231,24 @@ def test_an_unbounded_unit_is_exactly_compute_bound(
     time_s = op_time_s(op, unbounded)
     assert time_s == dispatch_s + compute_time_s(op, unbounded)
     assert math.isfinite(time_s) and time_s <= op_time_s(op, bounded)
+
+
+def test_a_sweep_over_a_figure_and_unbounded_stores_inf(tmp_path, capsys):
+    """The table's column stays numeric (inf for the word) in CSV and Parquet alike; the
+    point at unbounded is the compute time, the one at 1 GB/s the 4 ms of its bytes."""
+    from simulator.sweep.store import load_sweep_table
+
+    doc = document(node={"shared_memory_bandwidth_gb_s": UNBOUNDED})
+    path_key = "nodes.phone.units.cpu.memory_bandwidth_gb_s"
+    doc["sweep"] = {"parameters": {path_key: [1, UNBOUNDED]}, "executor": {"name": "serial"}}
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    assert main(["sweep", str(path), "-o", str(tmp_path / "sw")]) == 0
+    assert capsys.readouterr().err == ""
+    for table in (
+        load_sweep_table(tmp_path / "sw" / name) for name in ("sweep.csv", "sweep.parquet")
+    ):
+        assert table[path_key].tolist() == [1.0, math.inf]
+        assert table["latency_mean_s"].tolist() == pytest.approx([4e-3, 2e-4], rel=1e-12)
+    journal = (tmp_path / "sw" / "rows.jsonl").read_text()
+    assert '"unbounded"' in journal and "Infinity" not in journal
