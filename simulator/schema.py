@@ -193,9 +193,8 @@ class Number(Schema):
         if isinstance(value, str) and _NUMBER_TEXT.match(value.strip()):
             value = float(value)  # PyYAML reads `1e6` (no dot) as text
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            hint = UNBOUNDED if self.unbounded and isinstance(value, str) else None
-            if hint and not _means_unbounded(value):
-                hint = None
+            near = self.unbounded and isinstance(value, str) and _means_unbounded(value)
+            hint = UNBOUNDED if near else None
             return ctx.problem(loc, f"expected {self.describe()}, got {_type_name(value)}", hint)
         try:
             finite = math.isfinite(value)
