@@ -17,6 +17,7 @@ Each message is emitted once per process (a sweep loads its scenario once per po
 
 from __future__ import annotations
 
+import re
 import warnings
 from collections.abc import Mapping
 
@@ -68,6 +69,8 @@ _NODE_CAUSE = (
 )
 
 _warned: set[str] = set()
+#: A fleet member's index in a node name (simulator.spec.fleets.member_name)
+_MEMBER = re.compile(r"\[\d+\](?=[.':]|$)")
 
 
 def reset() -> None:
@@ -130,11 +133,15 @@ def warn_node_defaults(node: str, raw_node: Mapping, n_units: int, loc: Loc) -> 
 
 
 def _warn(loc: Loc, message: str) -> int:
-    """Emit ``message`` at ``loc`` unless it was emitted before; 1 if it was emitted."""
+    """Emit ``message`` at ``loc`` unless it was emitted before; 1 if it was emitted.
+
+    The members of a fleet (``phone[0]``, ``phone[1]``...: docs/fleets.md) share one
+    message, written for ``phone[i]``: a fleet of 1,000 warns once per cause, not 1,000
+    times."""
     mark = mark_of(loc.container, loc.key)
     where = Problem(
-        path=loc.path,
-        message=message,
+        path=_MEMBER.sub("[i]", loc.path),
+        message=_MEMBER.sub("[i]", message),
         file=mark.file if mark is not None else None,
         line=mark.line if mark is not None else None,
     )

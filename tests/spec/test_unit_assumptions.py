@@ -188,3 +188,20 @@ def test_no_shipped_node_preset_leaves_a_bandwidth_out(preset):
         if w.category is UnitAssumptionWarning and "bandwidth" in str(w.message)
     ]
     assert bandwidths == []
+
+
+def test_a_fleet_warns_once_for_all_its_members(tmp_path):
+    path = tmp_path / "s.yaml"
+    text = TWO_UNITS.replace("    units:\nNODE", "    fleet: {count: 3}\n    units:\n")
+    path.write_text(text.replace("UNIT", EXPLICIT))
+    reset()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        load_scenario(path)
+    reset()
+    messages = [str(w.message) for w in caught if w.category is UnitAssumptionWarning]
+    assert [m.split(": ")[1:3] for m in messages] == [
+        ["nodes.phone[i].units.cpu", "unit 'phone[i].cpu'"],
+        ["nodes.phone[i].units.gpu", "unit 'phone[i].gpu'"],
+        ["nodes.phone[i]", "node 'phone[i]'"],
+    ]
