@@ -299,5 +299,9 @@ class MemoryGate:
         if not self._waiting:
             return ""
         rids = [request.rid for request, _ in self._waiting.values()]
-        free = ", ".join(f"'{n}' {size_text(f)} free" for n, f in self.free.items())
-        return f"; {len(rids)} waiting for memory (first: {rids[:10]}; {free})"
+        free = ", ".join(f"'{n}' has {size_text(f)} free" for n, f in self.free.items())
+        return (
+            f"; {len(rids)} wait for memory (requests {rids[:10]}; {free}) behind ops "
+            "their units run in a fixed order (online HEFT plans ignore memory); fix: give "
+            "the node more memory_gb, or memory_policy: allow"
+        )

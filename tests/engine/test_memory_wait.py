@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from simulator.engine import Engine, plan_replicas, simulate
+from simulator.errors import SimulationError
 from simulator.platform import CostOracle
 
 MS = 1e-3
@@ -140,3 +141,20 @@ def test_a_bound_that_could_never_fit_is_a_clear_error_not_a_hang():
     with pytest.raises(Exception, match="could never start") as info:
         engine.run()
     assert "node 'phone' has 8.039 kB of its 16.48 kB pool beside its weights" in str(info.value)
+
+
+def test_online_heft_on_a_pool_too_small_for_its_overlap_stops_with_the_fix():
+    # online HEFT's units run their reserved ops in a fixed order: a request parked for
+    # memory there blocks the ops that would free it; the run says so instead of hanging
+    # (the earlier gate failed here with a KeyError). With room for two it completes.
+    doc = small_soc_document()
+    doc["nodes"]["phone"]["memory_gb"] = (WEIGHTS_B + 14_040) * 1e-9  # the chain's bound
+    doc["workload"][0].update(count=6, arrival={"process": "periodic", "period_ms": 0.3})
+    doc["placement"] = {"policy": "heft", "online": True}
+    with pytest.raises(SimulationError, match="wait for memory") as info:
+        simulate(build(doc))
+    assert "online HEFT plans ignore memory" in str(info.value)
+    assert "memory_policy: allow" in str(info.value)
+    doc["nodes"]["phone"]["memory_gb"] = (WEIGHTS_B + 2 * 14_040) * 1e-9
+    result = simulate(build(doc))
+    assert (result.requests["status"] == "completed").all()
