@@ -96,8 +96,8 @@ class Dataflow:
         self._on_arrival = [self._arrive]  # the callbacks of every tensor in transit
         #: starts a fallback attempt
         self.restart: Callable[[Request, float], None] = self.start
-        #: nodes' pools under ``refuse``: a request is let in at its first op start there
-        #: (None: no pool refuses)
+        #: nodes' memory pools: a request is let in at its first op start (None: no node
+        #: has a pool)
         self.memory: MemoryGate | None = None
 
     def serve(self, servers: Iterable[Server]) -> None:
@@ -384,7 +384,7 @@ class Dataflow:
             return
         if move.consumers:
             buf = InBuf(len(move.consumers), move.nbytes, fast.tally)
-            memory = self.memory  # a refusing pool books it when its request is let in
+            memory = self.memory  # a node's pool books it when its request is let in
             if memory is None or request.reserved is not None or not memory.hold(request, buf):
                 fast.tally.alloc(move.nbytes)
             inbufs = request.inbufs

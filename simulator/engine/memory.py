@@ -1,13 +1,13 @@
 """Memory during a run: nodes' pools under ``refuse``, and memory in use over time.
 
-:class:`MemoryGate` lets a request into the refusing pools when its first op starts on
-one of them: it then reserves, on every refusing node its plan uses, what it can hold
+:class:`MemoryGate` lets a request into the refusing pools when its first op starts: it
+then reserves, on every refusing node its plan uses, what it can hold
 there (its activation bound, :func:`~simulator.placement.memory_pool.activation_bound`).
 A request whose bound does not fit beside the weights and the reservations of the
 requests started waits, first come first served, holding nothing in the pools: its op
 is parked (the unit serves the next one, :data:`~simulator.engine.servers.PARKED`). On
 every node with a pool (``refuse`` or ``allow``), a tensor that arrives for a request
-not started there yet (its input, queued for the unit) is booked in the node's memory
+not started yet (its input, queued for the unit) is booked in the node's memory
 only when the request is let in: it waits in the app's queue, outside the pool. A
 reservation is released when the request completes or its attempt is given up (minus
 the outputs of its ops still running, released as they end), and the requests waiting
@@ -167,7 +167,7 @@ class MemoryGate:
         self._waiting_on: dict[str, int] = dict.fromkeys(self.pool, 0)  # per node
         #: tensors that reached a refusing node for a request waiting or not started
         self._held: dict[int, list[tuple[InBuf, UnitTally]]] = {}
-        #: requests that waited for memory before their first op there started
+        #: requests that waited for memory before their first op started
         self.waited = 0
 
     @property
