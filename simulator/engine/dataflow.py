@@ -23,7 +23,7 @@ from simulator.engine.ledger import Ledger
 from simulator.engine.memory import MemoryGate
 from simulator.engine.network import Network
 from simulator.engine.offload import LinkMonitor
-from simulator.engine.servers import Server, call_later
+from simulator.engine.servers import PARKED, Server, call_later
 from simulator.engine.state import (
     DONE,
     RUNNING,
@@ -94,9 +94,10 @@ class Dataflow:
         self.monitors = monitors
         self.on_over = on_over
         self._on_arrival = [self._arrive]  # the callbacks of every tensor in transit
-        #: starts a fallback attempt (the engine puts the memory gate in front)
+        #: starts a fallback attempt
         self.restart: Callable[[Request, float], None] = self.start
-        #: nodes' pools under ``refuse`` (None: no pool refuses)
+        #: nodes' memory pools: a request is let in at its first op start (None: no node
+        #: has a pool)
         self.memory: MemoryGate | None = None
 
     def serve(self, servers: Iterable[Server]) -> None:
@@ -137,8 +138,11 @@ class Dataflow:
                 key = self.key(request.rid, i, request.priority, request.deadline_at_s, ready_s)
             step.server.submit(key, step.duration_s, (request, i))
 
-    def _op_start(self, payload, now: float) -> float | DramStream | None:
+    def _op_start(self, payload, now: float) -> object:
         request, i = payload
+        memory = self.memory
+        if memory is not None and request.reserved is None and memory.parks(request):
+            return PARKED  # it waits for room in a refusing pool (engine/memory.py)
         if request.first_start_s is None:
             request.first_start_s = now
         step = request.steps[i]
@@ -380,7 +384,9 @@ class Dataflow:
             return
         if move.consumers:
             buf = InBuf(len(move.consumers), move.nbytes, fast.tally)
-            fast.tally.alloc(move.nbytes)
+            memory = self.memory  # a node's pool books it when its request is let in
+            if memory is None or request.reserved is not None or not memory.hold(request, buf):
+                fast.tally.alloc(move.nbytes)
             inbufs = request.inbufs
             for j in move.consumers:
                 held = inbufs[j]

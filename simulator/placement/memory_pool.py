@@ -8,8 +8,9 @@ of the requests in flight. What one request can hold on a node at most is its
 
 Under ``memory_policy: refuse`` a node whose weights plus one request's largest bound do
 not fit is a placement problem (``socsim validate`` and ``run`` report it at the
-placement's YAML path), and the engine admits a request only while the bounds of the
-requests in flight fit beside the weights (:class:`~simulator.engine.memory.MemoryGate`).
+placement's YAML path), and the engine lets a request start on the node only while the
+bounds of the requests started there fit beside the weights; the others wait
+(:class:`~simulator.engine.memory.MemoryGate`).
 """
 
 from __future__ import annotations

@@ -262,8 +262,8 @@ NODE = Record(
         "memory_policy": Field(
             Text(choices=MEMORY_POLICIES),
             default="refuse",
-            doc="refuse: weights that do not fit are an error, a request that might not "
-            "fit is dropped; allow: run anyway (docs/memory.md)",
+            doc="refuse: weights that do not fit are an error, a request that does not "
+            "fit yet waits to start; allow: run anyway (docs/memory.md)",
         ),
         "fleet": Field(
             FLEET,
