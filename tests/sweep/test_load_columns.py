@@ -1,0 +1,114 @@
+"""A fleet sweep's rows say how loaded the shared medium and the edge server were: the
+figures of a tiny fleet worked out by hand (simulator/results/fleets.py, load_figures)."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+import yaml
+
+from simulator.results.fleets import LOAD_KEYS, load_figures
+from simulator.sweep import load_sweep_table, run_sweep
+
+FREE = {"efficiency": {"default": 1.0}, "idle_w": 0.0, "active_w": 0.0}
+
+
+def tiny_fleet_sweep(folder) -> str:
+    """``count`` phones (swept: 2, 3) on one 8 Mbit/s medium, each sending one 1 MB input
+    at t = 0 to an edge unit of 1 GFLOP/s that runs a 0.5-GFLOP op on it (0.5 s); the
+    output (no elements) comes back at once."""
+    document = {
+        "name": "tiny_fleet",
+        "seed": 1,
+        "nodes": {
+            "phone": {
+                "role": "device",
+                "units": {"cpu": {"kind": "cpu", "peak_gflops": {"fp32": 1}, **FREE}},
+                "fleet": {"count": 2},
+            },
+            "edge": {
+                "role": "edge",
+                "units": {"gpu": {"kind": "gpu", "peak_gflops": {"fp32": 1}, **FREE}},
+            },
+        },
+        "links": {
+            "wlan": {
+                "kind": "shared",
+                "access_point": "edge",
+                "stations": ["phone"],
+                "latency_ms": 0,
+                "bandwidth_mbps": 8,
+            }
+        },
+        "models": {
+            "m": {
+                "ops": [
+                    {
+                        "name": "x",
+                        "kind": "custom",
+                        "flops": 5e8,
+                        "input_elems": 250_000,
+                        "output_elems": 0,
+                    }
+                ]
+            }
+        },
+        "workload": [
+            {
+                "app": "a",
+                "model": "m",
+                "source": "phone",
+                "arrival": {"process": "trace", "times_ms": [0]},
+            }
+        ],
+        "placement": {"policy": "offload", "node": "edge"},
+        "sweep": {
+            "executor": {"name": "serial"},
+            "parameters": {"nodes.phone.fleet.count": [2, 3]},
+        },
+    }
+    path = folder / "tiny.yaml"
+    path.write_text(yaml.safe_dump(document, sort_keys=False))
+    return str(path)
+
+
+def test_a_tiny_fleet_sweep_has_its_airtime_and_edge_load_by_hand(tmp_path):
+    run_sweep(tiny_fleet_sweep(tmp_path), tmp_path / "out")
+    table = load_sweep_table(tmp_path / "out")
+    assert list(table.columns[-len(LOAD_KEYS) :]) == list(LOAD_KEYS)
+    for n, row in zip([2, 3], table.itertuples(), strict=True):
+        # n inputs of 8 Mbit share 8 Mbit/s: every one is in at n s (n s of airtime);
+        # the edge then runs the n ops one after the other, 0.5 s each
+        d = 0.5
+        last_s = n + n * d  # the last completion; the first arrival is at 0
+        assert row.airtime_busy_s == pytest.approx(n)
+        assert row.airtime_utilisation == pytest.approx(n / last_s)  # 2/3 at both counts
+        assert row.edge_busy_s == pytest.approx(n * d)
+        assert row.edge_utilisation == pytest.approx(n * d / last_s)  # 1/3
+        # the ops wait 0, d, ..., (n - 1) d for the unit: (n - 1) d / 2 on average
+        assert row.edge_queue_wait_mean_s == pytest.approx((n - 1) * d / 2)
+        assert row.device_busy_s == 0.0 and row.device_utilisation == 0.0
+        assert math.isnan(row.cloud_busy_s) and math.isnan(row.cloud_utilisation)
+        assert row.latency_max_s == pytest.approx(last_s)
+        assert row.dropped == 0
+
+
+def test_load_figures_take_the_busiest_unit_of_each_role_and_the_busiest_medium():
+    units = pd.DataFrame(
+        {
+            "role": ["edge", "edge", "cloud", "device"],
+            "busy_s": [2.0, 3.0, 1.0, 0.0],
+            "utilisation": [0.2, 0.3, 0.1, 0.0],
+            "queue_wait_mean_s": [0.01, 0.02, 0.0, 0.0],
+        }
+    )
+    media = pd.DataFrame({"airtime_busy_s": [4.0, 6.0], "airtime_utilisation": [0.4, 0.6]})
+    figures = load_figures(units, media)
+    assert figures["edge_busy_s"] == 3.0 and figures["edge_utilisation"] == 0.3
+    assert figures["edge_queue_wait_mean_s"] == 0.02
+    assert figures["cloud_busy_s"] == 1.0
+    assert figures["airtime_busy_s"] == 6.0 and figures["airtime_utilisation"] == 0.6
+    empty = load_figures(units.iloc[:0], media.iloc[:0])
+    assert all(math.isnan(v) for v in empty.values())
