@@ -112,3 +112,16 @@ def test_load_figures_take_the_busiest_unit_of_each_role_and_the_busiest_medium(
     assert figures["airtime_busy_s"] == 6.0 and figures["airtime_utilisation"] == 0.6
     empty = load_figures(units.iloc[:0], media.iloc[:0])
     assert all(math.isnan(v) for v in empty.values())
+
+
+def test_the_sweep_report_tabulates_the_load_per_point(tmp_path):
+    from analysis.report import _sweep_tables
+    from analysis.sources import load_source
+
+    run_sweep(tiny_fleet_sweep(tmp_path), tmp_path / "out")
+    (title, points), *_ = _sweep_tables(load_source(tmp_path / "out"))
+    assert title == "points (means over replicates)"
+    assert points["edge_utilisation"].tolist() == pytest.approx([1 / 3, 1 / 3])
+    assert points["airtime_utilisation"].tolist() == pytest.approx([2 / 3, 2 / 3])
+    assert points["dropped"].tolist() == [0, 0]
+    assert "cloud_utilisation" not in points  # no cloud: the column would be NaN only
