@@ -196,7 +196,7 @@ LOAD_KEYS = (
     "airtime_busy_s",
     "airtime_utilisation",
     *(f"{role}_{name}" for role in ("edge", "cloud", "device") for name in (
-        "busy_s", "utilisation", "queue_wait_mean_s")),
+        "busy_s", "utilisation", "op_wait_mean_s")),
 )  # fmt: skip
 
 
@@ -217,9 +217,10 @@ def load_figures(units: pd.DataFrame, media: pd.DataFrame) -> dict[str, float]:
         window) of the shared medium whose airtime was busy longest; per role ``edge``,
         ``cloud`` and ``device``, ``<role>_busy_s`` (whole-unit s),
         ``<role>_utilisation`` (busy over the requests' span, 0 to 1) and
-        ``<role>_queue_wait_mean_s`` (s an op waited for it, on average) of the unit of
-        a node of that role with the most busy time (the first in declaration order on a
-        tie). NaN where there is no such medium or unit.
+        ``<role>_op_wait_mean_s`` (s an op waited for it, on average: its
+        ``queue_wait_mean_s``; a request of ``k`` ops there waits about ``k`` times
+        that) of the unit of a node of that role with the most busy time (the first in
+        declaration order on a tie). NaN where there is no such medium or unit.
     """
     out = dict.fromkeys(LOAD_KEYS, math.nan)
     if len(media):
@@ -231,6 +232,7 @@ def load_figures(units: pd.DataFrame, media: pd.DataFrame) -> dict[str, float]:
         if not len(mine):
             continue
         busiest = mine.loc[mine["busy_s"].idxmax()]
-        for name in ("busy_s", "utilisation", "queue_wait_mean_s"):
-            out[f"{role}_{name}"] = float(busiest[name])
+        out[f"{role}_busy_s"] = float(busiest["busy_s"])
+        out[f"{role}_utilisation"] = float(busiest["utilisation"])
+        out[f"{role}_op_wait_mean_s"] = float(busiest["queue_wait_mean_s"])
     return out

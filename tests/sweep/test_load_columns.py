@@ -88,7 +88,7 @@ def test_a_tiny_fleet_sweep_has_its_airtime_and_edge_load_by_hand(tmp_path):
         assert row.edge_busy_s == pytest.approx(n * d)
         assert row.edge_utilisation == pytest.approx(n * d / last_s)  # 1/3
         # the ops wait 0, d, ..., (n - 1) d for the unit: (n - 1) d / 2 on average
-        assert row.edge_queue_wait_mean_s == pytest.approx((n - 1) * d / 2)
+        assert row.edge_op_wait_mean_s == pytest.approx((n - 1) * d / 2)
         assert row.device_busy_s == 0.0 and row.device_utilisation == 0.0
         assert math.isnan(row.cloud_busy_s) and math.isnan(row.cloud_utilisation)
         assert row.latency_max_s == pytest.approx(last_s)
@@ -107,7 +107,7 @@ def test_load_figures_take_the_busiest_unit_of_each_role_and_the_busiest_medium(
     media = pd.DataFrame({"airtime_busy_s": [4.0, 6.0], "airtime_utilisation": [0.4, 0.6]})
     figures = load_figures(units, media)
     assert figures["edge_busy_s"] == 3.0 and figures["edge_utilisation"] == 0.3
-    assert figures["edge_queue_wait_mean_s"] == 0.02
+    assert figures["edge_op_wait_mean_s"] == 0.02
     assert figures["cloud_busy_s"] == 1.0
     assert figures["airtime_busy_s"] == 6.0 and figures["airtime_utilisation"] == 0.6
     empty = load_figures(units.iloc[:0], media.iloc[:0])
