@@ -8,66 +8,25 @@ import math
 import pandas as pd
 import pytest
 import yaml
+from spec.test_fleets import fleet_doc
 
 from simulator.results.fleets import LOAD_KEYS, load_figures
 from simulator.sweep import load_sweep_table, run_sweep
 
-FREE = {"efficiency": {"default": 1.0}, "idle_w": 0.0, "active_w": 0.0}
-
 
 def tiny_fleet_sweep(folder) -> str:
     """``count`` phones (swept: 2, 3) on one 8 Mbit/s medium, each sending one 1 MB input
-    at t = 0 to an edge unit of 1 GFLOP/s that runs a 0.5-GFLOP op on it (0.5 s); the
-    output (no elements) comes back at once."""
-    document = {
-        "name": "tiny_fleet",
-        "seed": 1,
-        "nodes": {
-            "phone": {
-                "role": "device",
-                "units": {"cpu": {"kind": "cpu", "peak_gflops": {"fp32": 1}, **FREE}},
-                "fleet": {"count": 2},
-            },
-            "edge": {
-                "role": "edge",
-                "units": {"gpu": {"kind": "gpu", "peak_gflops": {"fp32": 1}, **FREE}},
-            },
-        },
-        "links": {
-            "wlan": {
-                "kind": "shared",
-                "access_point": "edge",
-                "stations": ["phone"],
-                "latency_ms": 0,
-                "bandwidth_mbps": 8,
-            }
-        },
-        "models": {
-            "m": {
-                "ops": [
-                    {
-                        "name": "x",
-                        "kind": "custom",
-                        "flops": 5e8,
-                        "input_elems": 250_000,
-                        "output_elems": 0,
-                    }
-                ]
-            }
-        },
-        "workload": [
-            {
-                "app": "a",
-                "model": "m",
-                "source": "phone",
-                "arrival": {"process": "trace", "times_ms": [0]},
-            }
-        ],
-        "placement": {"policy": "offload", "node": "edge"},
-        "sweep": {
-            "executor": {"name": "serial"},
-            "parameters": {"nodes.phone.fleet.count": [2, 3]},
-        },
+    at t = 0 to the access point's node, here an edge server (role ``edge``) of
+    1 GFLOP/s that runs a 0.5-GFLOP op on it (0.5 s); the output (no elements) comes back
+    at once (the fleet of tests/spec/test_fleets.py)."""
+    document = fleet_doc(2)
+    server = document["nodes"]["cloud"]
+    server["role"] = "edge"
+    server["units"]["gpu"]["peak_gflops"]["fp32"] = 1
+    document["models"]["m"]["ops"][0]["flops"] = 5e8
+    document["sweep"] = {
+        "executor": {"name": "serial"},
+        "parameters": {"nodes.phone.fleet.count": [2, 3]},
     }
     path = folder / "tiny.yaml"
     path.write_text(yaml.safe_dump(document, sort_keys=False))
