@@ -4,8 +4,8 @@ Run ``python bench/fleet.py`` (options ``--devices N``, ``--duration S``, ``--ra
 ``--json``). It writes the scenario below to a temporary folder and times the command a
 user runs, ``python -m simulator run FILE --trace none -q -o DIR``, in a child process:
 wall time (imports, load, fleet expansion, 1,000 apps planned (identical phones: one
-decision, docs/fleets.md), the run, writing the tables) and the child's CPU time, with the load average before and after. The target
-(issue 20) is under 60 s on this machine.
+decision, docs/fleets.md), the run, writing the tables) and the child's CPU time, with
+the load average before and after. The target (issue 20) is under 60 s on this machine.
 
 Workload: a fleet of ``--devices`` midrange phones on one shared Wi-Fi access point
 (600 Mbit/s each alone, equal-throughput airtime) in front of an edge GPU server; each
