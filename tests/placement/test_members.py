@@ -6,6 +6,8 @@ from __future__ import annotations
 import copy
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from simulator.engine import plan_replicas, simulate
 from simulator.placement.base import place
@@ -211,3 +213,39 @@ def test_node_shape_tells_zero_from_minus_zero():
     object.__setattr__(other, "sync_s", -0.0)
     assert node.sync_s == 0.0 and other.sync_s == node.sync_s  # == cannot tell them apart
     assert node_shape(node) != node_shape(other)
+
+
+POLICIES = [
+    {"policy": "offload", "node": "edge"},
+    {"policy": "offload", "node": "phone"},  # a fleet entry's 'phone': the member
+    {"policy": "single", "unit": "cpu"},
+    {"policy": "fallback", "preferred": "npu"},
+    MANUAL,
+]
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    count=st.integers(1, 5),
+    policy=st.sampled_from(POLICIES),
+    in_entry=st.booleans(),
+    vary=st.sampled_from([None, (3, 3), (1, 4)]),
+    far=st.integers(0, 4),
+)
+def test_sharing_never_changes_a_plan(count, policy, in_entry, vary, far):
+    in_entry = in_entry or policy.get("node") == "phone"  # the fleet names a member there only
+    doc = fleet_doc(count, None if in_entry else policy)
+    if in_entry:
+        doc["workload"][0]["placement"] = policy
+    if vary is not None:
+        low, high = vary
+        doc["nodes"]["phone"]["fleet"]["vary"] = {
+            "units.cpu.peak_gflops.fp32": {"low": low, "high": high}
+        }
+    doc["links"]["wlan"]["station_rates"] = {f"phone[{far % count}]": {"up_mbps": 10}}
+    scenario = parse_scenario(doc)
+    _, planner = planned(scenario)
+    assert planner.placed + planner.shared == count
+    if vary == (1, 4) and count > 1:
+        assert planner.shared == 0  # every member draws its own peak
+    assert plan_replicas(scenario) == separately(scenario)
