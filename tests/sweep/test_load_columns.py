@@ -3,6 +3,7 @@ figures of a tiny fleet worked out by hand (simulator/results/fleets.py, load_fi
 
 from __future__ import annotations
 
+import json
 import math
 
 import pandas as pd
@@ -10,6 +11,7 @@ import pytest
 import yaml
 from spec.test_fleets import fleet_doc
 
+from simulator.errors import SocsimError
 from simulator.results.fleets import LOAD_KEYS, load_figures
 from simulator.sweep import load_sweep_table, run_sweep
 
@@ -84,3 +86,17 @@ def test_the_sweep_report_tabulates_the_load_per_point(tmp_path):
     assert points["airtime_utilisation"].tolist() == pytest.approx([2 / 3, 2 / 3])
     assert points["dropped"].tolist() == [0, 0]
     assert "cloud_utilisation" not in points  # no cloud: the column would be NaN only
+
+
+def test_a_folder_written_before_the_load_figures_is_refused_clearly(tmp_path):
+    path = tiny_fleet_sweep(tmp_path)
+    run_sweep(path, tmp_path / "out")
+    meta_path = tmp_path / "out" / "sweep.json"
+    meta = json.loads(meta_path.read_text())
+    meta["fingerprint_parts"]["version"] = 2  # as written before the load columns
+    meta["fingerprint"] = "0123456789abcdef"
+    meta_path.write_text(json.dumps(meta))
+    with pytest.raises(SocsimError, match="before sweep rows carried the load figures"):
+        run_sweep(path, tmp_path / "out")
+    run_sweep(path, tmp_path / "out", restart=True)  # the way on the message names
+    assert load_sweep_table(tmp_path / "out")["edge_busy_s"].tolist() == pytest.approx([1, 1.5])
