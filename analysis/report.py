@@ -27,6 +27,8 @@ th { background: #f0f0f0; } img { max-width: 100%; }
 .note { color: #666; font-size: 0.85em; }
 """
 IMAGE_FORMATS = {"png": "image/png", "svg": "image/svg+xml"}
+# why latency climbs with the load (a fleet sweep), tabulated when not all NaN
+LOAD_METRICS = ("airtime_utilisation", "edge_utilisation", "cloud_utilisation")
 # summary columns a sweep report tabulates per point (when the table has them)
 SWEEP_METRICS = (
     "latency_mean_s",
@@ -35,6 +37,8 @@ SWEEP_METRICS = (
     "energy_per_inference_j",
     "device_energy_per_inference_j",
     "deadline_met_rate",
+    "dropped",
+    *LOAD_METRICS,
 )
 
 
@@ -93,7 +97,9 @@ def _run_tables(source: Source) -> list[tuple[str, pd.DataFrame]]:
 def _sweep_tables(source: Source) -> list[tuple[str, pd.DataFrame]]:
     sweep = source.require_sweep()
     ok = sweep.ok
-    metrics = [m for m in SWEEP_METRICS if m in ok]
+    metrics = [
+        m for m in SWEEP_METRICS if m in ok and (m not in LOAD_METRICS or ok[m].notna().any())
+    ]
     keys = ["point", *sweep.parameters]
     per_point = ok.groupby(keys, sort=True, dropna=False).agg(
         replicates=("replicate", "count"),

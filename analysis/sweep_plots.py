@@ -6,6 +6,7 @@ Every function takes the table (one row per point × replicate, the columns of
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -75,8 +76,10 @@ def _better_is_higher(metric: str) -> bool:
 
 
 def _log_scale(values: pd.Series) -> bool:
-    """A numeric axis spanning 20× or more of positive values reads best in log."""
-    numeric = pd.to_numeric(values, errors="coerce").dropna()
+    """A numeric axis spanning 20× or more of positive values reads best in log (an
+    ``unbounded`` figure, inf, has no place on the axis and does not count)."""
+    numeric = pd.to_numeric(values, errors="coerce").replace([math.inf, -math.inf], math.nan)
+    numeric = numeric.dropna()
     return bool(len(numeric)) and numeric.min() > 0 and numeric.max() / numeric.min() >= 20
 
 

@@ -150,9 +150,9 @@ def build_scenario(
         "seed": seed,
         "include": ["devices/flagship_phone.yaml"],
         "nodes": {  # units: + predictor (below)
-            # a speed bench: the random predictor's slow ops queue hundreds of requests,
-            # whose activations the memory pool would refuse (docs/memory.md)
-            "phone": {"preset": "flagship_phone", "memory_policy": "allow"}
+            # the default memory_policy (refuse): the predictor's slow ops queue hundreds of
+            # requests, which wait for their unit holding nothing in the pool (docs/memory.md)
+            "phone": {"preset": "flagship_phone"}
             | ({"dram_bandwidth_gb_s": dram_gb_s} if dram_gb_s is not None else {})
         },
         "models": {

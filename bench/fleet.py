@@ -3,16 +3,16 @@
 Run ``python bench/fleet.py`` (options ``--devices N``, ``--duration S``, ``--rate HZ``,
 ``--json``). It writes the scenario below to a temporary folder and times the command a
 user runs, ``python -m simulator run FILE --trace none -q -o DIR``, in a child process:
-wall time (imports, load, fleet expansion, 1,000 placements, the run, writing the
-tables) and the child's CPU time, with the load average before and after. The target
-(issue 20) is under 60 s on this machine.
+wall time (imports, load, fleet expansion, 1,000 apps planned (identical phones: one
+decision, docs/fleets.md), the run, writing the tables) and the child's CPU time, with
+the load average before and after. The target (issue 20) is under 60 s on this machine.
 
 Workload: a fleet of ``--devices`` midrange phones on one shared Wi-Fi access point
 (600 Mbit/s each alone, equal-throughput airtime) in front of an edge GPU server; each
 phone sends a 36.9 kB frame (Poisson, ``--rate`` per second) to a 2-op model on the
 edge GPU and gets 40 B back. At 1,000 phones the frames take ~49 % of the airtime. The
 model is small on purpose: this measures what a fleet adds (1,000 nodes, apps, radios,
-placements and station links, one medium every transfer contends on), not op
+plans and station links, one medium every transfer contends on), not op
 throughput, which ``bench/engine.py`` measures.
 """
 

@@ -45,16 +45,20 @@ def write_scenario(folder: Path, points: int) -> Path:
         "nodes": {
             "phone": {
                 "role": "device",
+                # compute-bound units and free copies, said (no assumption warning for them)
+                "shared_memory_bandwidth_gb_s": "unbounded",
                 "units": {
                     "cpu": {
                         "kind": "cpu",
                         "peak_gflops": {"fp32": 5},
+                        "memory_bandwidth_gb_s": "unbounded",
                         "idle_w": 0.1,
                         "active_w": 1,
                     },
                     "gpu": {
                         "kind": "gpu",
                         "peak_gflops": {"fp32": 20},
+                        "memory_bandwidth_gb_s": "unbounded",
                         "idle_w": 0.2,
                         "active_w": 2,
                     },

@@ -38,7 +38,12 @@ from calibration.fit import FitResult
 from calibration.predictor_context import apply_context, context_factors
 from calibration.table import Provenance, network_rows
 from simulator.errors import SocsimError
-from simulator.hardware.kernel_features import FEATURES, feature_column, kind_features
+from simulator.hardware.kernel_features import (
+    CONTEXT_FEATURES,
+    FEATURES,
+    feature_column,
+    kind_features,
+)
 from simulator.hardware.predictor import KernelPredictor, kernel_times_s
 from simulator.hardware.predictor_format import FORMAT, TARGETS, VERSION, check_model
 
@@ -250,7 +255,8 @@ def train_predictor(
     kinds : sequence of str, optional
         Kinds to train (default: every kind with enough rows).
     features : mapping kind -> feature names, optional
-        Overrides :func:`~simulator.hardware.kernel_features.kind_features`.
+        Overrides :func:`~simulator.hardware.kernel_features.kind_features` (whose
+        context features a group trains without when none of its rows has them).
     min_rows : int
         Fewest rows (having every feature of the kind) a model is trained on; smaller
         groups are listed under ``provenance.skipped`` and stay on the roofline.
@@ -293,9 +299,20 @@ def train_predictor(
         raise SocsimError(f"unknown predictor feature(s) {unknown}; known: {list(FEATURES)}")
     settings = dict(settings or {})
 
+    def names_for(kind: str, group: pd.DataFrame) -> tuple[str, ...]:
+        """The kind's features: ``features`` if given, else the defaults without a
+        context feature no row has (a table of ops measured outside a graph)."""
+        if features is not None and kind in features:
+            return tuple(features[kind])
+        return tuple(
+            n
+            for n in kind_features(kind)
+            if n not in CONTEXT_FEATURES or group[feature_column(n)].notna().any()
+        )
+
     def fit_predict(train: pd.DataFrame, test: pd.DataFrame) -> np.ndarray | None:
         kind = str(train["kind"].iloc[0])
-        names = tuple((features or {}).get(kind, kind_features(kind)))
+        names = names_for(kind, train)
         columns = [feature_column(n) for n in names]
         train = train.dropna(subset=columns)
         if len(train) < max(min_rows, folds):
@@ -323,7 +340,7 @@ def train_predictor(
     for (kind, dtype, threads), group in rows.groupby(["kind", "dtype", "threads"], sort=True):
         if kinds is not None and kind not in kinds:
             continue
-        names = tuple((features or {}).get(kind, kind_features(kind)))
+        names = names_for(str(kind), group)
         complete = group.dropna(subset=[feature_column(n) for n in names])
         if len(complete) < max(min_rows, folds):
             skipped.append({"kind": kind, "dtype": dtype, "threads": int(threads),

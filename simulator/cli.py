@@ -5,6 +5,10 @@ Subcommands: ``run``, ``validate``, ``zoo``, ``explain``, ``sweep``, ``score``,
 ``-q``/``-v`` (:mod:`simulator.cli_logging`). Library
 errors are raised as :class:`~simulator.errors.SocsimError`; only here are they printed
 and turned into an exit status (:mod:`simulator.exitcodes`).
+
+This module holds ``run`` and ``validate`` and builds the parser; ``zoo`` and
+``explain`` are in :mod:`simulator.cli_inspect`, what ``run`` prints in
+:mod:`simulator.cli_text`, the other subcommands in their packages' ``cli`` modules.
 """
 
 from __future__ import annotations
@@ -13,11 +17,12 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from simulator.cli_inspect import add_explain_parser, add_zoo_parser
 from simulator.cli_logging import add_verbosity_options, socsim_logging
 from simulator.cli_outcome import interrupted_before_start, run_command
 from simulator.cli_run import load_run_scenario, log_placements, stderr_progress
+from simulator.cli_text import format_summary, print_table
 from simulator.cli_warnings import socsim_warnings_to_stderr
 from simulator.errors import PlacementError, ScenarioError, SocsimError
 from simulator.exitcodes import EXIT_INVALID, EXIT_OK
@@ -27,57 +32,6 @@ from simulator.spec.library_cli import add_version_option
 from simulator.spec.paths import add_allow_options
 from simulator.spec.schema_cli import add_parser as add_schema_parser
 from simulator.sweep.cli import add_parser as add_sweep_parser
-
-if TYPE_CHECKING:
-    import pandas as pd
-
-_SUMMARY_ROWS = (
-    ("decision", "decision", ""),
-    ("requests", "completed", ""),
-    ("latency_mean_s", "latency mean", "ms"),
-    ("latency_p50_s", "latency p50", "ms"),
-    ("latency_p95_s", "latency p95", "ms"),
-    ("latency_p99_s", "latency p99", "ms"),
-    ("throughput_rps", "throughput", "req/s"),
-    ("energy_per_inference_j", "energy / inference (all)", "mJ"),
-    ("device_energy_per_inference_j", "energy / inference (device)", "mJ"),
-    ("inferences_per_j", "inferences per joule (all)", ""),
-    ("deadline_met_rate", "deadlines met", "%"),
-)
-_SCALE = {"ms": 1e3, "mJ": 1e3, "%": 100.0, "req/s": 1.0, "": 1.0}
-
-
-def _print_table(frame: pd.DataFrame) -> None:
-    import pandas as pd
-
-    with pd.option_context(
-        "display.max_rows", 500, "display.width", 160, "display.max_columns", 30
-    ):
-        print(frame.to_string(index=False))
-
-
-def format_summary(summary: dict) -> str:
-    """The headline figures as aligned text lines, in display units."""
-    lines = [
-        f"scenario {summary['scenario']}  seed {summary['seed']}  replicate {summary['replicate']}"
-    ]
-    for key, label, unit in _SUMMARY_ROWS:
-        value = summary[key]
-        if key == "requests":
-            text = f"{summary['completed']} of {summary['requests']}"
-        elif isinstance(value, float):
-            text = "n/a" if value != value else f"{value * _SCALE[unit]:.4g} {unit}".rstrip()
-        else:
-            text = str(value)
-        lines.append(f"  {label:<30} {text}")
-    window = summary["window_end_s"] - summary["window_start_s"]
-    lines.append(
-        f"  {'energy window':<30} {summary['window_start_s']:.4g} s -> "
-        f"{summary['window_end_s']:.4g} s ({window:.4g} s): "
-        f"device {summary['device_energy_j']:.4g} J, edge"
-        f" {summary['edge_energy_j']:.4g} J, cloud {summary['cloud_energy_j']:.4g} J"
-    )
-    return "\n".join(lines)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -124,18 +78,18 @@ def cmd_run(args: argparse.Namespace) -> int:
     units = result.units[~result.units["node"].isin(members)]
     if len(apps):
         print("\napps:")
-        _print_table(
+        print_table(
             apps[["app", "model", "policy", "decision", "units_used", "predicted_latency_s"]]
         )
     print("\nunits:" if not members else "\nunits (fleet members: units.csv):")
-    _print_table(
+    print_table(
         units[["unit", "kind", "ops_run", "busy_s", "utilisation", "energy_j", "peak_memory_bytes"]]
     )
     for name in ("fleets", "media"):
         table = getattr(result, name)
         if len(table):
             print(f"\n{name}:")
-            _print_table(table)
+            print_table(table)
     if extra is not None:
         fields = len(mc.uncertain_fields(scenario))
         print(
@@ -144,7 +98,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         )
         from simulator.uncertainty.intervals import shown_intervals
 
-        _print_table(shown_intervals(extra["intervals"]))
+        print_table(shown_intervals(extra["intervals"]))
     print(f"\nwrote {len(written)} files to {out_dir}/")
     return EXIT_OK
 
@@ -208,116 +162,6 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return status
 
 
-def cmd_zoo(args: argparse.Namespace) -> int:
-    from simulator.graph.zoo import build_zoo_model, zoo_table
-
-    if not args.name:
-        table = zoo_table()
-        table["params"] = table["params"].map("{:,}".format)
-        table["macs"] = (table["macs"] / 1e6).map("{:,.1f} M".format)
-        _print_table(table)
-        return EXIT_OK
-    options = dict(_parse_option(text) for text in args.option)
-    graph = build_zoo_model(args.name, args.dtype, **options)
-    if args.onnx:
-        from simulator.graph.onnx_export import write_onnx
-
-        if args.dtype != "fp32":
-            raise SocsimError("--onnx exports fp32 graphs only (drop --dtype)")
-        path = write_onnx(graph, Path(args.onnx), seed=args.seed)
-        print(f"{graph.name}: {len(graph)} ops, {graph.total_params:,} params -> {path}")
-        return EXIT_OK
-    _print_table(graph.layer_table())
-    print(
-        f"\n{graph.name}: {len(graph)} ops, {graph.total_params:,} params, "
-        f"{graph.total_macs / 1e6:,.2f} M MACs, "
-        f"{graph.weight_bytes / 1e6:,.2f} MB of weights ({args.dtype})"
-    )
-    return EXIT_OK
-
-
-def _parse_option(text: str) -> tuple[str, object]:
-    if "=" not in text:
-        raise SocsimError(f"--option takes KEY=VALUE, got '{text}'")
-    key, raw = text.split("=", 1)
-    for cast in (int, float):
-        try:
-            return key, cast(raw)
-        except ValueError:
-            pass
-    return key, raw
-
-
-def cmd_explain(args: argparse.Namespace) -> int:
-    import pandas as pd
-
-    from simulator.engine import plan_apps, simulate
-    from simulator.placement.attribution import gap_table
-    from simulator.placement.base import dvfs_basis
-    from simulator.placement.estimate import estimate
-    from simulator.placement.explain import cut_table, exit_table, op_table, stall_table
-    from simulator.platform import CostOracle
-    from simulator.spec import load_scenario
-
-    scenario = load_scenario(args.scenario, args.allow_dirs, args.allow_plugins)
-    oracle = CostOracle(scenario.platform)
-    plans = plan_apps(scenario, oracle)
-    result = simulate(scenario)
-    for entry in scenario.workload:
-        plan = plans[entry.app]
-        predicted = estimate(plan, oracle)
-        print(
-            f"app {entry.app}: model {entry.model} from {entry.source}, "
-            f"policy {plan.placement.policy}"
-        )
-        print(f"  decision: {plan.label}")
-        spec = scenario.placements_for(entry)[0]
-        print(f"  DVFS levels its choice assumed: {dvfs_basis(spec.name, spec.options)}")
-        for key, value in plan.placement.notes.items():
-            if isinstance(value, tuple) and value and isinstance(value[0], dict):
-                print(f"\n  {key} (predicted for a lone request):")
-                _print_table(pd.DataFrame(list(value)))
-            else:
-                print(f"  {key}: {value}")
-        exits = exit_table(scenario.models[entry.model], plan, oracle)
-        if exits is not None:  # early exits drawn per request (docs/early-exit.md)
-            print("\n  exits a request may take (predicted for a lone request):")
-            _print_table(exits[0])
-            print(f"  expected latency over the exits' shares: {exits[1] * 1e3:.4g} ms")
-        print("\n  ops (predicted for a lone request; level -1: a unit without DVFS):")
-        _print_table(op_table(plan, oracle))
-        cuts = cut_table(plan, oracle)
-        print(f"\n  tensors leaving their unit: {len(cuts)}, {int(cuts['bytes'].sum()):,} bytes")
-        if len(cuts):
-            _print_table(cuts)
-        mine = result.requests[result.requests["app"] == entry.app]["latency_s"]
-        print(
-            f"\n  predicted latency {predicted.latency_s * 1e3:.4g} ms, "
-            f"energy {predicted.energy_j * 1e3:.4g} mJ"
-            f" (ops + radio, no idle); simulated latency mean {mine.mean() * 1e3:.4g} ms,"
-            f" p50 {mine.median() * 1e3:.4g} ms over {len(mine)} request(s)"
-        )
-        stalls = result.ops[result.ops["app"] == entry.app]["memory_stall_s"]
-        if len(mine):
-            print(
-                f"  memory stall (ops waiting for their node's shared DRAM): "
-                f"{stalls.sum() / len(mine) * 1e3:.4g} ms per request"
-            )
-        gap = gap_table(plan, oracle, entry.app, result.requests, result.ops, result.transfers)
-        if len(gap):
-            print(
-                "\n  predicted vs simulated latency, mean over the requests of this placement "
-                "(docs/placement.md#predicted-and-simulated-latency):"
-            )
-            _print_table(gap.assign(ms=[f"{v:.4f}" for v in gap["ms"]]))
-        stalled = stall_table(result.ops, entry.app)
-        if len(stalled):
-            print("\n  ops slowed most by shared DRAM (simulated, mean over requests):")
-            _print_table(stalled)
-        print()
-    return EXIT_OK
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="socsim", description=__doc__.splitlines()[0])
     add_version_option(parser)
@@ -366,28 +210,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_allow_options(validate)
     validate.set_defaults(handler=cmd_validate)
 
-    zoo = sub.add_parser("zoo", help="list the model zoo, or print one model's layers")
-    zoo.add_argument("name", nargs="?")
-    zoo.add_argument("--dtype", default="fp32", choices=("fp32", "fp16", "int8"))
-    zoo.add_argument(
-        "--option",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="builder option, e.g. width_multiplier=0.5 (repeatable)",
-    )
-    zoo.add_argument(
-        "--onnx", metavar="FILE", help="write the model as an ONNX file (CNNs; seeded weights)"
-    )
-    zoo.add_argument("--seed", type=int, default=0, help="weight seed of --onnx (default 0)")
-    zoo.set_defaults(handler=cmd_zoo)
-
-    explain = sub.add_parser(
-        "explain", help="show each app's placement, cut tensors, predicted vs simulated"
-    )
-    explain.add_argument("scenario")
-    add_allow_options(explain)
-    explain.set_defaults(handler=cmd_explain)
+    add_zoo_parser(sub)
+    add_explain_parser(sub)
     add_sweep_parser(sub)
     add_score_parser(sub)
     add_presets_parser(sub)

@@ -127,9 +127,44 @@ class Schema:
         raise NotImplementedError
 
 
+#: The one spelling of an explicitly unbounded figure (a :class:`Number` with
+#: ``unbounded=True``): the YAML text ``unbounded`` checks to ``math.inf``.
+UNBOUNDED = "unbounded"
+#: What people write for "no bound" instead (lower-cased, without spaces and '_'): each
+#: is refused with ``unbounded`` as the nearest valid choice.
+_INFINITY_WORDS = frozenset(
+    {
+        "inf",
+        ".inf",
+        "+inf",
+        "+.inf",
+        "infinite",
+        "infinity",
+        "unlimited",
+        "unbound",
+        "nolimit",
+        "none",
+        "max",
+        "maximum",
+        "\u221e",
+    }
+)
+
+
+def _means_unbounded(text: str) -> bool:
+    """Whether ``text`` is a misspelling of :data:`UNBOUNDED` (or a synonym of it)."""
+    word = text.strip().lower().replace(" ", "").replace("_", "")
+    return word in _INFINITY_WORDS or nearest(word, (UNBOUNDED,)) is not None
+
+
 @dataclass(frozen=True)
 class Number(Schema):
-    """A finite number, optionally bounded, multiplied by ``scale`` to reach SI."""
+    """A finite number, optionally bounded, multiplied by ``scale`` to reach SI.
+
+    ``unbounded=True`` also accepts the text :data:`UNBOUNDED`, checked to ``math.inf``
+    (SI as it is): for figures where no bound is a modelling choice (a unit's memory
+    bandwidth, a node's copy bandwidth), which a user must be able to say on purpose.
+    """
 
     unit: str = ""
     scale: float = 1.0
@@ -137,6 +172,7 @@ class Number(Schema):
     ge: float | None = None
     le: float | None = None
     integer: bool = False
+    unbounded: bool = False
 
     def describe(self) -> str:
         bounds = []
@@ -148,19 +184,31 @@ class Number(Schema):
             bounds.append(f"<= {_bound(self.le)}")
         kind = "a whole number" if self.integer else "a number"
         text = kind + (" " + " and ".join(bounds) if bounds else "")
-        return text + (f" ({self.unit})" if self.unit else "")
+        text += f" ({self.unit})" if self.unit else ""
+        return text + (f" or '{UNBOUNDED}'" if self.unbounded else "")
 
     def check(self, value: Any, loc: Loc, ctx: Context) -> Any:
+        if self.unbounded and value == UNBOUNDED:
+            return math.inf
         if isinstance(value, str) and _NUMBER_TEXT.match(value.strip()):
             value = float(value)  # PyYAML reads `1e6` (no dot) as text
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            return ctx.problem(loc, f"expected {self.describe()}, got {_type_name(value)}")
+            near = self.unbounded and isinstance(value, str) and _means_unbounded(value)
+            hint = UNBOUNDED if near else None
+            return ctx.problem(loc, f"expected {self.describe()}, got {_type_name(value)}", hint)
         try:
             finite = math.isfinite(value)
         except OverflowError:  # an integer too large for a float
             finite = False
         if not finite:
             shown = value if isinstance(value, float) else "a number too large"
+            if self.unbounded and not value < 0:
+                # YAML's `.inf` is a float: the format has one spelling of "no bound"
+                return ctx.problem(
+                    loc,
+                    f"expected {self.describe()}, got {shown}; write '{UNBOUNDED}' for no bound",
+                    UNBOUNDED,
+                )
             return ctx.problem(loc, f"expected {self.describe()}, got {shown} (must be finite)")
         if self.integer and float(value) != int(value):
             return ctx.problem(loc, f"expected {self.describe()}, got {value}")

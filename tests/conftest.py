@@ -28,6 +28,7 @@ def small_soc_document() -> dict:
                         "kind": "cpu",
                         "peak_gflops": {"fp32": 1},
                         "efficiency": {"default": 1.0},  # peak: the hand numbers
+                        "memory_bandwidth_gb_s": "unbounded",  # compute bound: the same
                         "idle_w": 0.1,
                         "active_w": 1.0,
                     },
@@ -35,6 +36,7 @@ def small_soc_document() -> dict:
                         "kind": "gpu",
                         "peak_gflops": {"fp32": 4},
                         "efficiency": {"default": 1.0},  # peak: the hand numbers
+                        "memory_bandwidth_gb_s": "unbounded",  # compute bound: the same
                         "idle_w": 0.2,
                         "active_w": 2.0,
                     },
@@ -79,7 +81,12 @@ def phone_cloud_nodes(cloud_gflops: float = 1000.0) -> dict:
     """A phone with a 1 GFLOP/s cpu and a cloud with one gpu; no idle or active power."""
 
     def at_peak_free() -> dict:  # said explicitly: no assumption warning
-        return {"efficiency": {"default": 1.0}, "idle_w": 0.0, "active_w": 0.0}
+        return {
+            "efficiency": {"default": 1.0},
+            "idle_w": 0.0,
+            "active_w": 0.0,
+            "memory_bandwidth_gb_s": "unbounded",
+        }
 
     return {
         "phone": {
@@ -148,6 +155,7 @@ def phone_cloud_document() -> dict:
                         "kind": "cpu",
                         "peak_gflops": {"fp32": 1},
                         "efficiency": {"default": 1.0},  # peak: the hand numbers
+                        "memory_bandwidth_gb_s": "unbounded",  # compute bound: the same
                         "idle_w": 0.1,
                         "active_w": 1.0,
                     }
@@ -160,6 +168,7 @@ def phone_cloud_document() -> dict:
                         "kind": "gpu",
                         "peak_gflops": {"fp32": 1000},
                         "efficiency": {"default": 1.0},  # peak: the hand numbers
+                        "memory_bandwidth_gb_s": "unbounded",  # compute bound: the same
                         "idle_w": 10,
                         "active_w": 50,
                     }

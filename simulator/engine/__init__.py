@@ -27,9 +27,9 @@ from simulator.engine.tables import (
 )
 from simulator.errors import PlacementError, SocsimError
 from simulator.failures import down_within
-from simulator.placement.base import place
+from simulator.placement.members import Planner
 from simulator.placement.memory_pool import pool_problems
-from simulator.placement.plan import ExecutionPlan, compile_plan
+from simulator.placement.plan import ExecutionPlan
 from simulator.placement.requestio import with_request_io
 from simulator.platform import CostOracle
 from simulator.results.breakdown import energy_breakdown
@@ -51,16 +51,12 @@ def plan_replicas(
     """
     oracle = oracle or CostOracle(scenario.platform)
     plans = {}
-    cache: dict = {}
+    planner = Planner(scenario, oracle)  # identical fleet members: one decision
     for entry in scenario.workload:
         mine = []
         for spec in scenario.placements_for(entry):
-            key = (entry.model, entry.source, id(spec))  # one plan per (model, source, spec)
-            if key not in cache:
-                graph = scenario.models[entry.model]
-                placement = place(spec, graph, oracle, entry.source)
-                cache[key] = compile_plan(placement.graph or graph, placement, oracle)
-            mine.append(with_request_io(cache[key], entry.input_bytes, entry.response_bytes))
+            plan = planner.plan(entry, spec)
+            mine.append(with_request_io(plan, entry.input_bytes, entry.response_bytes))
         plans[entry.app] = tuple(mine)
     for problem in pool_problems(scenario.platform, plans):  # the first; validate lists all
         raise PlacementError(f"app '{problem.app}': {problem.message}")

@@ -18,13 +18,12 @@ from simpy.events import NORMAL
 
 from simulator.engine.book import RequestBook
 from simulator.engine.dram import DramChannel
-from simulator.engine.dram import Stream as DramStream
 from simulator.engine.fallback import Fallback
 from simulator.engine.ledger import Ledger
 from simulator.engine.memory import MemoryGate
 from simulator.engine.network import Network
 from simulator.engine.offload import LinkMonitor
-from simulator.engine.servers import Server, call_later
+from simulator.engine.servers import PARKED, Server, call_later
 from simulator.engine.state import (
     DONE,
     RUNNING,
@@ -104,9 +103,10 @@ class Dataflow:
         self.monitors = monitors
         self.on_over = on_over
         self._on_arrival = [self._arrive]  # the callbacks of every tensor in transit
-        #: starts a fallback attempt (the engine puts the memory gate in front)
+        #: starts a fallback attempt
         self.restart: Callable[[Request, float], None] = self.start
-        #: nodes' pools under ``refuse`` (None: no pool refuses)
+        #: nodes' memory pools: a request is let in at its first op start (None: no node
+        #: has a pool)
         self.memory: MemoryGate | None = None
 
     def serve(self, servers: Iterable[Server]) -> None:
@@ -147,8 +147,11 @@ class Dataflow:
                 key = self.key(request.rid, i, request.priority, request.deadline_at_s, ready_s)
             step.server.submit(key, step.duration_s, (request, i))
 
-    def _op_start(self, payload, now: float) -> float | DramStream | None:
+    def _op_start(self, payload, now: float) -> object:
         request, i = payload
+        memory = self.memory
+        if memory is not None and request.reserved is None and memory.parks(request):
+            return PARKED  # it waits for room in a refusing pool (engine/memory.py)
         if request.first_start_s is None:
             request.first_start_s = now
         step = request.steps[i]
@@ -360,10 +363,12 @@ class Dataflow:
             tally = fast.tally
             assert tally is not None  # a move with consumers ends on a unit
             buf = InBuf(len(move.consumers), move.nbytes, tally)
-            in_use = tally.memory_bytes + move.nbytes  # ``tally.alloc`` inlined: a call less
-            tally.memory_bytes = in_use
-            if in_use > tally.peak_memory_bytes:
-                tally.peak_memory_bytes = in_use
+            memory = self.memory  # a node's pool books it when its request is let in
+            if memory is None or request.reserved is not None or not memory.hold(request, buf):
+                in_use = tally.memory_bytes + move.nbytes  # ``tally.alloc`` inlined: a call less
+                tally.memory_bytes = in_use
+                if in_use > tally.peak_memory_bytes:
+                    tally.peak_memory_bytes = in_use
             inbufs = request.inbufs
             for j in move.consumers:
                 held = inbufs[j]

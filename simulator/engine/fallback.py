@@ -119,5 +119,5 @@ class Fallback:
                 seen.add(id(buf))
                 buf.readers = 0
         request.rep.in_flight -= 1
-        if request.reserved is not None and self.memory is not None:
+        if self.memory is not None:  # its reservation, or its place in the memory queue
             self.memory.release(request)

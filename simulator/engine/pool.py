@@ -21,7 +21,7 @@ import numpy as np
 import simpy
 
 from simulator.engine.clock import Wakeup, after, wake
-from simulator.engine.servers import OnFinish, OnStart
+from simulator.engine.servers import PARKED, OnFinish, OnStart
 from simulator.errors import SimulationError
 
 
@@ -69,6 +69,7 @@ class PoolServer:
         "name",
         "on_finish",
         "on_start",
+        "parked",
         "peak_in_use",
     )
 
@@ -96,6 +97,7 @@ class PoolServer:
         self.jobs_served = 0
         self.on_start: OnStart = _unbound
         self.on_finish: OnFinish = _unbound
+        self.parked: list[tuple[Any, float, Any]] = []  # jobs whose start said PARKED
 
     @property
     def _workers(self) -> tuple[_Job, ...]:
@@ -119,7 +121,12 @@ class PoolServer:
         """Drop the queued (not started) jobs whose payload satisfies ``predicate``."""
         kept = [job for job in self._queue if not predicate(job[2])]
         dropped = len(self._queue) - len(kept)
-        if dropped:
+        for job in self.parked:
+            if predicate(job[2]):
+                self.backlog_s -= job[1]
+                dropped += 1
+        self.parked = [job for job in self.parked if not predicate(job[2])]
+        if len(kept) < len(self._queue):
             for job in self._queue:
                 if predicate(job[2]):
                     self.backlog_s -= job[1]
@@ -127,6 +134,19 @@ class PoolServer:
             heapify(self._queue)
             self.serve()  # a head that waited for cores may be gone
         return dropped
+
+    def unpark(self, predicate: Callable[[Any], bool]) -> None:
+        """Queue again the parked jobs whose payload satisfies ``predicate`` (with their
+        keys; they are in ``backlog_s`` already); they start at their turn."""
+        back = [job for job in self.parked if predicate(job[2])]
+        if not back:
+            return
+        self.parked = [job for job in self.parked if not predicate(job[2])]
+        for job in back:
+            heappush(self._queue, job)
+        if not self._kicked and self.in_use < self.cores:
+            self._kicked = True
+            after(self.env, 0, self._kick)
 
     def kicked(self, _event) -> None:
         self._kicked = False
@@ -139,14 +159,20 @@ class PoolServer:
             cores = self.cores_of(queue[0][2])
             if self.in_use + cores > self.cores:
                 return  # the head waits for cores; nothing overtakes it
-            _, duration_s, payload = heappop(queue)
+            key, duration_s, payload = heappop(queue)
             self.backlog_s -= duration_s
             self.in_use += cores
-            if self.in_use > self.peak_in_use:
-                self.peak_in_use = self.in_use
             job = _Job(self, payload, cores, env._now)
             self._running.append(job)
             decided = self.on_start(payload, job.start_s)
+            if decided is PARKED:  # its request waits for memory: it holds no cores
+                self.in_use -= cores
+                self._running.pop()
+                self.parked.append((key, duration_s, payload))
+                self.backlog_s += duration_s
+                continue
+            if self.in_use > self.peak_in_use:
+                self.peak_in_use = self.in_use
             if decided is not None:
                 if isinstance(decided, float):  # the unit set its speed now (DVFS)
                     duration_s = decided

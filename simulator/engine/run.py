@@ -269,7 +269,7 @@ class Engine:
         )
         self.dataflow.serve(self.units.values())
         self.memory = MemoryGate(
-            platform, apps, self.ledger.weights, self.book, self.arrivals.free_slot
+            platform, self.ledger.weights, self.ledger.tallies, tuple(self.units.values())
         )
         self.failures = None
         if self.down:
@@ -290,8 +290,7 @@ class Engine:
             self.dataflow.memory = fallback.memory = self.memory
             if self.failures is not None:
                 self.failures.memory = self.memory
-        # a dropped attempt's fallback starts as a timed-out one's does (through the
-        # memory gate, when a pool refuses: run() sets ``dataflow.restart``)
+        # a dropped attempt's fallback starts as a timed-out one's does
         restart = lambda request, now: self.dataflow.restart(request, now)  # noqa: E731
         self.handovers = (
             Handovers(env, platform, self.network.links, fallback, restart)
@@ -349,8 +348,6 @@ class Engine:
         env, watch = self.env, self.watch
         seeds = np.random.SeedSequence(self.scenario.seed, spawn_key=(self.replicate,))
         start: Callable[[Request, float], None] = self.dataflow.start
-        if self.memory.active:  # a request that might not fit a refusing pool is dropped
-            start = self.dataflow.restart = self.memory.gate(start)
         if self.failures is not None:  # a request's replica may be down when it arrives
             self.failures.schedule(start)
             start = self.failures.admit
@@ -373,7 +370,9 @@ class Engine:
                 r.rid for r in self.book.current() if r.finish_s is None and not r.drop_reason
             ]
             if unfinished:
-                raise SimulationError(f"requests never completed: {unfinished[:10]}")
+                raise SimulationError(
+                    f"requests never completed: {unfinished[:10]}{self.memory.stuck()}"
+                )
         return RunRecord(
             ledger=self.ledger,
             requests=self.book,

@@ -21,10 +21,16 @@ from simulator.engine.clock import Wakeup, after, wake
 #: ``on_start(payload, t)``, called when a job starts: may return a duration that replaces
 #: the job's (decided at start), or a :class:`~simulator.engine.dram.Stream` when the op
 #: shares its node's DRAM (it then lasts at least the stream's uncontended duration,
-#: longer while DRAM is contended); None keeps the job's duration.
+#: longer while DRAM is contended); None keeps the job's duration; :data:`PARKED`: the
+#: job may not start yet.
 OnStart = Callable[[Any, float], Any]
 #: ``on_finish(payload, start_s, end_s)``, called when a job ends.
 OnFinish = Callable[[Any, float, float], None]
+#: what ``on_start`` returns for a job that may not start yet (its request waits for
+#: room in a node's memory pool, engine/memory.py): the server sets it aside in
+#: ``parked`` (still in ``backlog_s``) and serves the next job; :meth:`Server.unpark`
+#: queues it again with its key
+PARKED: Any = object()
 
 
 class Server:
@@ -60,6 +66,7 @@ class Server:
         "name",
         "on_finish",
         "on_start",
+        "parked",
         "workers",
     )
 
@@ -74,6 +81,7 @@ class Server:
         self.jobs_served = 0
         self.on_start: OnStart | None = None
         self.on_finish: OnFinish | None = None
+        self.parked: list[tuple[Any, float, Any]] = []  # jobs whose start said PARKED
         # kept only to read what each serves (LoadTracker); the idle list drives them
         self._workers = tuple(_Worker(self) for _ in range(workers))
         for worker in self._workers:
@@ -102,11 +110,19 @@ class Server:
 
         Returns how many were dropped. Jobs in service are not preempted.
         """
-        return self._drop(self._queue, predicate)
+        dropped = self._drop(self._queue, predicate)
+        if self.parked:  # in the order they were parked (not a heap)
+            back = [job for job in self.parked if predicate(job[2])]
+            for _, duration_s, _ in back:
+                self.backlog_s -= duration_s
+            self.parked = [job for job in self.parked if not predicate(job[2])]
+            dropped += len(back)
+        return dropped
 
     def _drop(self, jobs: list[tuple[Any, float, Any]], predicate: Callable[[Any], bool]) -> int:
         """Drop the jobs of the heap ``jobs`` whose payload satisfies ``predicate``."""
-        kept, dropped = [], []
+        kept: list[tuple[Any, float, Any]] = []
+        dropped: list[tuple[Any, float, Any]] = []
         for job in jobs:
             _, _, payload = job
             (dropped if predicate(payload) else kept).append(job)
@@ -116,6 +132,19 @@ class Server:
             jobs[:] = kept  # in place: the workers hold the queue
             heapify(jobs)
         return len(dropped)
+
+    def unpark(self, predicate: Callable[[Any], bool]) -> None:
+        """Queue again the parked jobs whose payload satisfies ``predicate`` (with their
+        keys; they are in ``backlog_s`` already) and wake idle workers for them."""
+        back = [job for job in self.parked if predicate(job[2])]
+        if not back:
+            return
+        self.parked = [job for job in self.parked if not predicate(job[2])]
+        for job in back:
+            heappush(self._queue, job)
+        for _ in range(min(len(back), len(self._idle))):
+            worker = self._idle.pop(0)
+            wake(self.env, 0, worker, worker.on_woken)
 
 
 class FailingServer(Server):
@@ -146,7 +175,7 @@ class FailingServer(Server):
 
     def cancel(self, predicate: Callable[[Any], bool]) -> int:
         # one of the two is empty: the queue while down, the held jobs while up
-        return self._drop(self._queue, predicate) + self._drop(self._held, predicate)
+        return super().cancel(predicate) + self._drop(self._held, predicate)
 
     def fail(self) -> list[tuple[Any, float, Any]]:
         """The unit goes down now: its jobs in service are cut, its queue is emptied.
@@ -173,6 +202,7 @@ class FailingServer(Server):
         self._workers = tuple(workers)
         self._queue.clear()  # in place: the workers hold this list
         self._held.clear()
+        self.parked.clear()
         self.backlog_s = 0.0
         return cut
 
@@ -233,7 +263,7 @@ class _Worker(Wakeup):
         server, queue, env = self.server, self.queue, self.env
         on_start = server.on_start
         while queue:  # empty while the unit is down (FailingServer holds its jobs apart)
-            _, duration_s, payload = heappop(queue)
+            key, duration_s, payload = heappop(queue)
             server.backlog_s -= duration_s
             self.start_s = start_s = env._now
             stream = None
@@ -241,6 +271,10 @@ class _Worker(Wakeup):
             if decided is not None:
                 if isinstance(decided, float):  # the unit set its speed now (DVFS)
                     duration_s = decided
+                elif decided is PARKED:  # its request waits for memory: serve the next
+                    server.parked.append((key, duration_s, payload))
+                    server.backlog_s += duration_s
+                    continue
                 else:  # the op shares the node's DRAM: a Stream (engine/dram.py)
                     stream = decided
                     duration_s = stream.duration_s

@@ -26,50 +26,19 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from types import MappingProxyType
 
 from simulator.errors import ModelError
-from simulator.graph.model import DTYPE_BYTES, OP_KINDS, Edge, ModelGraph, Op
+from simulator.graph.kind_figures import DEFAULT_PARALLEL_FRACTION, FLOPS_PER_ELEMENT
+from simulator.graph.model import DTYPE_BYTES, Edge, ModelGraph, Op
 
-#: Amdahl parallel fraction ``p`` per op kind. These are MODELLING ASSUMPTIONS, not
-#: measurements: dense linear algebra parallelises almost perfectly; memory-bound
-#: per-element ops a little less (bandwidth, not lanes, limits them); softmax has two
-#: reductions; data-movement ops are dominated by serial copy/launch overhead.
-#: Calibration fits the real values per device.
-DEFAULT_PARALLEL_FRACTION: Mapping[str, float] = MappingProxyType(
-    {
-        "conv": 0.95,
-        "dwconv": 0.95,
-        "fc": 0.95,
-        "matmul": 0.95,
-        "attention": 0.95,
-        "pool": 0.9,
-        "elementwise": 0.9,
-        "activation": 0.9,
-        "norm": 0.9,
-        "lrn": 0.9,
-        "softmax": 0.8,
-        "embedding": 0.5,
-        "concat": 0.5,
-        "reshape": 0.5,
-        "custom": 0.5,
-    }
-)
-assert set(DEFAULT_PARALLEL_FRACTION) == set(OP_KINDS), "one fraction per op kind"
-
-#: FLOPs per output element of the non-MAC ops (documented approximations).
-FLOPS_PER_ELEMENT: Mapping[str, float] = MappingProxyType(
-    {
-        "batchnorm": 2.0,  # inference BN folds to one scale and one shift
-        "layernorm": 8.0,  # mean 1, variance 3, normalise 2, affine 2
-        "relu": 1.0,  # one compare
-        "relu6": 2.0,  # min and max
-        "gelu": 8.0,  # tanh approximation: ~8 ops counting tanh as one
-        "softmax": 5.0,  # max, subtract, exp, sum, divide
-        "add": 1.0,  # per extra input
-        "scale": 1.0,  # the 1/sqrt(d_head) scaling folded into the scores matmul
-    }
-)
+# the per-kind figures (kind_figures) are re-exported: tests and users import them here
+__all__ = [
+    "DEFAULT_PARALLEL_FRACTION",
+    "FLOPS_PER_ELEMENT",
+    "GraphBuilder",
+    "Tensor",
+    "conv_output_size",
+]
 
 
 @dataclass(frozen=True)
@@ -195,7 +164,7 @@ class GraphBuilder:
             raise self._fail(f"input shape must be positive, got {source.shape}")
         if name is None:
             return source
-        return self._emit("reshape", name, [source], source.shape)
+        return self._emit("reshape", name, [source], source.shape, attrs={"view": 1})
 
     def view(self, x: Tensor, shape: Sequence[int]) -> Tensor:
         """Reinterpret ``x`` with a new shape of the same element count (free, no op)."""
@@ -394,7 +363,7 @@ class GraphBuilder:
     def flatten(self, x: Tensor, name: str | None = None) -> Tensor:
         """Explicit flatten op (kind ``reshape``, zero FLOPs) to a vector; it carries
         ``attrs['flatten'] = 1`` (channel pruning passes through it to an fc)."""
-        return self._emit("reshape", name, [x], (x.elems,), attrs={"flatten": 1})
+        return self._emit("reshape", name, [x], (x.elems,), attrs={"flatten": 1, "view": 1})
 
     # -- composite helpers -----------------------------------------------------------
     def multi_head_attention(self, x: Tensor, heads: int, prefix: str) -> Tensor:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
-from simulator.graph.layers import FLOPS_PER_ELEMENT
+from simulator.graph.kind_figures import FLOPS_PER_ELEMENT
 from simulator.graph.onnx_view import Handler, NodeView, OpCost, Shape, const_elems
 
 #: RMS normalisation per element: square, accumulate, multiply by the inverse RMS, scale.

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from simulator.errors import ModelError
-from simulator.graph.layers import FLOPS_PER_ELEMENT
+from simulator.graph.kind_figures import FLOPS_PER_ELEMENT
 from simulator.graph.model import ModelGraph, Op
 
 OPSET = 17

@@ -32,7 +32,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from simulator.graph.layers import FLOPS_PER_ELEMENT
+from simulator.graph.kind_figures import FLOPS_PER_ELEMENT
 from simulator.graph.onnx_patterns import (
     gemm_bias,
     is_scalar_scaling,

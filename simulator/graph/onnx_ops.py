@@ -278,10 +278,17 @@ def reshape(node: NodeView) -> OpCost:
     return OpCost("reshape")
 
 
+def view(node: NodeView) -> OpCost:
+    """Squeeze / Unsqueeze / Identity / Dropout: a view (``attrs['view'] = 1``): runtimes
+    alias the output to the input and copy nothing, unlike a Transpose or a Split."""
+    return OpCost("reshape", attrs={"view": 1})
+
+
 def flatten(node: NodeView) -> OpCost:
-    """Flatten / Reshape: zero FLOPs. One that flattens every dimension after the batch
-    (``(N, C, ...) -> (N, C x ...)``, channels first) carries ``attrs['flatten'] = 1``,
-    as :meth:`GraphBuilder.flatten` does: channel pruning passes through it to an fc."""
+    """Flatten / Reshape: zero FLOPs, a view (see :func:`view`). One that flattens every
+    dimension after the batch (``(N, C, ...) -> (N, C x ...)``, channels first) carries
+    ``attrs['flatten'] = 1``, as :meth:`GraphBuilder.flatten` does: channel pruning
+    passes through it to an fc."""
     shape_in, shape_out = node.inputs[0].shape, node.outputs[0].shape
     flat = (
         shape_in is not None
@@ -289,7 +296,7 @@ def flatten(node: NodeView) -> OpCost:
         and len(shape_in) > 2
         and shape_out == (shape_in[0], math.prod(shape_in[1:]))
     )
-    return OpCost("reshape", attrs={"flatten": 1} if flat else {})
+    return OpCost("reshape", attrs={"flatten": 1, "view": 1} if flat else {"view": 1})
 
 
 def gather(node: NodeView) -> OpCost:
@@ -361,6 +368,7 @@ def _table() -> dict[str, Handler]:
     )
     table.update(dict.fromkeys(movement.split(), reshape))
     table.update(dict.fromkeys(("Flatten", "Reshape"), flatten))
+    table.update(dict.fromkeys(("Squeeze", "Unsqueeze", "Identity", "Dropout"), view))
     table.update(CONTRIB_HANDLERS)
     return table
 

@@ -51,7 +51,7 @@ from dataclasses import replace
 from fractions import Fraction
 
 from simulator.errors import ModelError
-from simulator.graph.layers import DEFAULT_PARALLEL_FRACTION
+from simulator.graph.kind_figures import DEFAULT_PARALLEL_FRACTION
 from simulator.graph.model import Edge, ModelGraph, Op
 
 #: Ways to cut an op (see the module docstring).

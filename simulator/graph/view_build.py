@@ -13,7 +13,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 
 from simulator.errors import ModelError
-from simulator.graph.layers import DEFAULT_PARALLEL_FRACTION
+from simulator.graph.kind_figures import DEFAULT_PARALLEL_FRACTION
 from simulator.graph.model import DTYPE_BYTES, Edge, ModelGraph, Op
 from simulator.graph.onnx_fuse import Group, Plan, runs_fused_kernel
 from simulator.graph.onnx_ops import HANDLERS

@@ -11,7 +11,9 @@ always exist; shape features come from the shape attributes (``Op.attrs``) that 
 zoo's layer builder, the ONNX importer and inline ops with shape keys fill, and are
 missing when the op has none (an ONNX conv with a non-square kernel, an inline op
 without shape keys): a model needing a missing feature does not predict that op, and
-the roofline does.
+the roofline does. Context features describe the op's network, not the op
+(``net_weight_bytes``, stamped by :class:`~simulator.graph.model.ModelGraph`): an op
+costed outside a graph lacks them.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import math
 from collections.abc import Callable, Mapping
 
 from simulator.frozen import FrozenMap
-from simulator.graph.model import Op
+from simulator.graph.model import FOOTPRINT_KEY, Op
 
 _CONV_KINDS = ("conv", "dwconv")
 
@@ -52,6 +54,21 @@ def _stride_area(op: Op) -> float | None:
 def _tokens(op: Op) -> float | None:
     features = _attr(op, "out_features") if op.kind == "fc" else None
     return op.output_elems / features if features else None
+
+
+def _footprint(op: Op) -> float | None:
+    """The network's weight bytes ModelGraph stamped on the op (0 is a real value: a
+    network without weights); None for an op costed outside a graph."""
+    value = op.attrs.get(FOOTPRINT_KEY)
+    return float(value) if isinstance(value, int | float) and value >= 0 else None
+
+
+def _view(op: Op) -> float | None:
+    """1 for a reshape that copies nothing (``view`` or ``flatten`` attribute), 0 for one
+    that copies (Transpose, Split, Slice...); None for other kinds."""
+    if op.kind != "reshape":
+        return None
+    return 1.0 if op.attrs.get("view") or op.attrs.get("flatten") else 0.0
 
 
 def _intensity(op: Op) -> float:
@@ -86,6 +103,16 @@ FEATURES: Mapping[str, tuple[str, Callable[[Op], float | None]]] = FrozenMap(
             lambda op: _attr(op, "out_features") if op.kind == "fc" else None,
         ),
         "tokens": ("fc rows (tokens): output_elems / out_features", _tokens),
+        "view": (
+            "reshape only: 1 when it reinterprets its input without copying (Reshape, "
+            "Flatten, Squeeze, Unsqueeze), 0 when it copies (Transpose, Split, Slice...)",
+            _view,
+        ),
+        "net_weight_bytes": (
+            "bytes of all weights of the op's network (ModelGraph.weight_bytes): how much "
+            "data streams through the caches between two runs of the op",
+            _footprint,
+        ),
     }
 )
 
@@ -99,7 +126,13 @@ GENERIC_FEATURES: tuple[str, ...] = (
     "intensity",
 )
 
-#: The features training uses by default, per op kind (other kinds: the generic ones).
+#: Features of the op's network rather than of the op (ModelGraph stamps them): every
+#: kind trains on them by default. Chosen on the fit set's leave-one-network-out
+#: cross-validation (docs/calibration.md, "Network footprint").
+CONTEXT_FEATURES: tuple[str, ...] = ("net_weight_bytes",)
+
+#: The op's own features training uses by default, per op kind (other kinds: the
+#: generic ones); :func:`kind_features` adds :data:`CONTEXT_FEATURES`.
 KIND_FEATURES: Mapping[str, tuple[str, ...]] = FrozenMap(
     {
         "conv": (
@@ -113,13 +146,15 @@ KIND_FEATURES: Mapping[str, tuple[str, ...]] = FrozenMap(
         ),
         "dwconv": (*GENERIC_FEATURES, "in_channels", "kernel", "out_spatial", "stride_area"),
         "fc": (*GENERIC_FEATURES, "in_features", "out_features", "tokens"),
+        "reshape": (*GENERIC_FEATURES, "view"),
     }
 )
 
 
 def kind_features(kind: str) -> tuple[str, ...]:
-    """The default feature names of op kind ``kind`` (:data:`KIND_FEATURES`)."""
-    return KIND_FEATURES.get(kind, GENERIC_FEATURES)
+    """The default feature names of op kind ``kind``: its own (:data:`KIND_FEATURES`,
+    else the generic ones), then :data:`CONTEXT_FEATURES`."""
+    return (*KIND_FEATURES.get(kind, GENERIC_FEATURES), *CONTEXT_FEATURES)
 
 
 def op_features(op: Op) -> dict[str, float]:

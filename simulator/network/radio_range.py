@@ -2,7 +2,7 @@
 
 A throughput-linear radio fit (Huang et al., MobiSys 2012) is a measurement over a range
 of rates; beyond it the fit is extrapolated until it saturates at the radio's sourced
-``max_w`` (:class:`simulator.network.radio.Radio`). Nothing in the numbers shows that, so
+``max_w`` (:class:`simulator.network.radio_power.Radio`). Nothing in the numbers shows that, so
 a scenario that runs a radio there is told, once per radio, with a
 :class:`RadioRangeWarning`:
 
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from simulator.errors import SocsimWarning
-from simulator.network.radio import Radio
+from simulator.network.radio_power import Radio
 from simulator.network.topology import BITS_PER_BYTE, Link
 
 if TYPE_CHECKING:  # annotations only: `socsim validate` must not import pandas

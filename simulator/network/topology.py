@@ -14,7 +14,7 @@ from simulator.errors import SocsimError
 from simulator.network.impairments import BandwidthDistribution, Jitter
 from simulator.network.medium import FAIRNESS
 from simulator.network.mobility import Coverage
-from simulator.network.radio import Radio
+from simulator.network.radio_power import Radio
 from simulator.rules import link_ends_known, raise_first
 
 BITS_PER_BYTE = 8

@@ -3,7 +3,7 @@
 The prediction is the list-schedule estimate of a lone request
 (:func:`~simulator.placement.estimate.estimate`, DVFS units at their governors' levels).
 Each completed request of a run is replayed with the same list schedule, substituting
-what the run saw one cause at a time (:class:`~simulator.placement.estimate.Observed`);
+what the run saw one cause at a time (:class:`~simulator.placement.conditions.Observed`);
 each cause's share is how much the replayed latency moved when it was substituted, so
 the shares telescope and sum exactly to the gap (up to float rounding):
 
@@ -32,7 +32,8 @@ from __future__ import annotations
 import pandas as pd
 
 from simulator.graph.exits import FINAL
-from simulator.placement.estimate import Observed, estimate
+from simulator.placement.conditions import Observed
+from simulator.placement.estimate import estimate
 from simulator.placement.exitplan import fixed_exit
 from simulator.placement.plan import ExecutionPlan
 from simulator.platform import CostOracle

@@ -31,7 +31,7 @@ _NONE = "none (the assignment reads no cost)"
 
 #: What each shipped policy assumes of a DVFS unit's level when it compares candidates
 #: (docs/placement.md, "DVFS levels the policies assume"). Estimate-based choices
-#: replay the governors (:class:`~simulator.placement.estimate.LevelReplay`); per-op cost
+#: replay the governors (:class:`~simulator.placement.levelreplay.LevelReplay`); per-op cost
 #: tables (HEFT's, the min cut's) are at the top level, because a level that depends on
 #: what ran before has no per-op cost; "the fastest unit" (``offload``, the default
 #: units of ``split_point`` and ``min_cut``) is a lone request's ops back to back at the

@@ -16,11 +16,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from simulator.errors import Problem, SocsimError
-from simulator.placement.base import place
 from simulator.placement.exitplan import exit_plans
+from simulator.placement.members import Planner
 from simulator.placement.memory_pool import pool_problems
 from simulator.placement.online import OnlineHeft, online_apps, shared_units
-from simulator.placement.plan import ExecutionPlan, compile_plan
+from simulator.placement.plan import ExecutionPlan
 from simulator.platform import CostOracle
 from simulator.schema import mark_of
 
@@ -68,6 +68,7 @@ def plan_problems(
         app can be planned.
     """
     oracle = CostOracle(scenario.platform)
+    planner = Planner(scenario, oracle)  # as run plans: identical fleet members share
     failed: dict[tuple, SocsimError | None] = {}
     planned: dict[tuple, ExecutionPlan] = {}
     plans: dict[str, list[ExecutionPlan]] = {}
@@ -79,8 +80,7 @@ def plan_problems(
             if key not in failed:
                 graph = scenario.models[entry.model]
                 try:
-                    placement = place(spec, graph, oracle, entry.source)
-                    plan = compile_plan(placement.graph or graph, placement, oracle)
+                    plan = planner.plan(entry, spec)
                     exit_plans(graph, plan, oracle)  # an early-exit model: each exit's plan
                     planned[key] = plan
                     failed[key] = None

@@ -22,6 +22,9 @@ import numpy as np
 from simulator.errors import PlacementError
 from simulator.graph.model import ModelGraph
 from simulator.placement.base import POLICIES, Placement
+
+# through listsched, which registers heft, cpop and greedy_eft before this module's
+# policies: the order POLICIES lists them in (the scenario reference, error messages)
 from simulator.placement.listsched import CostTable, build_cost_table
 from simulator.placement.objectives import (
     evaluate,

@@ -6,9 +6,10 @@ import pandas as pd
 
 from simulator.graph.exits import ExitModel, expected
 from simulator.graph.model import ModelGraph
-from simulator.placement.estimate import estimate, move_time_s
+from simulator.placement.estimate import estimate
 from simulator.placement.exitplan import exit_plans
 from simulator.placement.plan import ExecutionPlan
+from simulator.placement.transfers import move_time_s
 from simulator.platform import CostOracle
 
 

@@ -7,12 +7,8 @@ from typing import Any
 
 from simulator.errors import PlacementError, SocsimError
 from simulator.graph.model import ModelGraph
-from simulator.placement.estimate import (
-    NOMINAL,
-    Conditions,
-    back_to_back_s,
-    declared_load,
-)
+from simulator.placement.conditions import NOMINAL, Conditions, declared_load
+from simulator.placement.levelreplay import back_to_back_s
 from simulator.placement.objectives import (
     Objective,
     candidate_units,
@@ -82,7 +78,7 @@ def _default_unit(
     So: the fastest unit that runs every op when there is one; otherwise the one that
     can take the largest part of the model (the other side takes the rest). Fastest is a
     lone request's time of those ops back to back, a DVFS unit at its governor's levels
-    (:func:`~simulator.placement.estimate.back_to_back_s`). Ties by unit order; None when
+    (:func:`~simulator.placement.levelreplay.back_to_back_s`). Ties by unit order; None when
     no unit is allowed or none runs any op.
     """
     best, best_key = None, None

@@ -8,8 +8,9 @@ of the requests in flight. What one request can hold on a node at most is its
 
 Under ``memory_policy: refuse`` a node whose weights plus one request's largest bound do
 not fit is a placement problem (``socsim validate`` and ``run`` report it at the
-placement's YAML path), and the engine admits a request only while the bounds of the
-requests in flight fit beside the weights (:class:`~simulator.engine.memory.MemoryGate`).
+placement's YAML path), and the engine lets a request start on the node only while the
+bounds of the requests started there fit beside the weights; the others wait
+(:class:`~simulator.engine.memory.MemoryGate`).
 """
 
 from __future__ import annotations
@@ -87,6 +88,7 @@ def pool_problems(
     where = {id(plan): (app, k) for app, mine in plans.items() for k, plan in enumerate(mine)}
     every = [plan for mine in plans.values() for plan in mine]
     weights = resident_weights(every, platform)
+    bounds_of: list[dict[str, int]] | None = None  # once per plan, not per node and plan
     problems = []
     for name, node in platform.nodes.items():
         pool = node.memory_bytes
@@ -94,7 +96,9 @@ def pool_problems(
             continue
         parts = weights.get(name, [])
         total = sum(nbytes for _, nbytes in parts)
-        bounds = [(activation_bound(plan, platform).get(name, 0), plan) for plan in every]
+        if bounds_of is None:  # a fleet: hundreds of nodes x hundreds of plans otherwise
+            bounds_of = [activation_bound(plan, platform) for plan in every]
+        bounds = [(bound.get(name, 0), plan) for bound, plan in zip(bounds_of, every, strict=True)]
         largest, plan = max(bounds, key=lambda b: b[0], default=(0, None))
         if total + largest <= pool:
             continue

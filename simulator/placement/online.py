@@ -33,7 +33,8 @@ from typing import Any
 from simulator.errors import PlacementError
 from simulator.graph.model import ModelGraph
 from simulator.placement.base import Placement, PlacementSpec
-from simulator.placement.listsched import CostTable, Schedule, build_cost_table, heft_order
+from simulator.placement.listcosts import CostTable, build_cost_table
+from simulator.placement.listsched import Schedule, heft_order
 from simulator.placement.timeline import Timeline
 from simulator.platform import CostOracle
 

@@ -26,13 +26,8 @@ from typing import Any
 
 from simulator.graph.model import ModelGraph
 from simulator.placement.base import POLICIES, Placement
-from simulator.placement.listsched import (
-    LIST_OPTIONS,
-    CostTable,
-    Schedule,
-    build_cost_table,
-    checked_placement,
-)
+from simulator.placement.listcosts import CostTable, build_cost_table
+from simulator.placement.listsched import LIST_OPTIONS, Schedule, checked_placement
 from simulator.placement.objectives import with_common_options
 from simulator.platform import CostOracle
 

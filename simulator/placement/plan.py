@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from simulator.graph.model import ModelGraph
 from simulator.hardware.cores import with_cores
@@ -143,7 +144,11 @@ def _dram_demand(
 
 
 def compile_plan(
-    graph: ModelGraph, placement: Placement, oracle: CostOracle, label: str | None = None
+    graph: ModelGraph,
+    placement: Placement,
+    oracle: CostOracle,
+    label: str | None = None,
+    costs_of: ExecutionPlan | None = None,
 ) -> ExecutionPlan:
     """Precompute durations, dependencies and tensor moves of ``placement``.
 
@@ -153,6 +158,14 @@ def compile_plan(
     placement : Placement
         Already checked (see :func:`~simulator.placement.base.place`).
     oracle : CostOracle
+    label : str, optional
+        The decision's name (default: :meth:`Placement.label`).
+    costs_of : ExecutionPlan, optional
+        A plan of the same graph and op order whose op ``i`` ran on a unit equal to this
+        placement's op ``i`` in every field (on a node equal in every field but its
+        name), with the same cores: an identical fleet member's
+        (:mod:`simulator.placement.members`). Its :data:`COST_FIELDS`, which read the
+        units alone, are taken as they are; the moves and routes are this placement's.
 
     Returns
     -------
@@ -222,6 +235,48 @@ def compile_plan(
             Move(None, None, dst_unit, graph.request_input_bytes, transfer, tuple(consumers))
         )
 
+    if costs_of is not None:  # an identical member's units: the same costs, bit for bit
+        costs = {name: getattr(costs_of, name) for name in COST_FIELDS}
+    else:
+        costs = _op_costs(ops, units, placement, oracle, pools)
+    return ExecutionPlan(
+        model=graph.name,
+        source=source,
+        label=label or placement.label(oracle),
+        placement=placement,
+        ops=tuple(order),
+        kinds=tuple(op.kind for op in ops),
+        units=units,
+        output_bytes=tuple(op.output_bytes for op in ops),
+        weight_bytes=tuple(op.weight_bytes for op in ops),
+        waits=tuple(waits),
+        local_next=tuple(tuple(x) for x in local_next),
+        local_inputs=tuple(tuple(x) for x in local_inputs),
+        moves_out=tuple(tuple(x) for x in moves_out),
+        input_moves=tuple(input_moves),
+        n_outputs=n_outputs,
+        pool_units=pools,
+        **costs,
+    )
+
+
+#: The fields of an :class:`ExecutionPlan` that read only each op's unit (and node).
+COST_FIELDS = (
+    "duration_s",
+    "energy_j",
+    "cost_models",
+    "dvfs_parts",
+    "core_share",
+    "dram",
+    "op_cores",
+)
+
+
+def _op_costs(
+    ops: list, units: tuple[str, ...], placement: Placement, oracle: CostOracle, pools: frozenset
+) -> dict[str, Any]:
+    """Per op, the :data:`COST_FIELDS` of the plan: what its unit makes of it."""
+    order = placement.order
     # each op's roofline parts on its unit, at most once: the DVFS model and the DRAM
     # demand both need them, and they cost every memory level's traffic
     memo: dict[int, tuple[float, float, float]] = {}
@@ -255,35 +310,19 @@ def compile_plan(
         duration_s = tuple(oracle.op_time_s(op, uid) for op, uid in zip(ops, units, strict=True))
         energy_j = tuple(oracle.op_energy_j(op, uid) for op, uid in zip(ops, units, strict=True))
         models = tuple(oracle.cost_model(op, uid) for op, uid in zip(ops, units, strict=True))
-
-    return ExecutionPlan(
-        model=graph.name,
-        source=source,
-        label=label or placement.label(oracle),
-        placement=placement,
-        ops=tuple(order),
-        kinds=tuple(op.kind for op in ops),
-        units=units,
-        duration_s=duration_s,
-        energy_j=energy_j,
-        output_bytes=tuple(op.output_bytes for op in ops),
-        weight_bytes=tuple(op.weight_bytes for op in ops),
-        waits=tuple(waits),
-        local_next=tuple(tuple(x) for x in local_next),
-        local_inputs=tuple(tuple(x) for x in local_inputs),
-        dvfs_parts=tuple(
+    dram: tuple[tuple[float, float] | None, ...] = tuple(
+        _dram_demand(op, uid, oracle, lambda i=i: parts(i), uid in pools)
+        for i, (op, uid) in enumerate(zip(ops, units, strict=True))
+    )
+    return {
+        "duration_s": duration_s,
+        "energy_j": energy_j,
+        "cost_models": models,
+        "dvfs_parts": tuple(
             parts(i) if oracle.platform.unit(uid).dvfs is not None else None
             for i, uid in enumerate(units)
         ),
-        core_share=tuple(unit.op_cores / unit.cores for unit in costed),
-        dram=tuple(
-            _dram_demand(op, uid, oracle, lambda i=i: parts(i), uid in pools)
-            for i, (op, uid) in enumerate(zip(ops, units, strict=True))
-        ),
-        moves_out=tuple(tuple(x) for x in moves_out),
-        input_moves=tuple(input_moves),
-        n_outputs=n_outputs,
-        cost_models=models,
-        op_cores=tuple(unit.op_cores for unit in costed) if pools else (),
-        pool_units=pools,
-    )
+        "core_share": tuple(unit.op_cores / unit.cores for unit in costed),
+        "dram": dram,
+        "op_cores": tuple(unit.op_cores for unit in costed) if pools else (),
+    }

@@ -18,7 +18,7 @@ because a float sum cannot be shifted to a different starting value without chan
 its rounding (an exact O(n) recurrence would change the low bits of the curve).
 
 D's DVFS governor, if it has one, is replayed along D's timeline as the estimate does
-(:class:`~simulator.placement.estimate.LevelReplay`): that timeline is the same for every
+(:class:`~simulator.placement.levelreplay.LevelReplay`): that timeline is the same for every
 cut, so D's levels are scalars too.
 
 Valid when the estimate is stateless, which :func:`prefix_cut_estimates` checks (None
@@ -37,8 +37,10 @@ from simulator.errors import SocsimError
 from simulator.graph.model import ModelGraph
 from simulator.hardware.cost import op_time_parts_s
 from simulator.hardware.dvfs_state import constant_level
-from simulator.placement.estimate import Estimate, LevelReplay, arrival_s, radio_energy_j
+from simulator.placement.estimate import Estimate
+from simulator.placement.levelreplay import LevelReplay
 from simulator.placement.plan import Move
+from simulator.placement.transfers import arrival_s, radio_energy_j
 from simulator.platform import CostOracle, Transfer
 
 #: ``sum`` of floats folds left to right (Python 3.12 made it compensated)

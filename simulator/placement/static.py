@@ -10,7 +10,7 @@ from simulator.errors import PlacementError, SocsimError
 from simulator.graph.model import OP_KINDS, ModelGraph
 from simulator.hardware.cores import DEFAULT_AUTO_EFFICIENCY, auto_cores
 from simulator.placement.base import POLICIES, Placement
-from simulator.placement.estimate import back_to_back_s
+from simulator.placement.levelreplay import back_to_back_s
 from simulator.platform import CostOracle
 from simulator.schema import INVALID, Context, Field, ListOf, Loc, Number, Record, Ref, Schema, Text
 

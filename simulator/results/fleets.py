@@ -188,3 +188,51 @@ def media_table(
             }
         )
     return pd.DataFrame(rows, columns=MEDIA_COLUMNS)
+
+
+#: The sweep row's load figures (:func:`load_figures`), after the indicators: per tier,
+#: its busiest unit; the busiest shared medium. Why latency climbs with the load.
+LOAD_KEYS = (
+    "airtime_busy_s",
+    "airtime_utilisation",
+    *(f"{role}_{name}" for role in ("edge", "cloud", "device") for name in (
+        "busy_s", "utilisation", "op_wait_mean_s")),
+)  # fmt: skip
+
+
+def load_figures(units: pd.DataFrame, media: pd.DataFrame) -> dict[str, float]:
+    """How loaded the run's bottlenecks were, as flat figures (:data:`LOAD_KEYS`).
+
+    Parameters
+    ----------
+    units : DataFrame
+        The ``units`` table (``role, busy_s, utilisation, queue_wait_mean_s``).
+    media : DataFrame
+        The ``media`` table (``airtime_busy_s, airtime_utilisation``).
+
+    Returns
+    -------
+    dict
+        ``airtime_busy_s`` (s) and ``airtime_utilisation`` (fraction of the energy
+        window) of the shared medium whose airtime was busy longest; per role ``edge``,
+        ``cloud`` and ``device``, ``<role>_busy_s`` (whole-unit s),
+        ``<role>_utilisation`` (busy over the requests' span, 0 to 1) and
+        ``<role>_op_wait_mean_s`` (s an op waited for it, on average: its
+        ``queue_wait_mean_s``; a request of ``k`` ops there waits about ``k`` times
+        that) of the unit of a node of that role with the most busy time (the first in
+        declaration order on a tie). NaN where there is no such medium or unit.
+    """
+    out = dict.fromkeys(LOAD_KEYS, math.nan)
+    if len(media):
+        busiest = media.loc[media["airtime_busy_s"].idxmax()]
+        out["airtime_busy_s"] = float(busiest["airtime_busy_s"])
+        out["airtime_utilisation"] = float(busiest["airtime_utilisation"])
+    for role in ("edge", "cloud", "device"):
+        mine = units[units["role"] == role] if len(units) else units
+        if not len(mine):
+            continue
+        busiest = mine.loc[mine["busy_s"].idxmax()]
+        out[f"{role}_busy_s"] = float(busiest["busy_s"])
+        out[f"{role}_utilisation"] = float(busiest["utilisation"])
+        out[f"{role}_op_wait_mean_s"] = float(busiest["queue_wait_mean_s"])
+    return out

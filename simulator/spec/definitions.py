@@ -133,14 +133,18 @@ UNIT = Record(
             default={"default": 1.0},
         ),
         "memory_bandwidth_gb_s": Field(
-            Uncertain(Number("GB/s", GIGA, gt=0)),
+            Uncertain(Number("GB/s", GIGA, gt=0, unbounded=True)),
             default=math.inf,
             to="memory_bandwidth_bytes_per_s",
+            doc="DRAM streaming rate; absent with peak_gflops and no caches: warned "
+            "(UnitAssumptionWarning), write unbounded to mean it",
         ),
         "dispatch_us": Field(Uncertain(Number("µs", MICRO, ge=0)), default=0.0, to="dispatch_s"),
         "idle_w": Field(Uncertain(WATTS), default=0.0),
         "active_w": Field(Uncertain(WATTS), default=0.0),
-        "memory_mb": Field(Number("MB", MEGA, gt=0), default=math.inf, to="memory_bytes"),
+        "memory_mb": Field(
+            Number("MB", MEGA, gt=0, unbounded=True), default=math.inf, to="memory_bytes"
+        ),
         "cores_per_op": Field(
             Number(integer=True, ge=1, le=MAX_CORES),
             default=None,
@@ -215,10 +219,14 @@ NODE = Record(
         "role": Field(Text(choices=NODE_ROLES, what="node role"), default="device"),
         "sync_us": Field(Uncertain(Number("µs", MICRO, ge=0)), default=0.0, to="sync_s"),
         "shared_memory_bandwidth_gb_s": Field(
-            Number("GB/s", GIGA, gt=0), default=math.inf, to="shared_memory_bandwidth_bytes_per_s"
+            Number("GB/s", GIGA, gt=0, unbounded=True),
+            default=math.inf,
+            to="shared_memory_bandwidth_bytes_per_s",
+            doc="copies between the node's units; absent with 2+ units: warned "
+            "(UnitAssumptionWarning), write unbounded to mean it",
         ),
         "dram_bandwidth_gb_s": Field(
-            Number("GB/s", GIGA, gt=0),
+            Number("GB/s", GIGA, gt=0, unbounded=True),
             default=None,
             to="dram_bandwidth_bytes_per_s",
             doc="DRAM bandwidth all units pull together; absent: the largest unit's",
@@ -246,7 +254,7 @@ NODE = Record(
             "by it (the run does not; docs/placement.md#load-aware-estimates)",
         ),
         "memory_gb": Field(
-            Number("GB", GIGA, gt=0),
+            Number("GB", GIGA, gt=0, unbounded=True),
             default=math.inf,
             to="memory_bytes",
             doc="memory pool all units share: weights + live activations (docs/memory.md)",
@@ -254,8 +262,8 @@ NODE = Record(
         "memory_policy": Field(
             Text(choices=MEMORY_POLICIES),
             default="refuse",
-            doc="refuse: weights that do not fit are an error, a request that might not "
-            "fit is dropped; allow: run anyway (docs/memory.md)",
+            doc="refuse: weights that do not fit are an error, a request that does not "
+            "fit yet waits to start; allow: run anyway (docs/memory.md)",
         ),
         "fleet": Field(
             FLEET,

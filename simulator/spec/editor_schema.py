@@ -18,10 +18,12 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from simulator.schema import (
     _NUMBER_TEXT,
+    UNBOUNDED,
     AnyValue,
     Boolean,
     ListOf,
@@ -33,10 +35,16 @@ from simulator.schema import (
     Tagged,
     Text,
 )
+from simulator.spec.uncertain import Uncertain
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 #: Sections whose entries may name a preset (simulator.spec.presets.PRESET_SECTIONS).
 PRESET_SECTIONS = ("nodes", "links")
+
+
+def _accepts_unbounded(schema: Schema) -> bool:
+    number = schema.number if isinstance(schema, Uncertain) else schema
+    return isinstance(number, Number) and number.unbounded
 
 
 def _jsonable(value: Any) -> bool:
@@ -61,6 +69,7 @@ class _Converter:
             MapOf: self.map_of,
             Record: self.record,
             Tagged: self.tagged,
+            Uncertain: self.uncertain,
         }
 
     def __call__(self, schema: Schema, required: bool = True) -> dict:
@@ -86,7 +95,23 @@ class _Converter:
                 out[key] = bound
         # PyYAML reads `1e6` (no dot) as text; the loader accepts it as a number
         text = {"type": "string", "pattern": _NUMBER_TEXT.pattern}
-        return {"anyOf": [out, text], "description": schema.describe()}
+        forms = [out, text]
+        if schema.unbounded:  # the one spelling of "no bound" (YAML's .inf is refused)
+            forms.append({"const": UNBOUNDED, "description": "no bound, on purpose"})
+        return {"anyOf": forms, "description": schema.describe()}
+
+    def uncertain(self, schema: Uncertain, required: bool) -> dict:
+        """The number's forms, or a distribution mapping of it (simulator.spec.uncertain;
+        a key may be null: it drops a preset's distribution of the other kind)."""
+        number = self.number(schema.number, required)
+        figure = self.number(replace(schema.number, unbounded=False), required)
+        spread = self.number(Number(schema.number.unit, ge=0), required)
+        keys = {
+            key: {**forms, "anyOf": [*forms["anyOf"], {"type": "null"}]}
+            for key, forms in (("mean", figure), ("sd", spread), ("low", figure), ("high", figure))
+        }
+        dist = {"type": "object", "properties": keys, "additionalProperties": False}
+        return {"anyOf": [*number["anyOf"], dist], "description": schema.describe()}
 
     def text(self, schema: Text, required: bool) -> dict:
         out: dict[str, Any] = {"type": "string", "minLength": 1}
@@ -134,6 +159,8 @@ class _Converter:
                 item["description"] = field.doc
             if not field.required and field.default is not None and _jsonable(field.default):
                 item["default"] = field.default
+            elif field.default == math.inf and _accepts_unbounded(field.schema):
+                item["default"] = UNBOUNDED
             properties[key] = item
         out: dict[str, Any] = {
             "type": "object",

@@ -19,7 +19,7 @@ from simulator.network.medium import station_link_name
 from simulator.network.radio import build_radio
 from simulator.network.topology import Link
 from simulator.schema import Context, Loc, nearest
-from simulator.spec.assumptions import warn_unit_defaults
+from simulator.spec.assumptions import warn_node_defaults, warn_unit_defaults
 from simulator.spec.mobilitydefs import build_coverage
 from simulator.spec.stochdefs import unit_fields
 
@@ -50,6 +50,8 @@ def build_nodes(checked: Mapping, raw: Mapping, ctx: Context) -> list[Node]:
             except SocsimError as exc:
                 ctx.problem(loc.child(raw[name]["units"], unit_name), str(exc))
         if units:
+            node_loc = Loc("nodes").child(raw, name)
+            warn_node_defaults(name, raw[name], len(spec["units"]), node_loc)
             pairs = tuple(
                 SyncPair(frozenset(p["units"]), p["mechanism"], p["sync_s"])
                 for p in spec["sync_pairs"]

@@ -12,7 +12,7 @@ from simulator.graph.techniques import TECHNIQUES
 from simulator.network.impairments import CAPACITY_DISTRIBUTIONS, JITTERS
 from simulator.network.radio import RADIO_MODELS
 from simulator.placement.base import POLICIES
-from simulator.schema import Field, ListOf, Record
+from simulator.schema import UNBOUNDED, Field, ListOf, Record
 from simulator.spec import definitions as d
 from simulator.spec import mobilitydefs as mob
 from simulator.spec import modeldefs as m
@@ -37,7 +37,7 @@ def _default(field: Field) -> str:
     if value is None:
         return "—"
     if isinstance(value, float) and math.isinf(value):
-        return "unlimited"
+        return f"`{UNBOUNDED}`"
     if value in ({}, []):
         return "empty"
     return f"`{value}`"

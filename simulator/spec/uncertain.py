@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 import zlib
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 import numpy as np
@@ -119,7 +119,9 @@ class Uncertain(Schema):
         if not ok:
             return INVALID
         spread = Number(self.number.unit, ge=0)
-        schemas = {"mean": self.number, "sd": spread, "low": self.number, "high": self.number}
+        # a distribution's figures are finite: 'unbounded' is a value, not a mean or a bound
+        finite = replace(self.number, unbounded=False)
+        schemas = {"mean": finite, "sd": spread, "low": finite, "high": finite}
         numbers = {}
         for key in _KINDS[kind]:
             if schemas[key].check(value[key], loc.child(value, key), ctx) is INVALID:

@@ -19,6 +19,7 @@ from simulator.hardware.units import ComputeUnit
 from simulator.placement.estimate import estimate
 from simulator.platform import CostOracle
 from simulator.plugins import import_plugins
+from simulator.results.fleets import LOAD_KEYS, load_figures
 from simulator.score.card import peak_memory
 from simulator.score.indicators import INDICATOR_KEYS, app_flexibility, scenario_indicators
 from simulator.spec.modelcache import MODEL_CACHE, BoundedCache, exact_key
@@ -62,13 +63,16 @@ FIXED_COLUMNS = ("point", "replicate", "seed", "status", "error", "decision")
 
 
 #: Every numeric column of a row: the summary's, then the three indicators it lacks
-#: (accuracy, peak memory, flexibility: :mod:`simulator.score.indicators`).
-ROW_FIGURES = (*SUMMARY_KEYS, *INDICATOR_KEYS)
+#: (accuracy, peak memory, flexibility: :mod:`simulator.score.indicators`), then how
+#: loaded the busiest shared medium and the busiest edge, cloud and device units were
+#: (:func:`~simulator.results.fleets.load_figures`: why latency climbs in a fleet sweep).
+ROW_FIGURES = (*SUMMARY_KEYS, *INDICATOR_KEYS, *LOAD_KEYS)
 
 
 def columns(paths: Sequence[str]) -> list[str]:
     """The sweep table's columns: ``point``, the swept paths, the fixed and summary keys,
-    then the indicators (``accuracy_top1``, ``peak_memory_bytes``, ``flexibility``)."""
+    the indicators (``accuracy_top1``, ``peak_memory_bytes``, ``flexibility``), then the
+    load figures (:data:`~simulator.results.fleets.LOAD_KEYS`)."""
     return ["point", *paths, *FIXED_COLUMNS[1:], *ROW_FIGURES]
 
 
@@ -161,8 +165,10 @@ def fast_summary(scenario: Scenario, replicate: int) -> dict[str, Any]:
         deadline_met_rate=met,
         decision=label,
     )
-    # no engine ran: no memory peak (NaN), accuracy and flexibility as the engine's row
+    # no engine ran: no memory peak (NaN), accuracy and flexibility as the engine's row;
+    # no unit or medium was followed: the load figures are NaN
     summary.update(scenario_indicators(scenario, math.nan, {entry.app: flex}))
+    summary.update(dict.fromkeys(LOAD_KEYS, math.nan))
     return summary
 
 
@@ -216,8 +222,8 @@ def _cached(
 
 
 def _engine_summary(scenario: Scenario, replicate: int) -> dict[str, Any]:
-    """The run summary and the three indicators it lacks, the apps placed once (the
-    engine runs the plans the indicators read)."""
+    """The run summary, the three indicators it lacks and the load figures, the apps
+    placed once (the engine runs the plans the indicators read)."""
     oracle = CostOracle(scenario.platform)
     plans = plan_replicas(scenario, oracle)
     # only the summary is kept: no per-op rows (the same figures, less memory)
@@ -226,7 +232,11 @@ def _engine_summary(scenario: Scenario, replicate: int) -> dict[str, Any]:
         entry.app: app_flexibility(scenario, entry, oracle, plans[entry.app][0].placement)
         for entry in scenario.workload
     }
-    return {**result.summary, **scenario_indicators(scenario, peak_memory(result.units), flex)}
+    return {
+        **result.summary,
+        **scenario_indicators(scenario, peak_memory(result.units), flex),
+        **load_figures(result.units, result.media),
+    }
 
 
 def run_task(task: Task) -> dict[str, Any]:

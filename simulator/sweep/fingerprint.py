@@ -22,8 +22,9 @@ from simulator.spec.yamlio import plain
 from simulator.sweep.design import SweepSpec
 
 #: sweep.json's format of the parts; a folder written with another is not resumed.
-#: 2: rows carry accuracy_top1, peak_memory_bytes and flexibility after the summary.
-PARTS_VERSION = 2
+#: 2: rows carry accuracy_top1, peak_memory_bytes and flexibility after the summary;
+#: 3: and the load figures after them (simulator.results.fleets.LOAD_KEYS).
+PARTS_VERSION = 3
 
 
 def digest(data: bytes | str) -> str:
@@ -133,10 +134,14 @@ _LABELS = {
 
 def differences(old: Any, new: Mapping[str, Any]) -> list[str]:
     """What differs between the parts recorded in a folder and this sweep's, in words."""
-    if isinstance(old, Mapping) and old.get("version") == 1 and new["version"] == 2:
+    if isinstance(old, Mapping) and old.get("version") in (1, 2) and new["version"] == 3:
+        missing = "accuracy_top1, peak_memory_bytes and flexibility, and "
+        if old["version"] == 2:
+            missing = ""
         return [
-            "its rows were written before sweep rows carried accuracy_top1, "
-            "peak_memory_bytes and flexibility (a table never mixes the two)"
+            f"its rows were written before sweep rows carried {missing}the load figures "
+            "(airtime_utilisation, edge_utilisation, ...: docs/sweeps.md); a table never "
+            "mixes the two"
         ]
     if not isinstance(old, Mapping) or old.get("version") != new["version"]:
         return [_LABELS["version"] + " (its fingerprint covers other things)"]

@@ -12,6 +12,7 @@ process writing into the folder; the OS releases it when that process dies.
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 from collections.abc import Iterable, Mapping, Sequence
@@ -24,6 +25,7 @@ import pandas as pd
 from simulator.errors import SocsimError
 from simulator.output import write_csv, write_parquet
 from simulator.output.cells import cell_columns
+from simulator.schema import UNBOUNDED
 from simulator.sweep.fingerprint import differences
 from simulator.sweep.journal import Shape, encode, plain_row, rewrite_without, scan
 
@@ -324,6 +326,8 @@ def rows_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> pd.
     A mapping or list a parameter took is its canonical text
     (:func:`~simulator.output.cells.cell_value`), the same in CSV and Parquet."""
     table = cell_columns(pd.DataFrame(list(rows), columns=list(columns)))
+    for name in columns[1 : columns.index("replicate")]:  # the swept parameters
+        table[name] = _unbounded_as_inf(table[name])
     table = table.drop_duplicates(["point", "replicate"], keep="last")
     table = table.sort_values(["point", "replicate"], kind="stable").reset_index(drop=True)
     for name in ("point", "replicate", "seed"):
@@ -334,6 +338,18 @@ def rows_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> pd.
         if name != "scenario":  # JSON null -> NaN; whole-number columns stay integers
             table[name] = pd.to_numeric(table[name])
     return table
+
+
+def _unbounded_as_inf(column: pd.Series) -> pd.Series:
+    """A swept figure that took ``unbounded`` among numbers (docs/scenario-format.md) as
+    floats with ``inf`` for it: the column stays numeric (Parquet stores no column of
+    numbers and text), the journal keeps the word (its JSON has no infinity)."""
+    values = column.tolist()
+    if UNBOUNDED not in values or not all(
+        v == UNBOUNDED or (isinstance(v, (int, float)) and not isinstance(v, bool)) for v in values
+    ):
+        return column
+    return pd.Series([math.inf if v == UNBOUNDED else float(v) for v in values], index=column.index)
 
 
 def load_sweep_table(path: str | Path) -> pd.DataFrame:

@@ -99,7 +99,8 @@ def test_invariants_under_random_failures(doc):
     dropped = requests[requests["status"] == "dropped"]
     assert (dropped["drop_reason"].str.len() > 0).all()
     if doc["workload"][0]["on_failure"] != "drop":
-        assert dropped["drop_reason"].str.contains("battery|memory: node").all()
+        # a request that does not fit a refusing pool waits: memory drops nothing
+        assert dropped["drop_reason"].str.contains("battery").all()
     done = requests[requests["status"] == "completed"]
     assert (done["finish_s"] >= done["arrival_s"]).all()
     # the failures table counts what it did
@@ -107,8 +108,7 @@ def test_invariants_under_random_failures(doc):
     assert (table["down_s"] > 0).all() and (table["end_s"] > table["start_s"]).all()
     assert (table["retried"] + table["parked"] + table["dropped"] <= table["requests_hit"]).all()
     if doc["workload"][0]["on_failure"] == "drop" and not stopped:
-        refused = dropped["drop_reason"].str.startswith("memory")
-        assert (~refused).sum() == table["dropped"].sum()
+        assert len(dropped) == table["dropped"].sum()
     # power: nothing while down, the rows integrate to each component's energy
     w0, w1 = result.summary["window_start_s"], result.summary["window_end_s"]
     power = result.power

@@ -10,6 +10,7 @@ from onnx import helper
 from onnx_util import MODELS_DIR, make_models_module, model, weight
 
 from simulator.errors import ModelError
+from simulator.graph.model import FOOTPRINT_KEY
 from simulator.graph.onnx_import import load_onnx
 from simulator.graph.techniques import TECHNIQUES, apply_techniques
 from simulator.graph.zoo import build_zoo_model
@@ -35,6 +36,11 @@ def apply(graph, spec):
     return TECHNIQUES.get(spec["name"]).function.apply(graph, options)
 
 
+def shape_attrs(op):
+    """The op's attrs without the network footprint ModelGraph stamps on every op."""
+    return {k: v for k, v in op.attrs.items() if k != FOOTPRINT_KEY}
+
+
 def figures(op):
     return (op.kind, op.flops, op.macs, op.params, op.input_elems, op.output_elems, op.dtype)
 
@@ -43,8 +49,11 @@ def figures(op):
 def test_imported_attrs_equal_the_zoo_op_by_op(zoo_name):
     onnx_graph, zoo = imported(zoo_name, "none"), build_zoo_model(zoo_name, "fp32")
     for op in zoo:
-        assert dict(onnx_graph.op(op.name).attrs) == dict(op.attrs), op.name
-    assert onnx_graph.op("flatten").attrs == {"flatten": 1}  # the zoo's flatten is a view
+        assert shape_attrs(onnx_graph.op(op.name)) == shape_attrs(op), op.name
+    assert shape_attrs(onnx_graph.op("flatten")) == {"flatten": 1, "view": 1}  # a view
+    for graph in (onnx_graph, zoo):  # every op carries its network's weight bytes
+        assert {op.attrs[FOOTPRINT_KEY] for op in graph} == {graph.weight_bytes}
+    assert onnx_graph.weight_bytes == zoo.weight_bytes
     convs = [op for op in zoo if op.kind in ("conv", "dwconv", "fc")]
     assert convs and all(op.attrs for op in convs)
 

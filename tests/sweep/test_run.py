@@ -13,6 +13,7 @@ from sweep.conftest import write_sweep
 
 from simulator.engine import simulate
 from simulator.errors import SocsimError
+from simulator.results.fleets import LOAD_KEYS
 from simulator.spec import parse_scenario
 from simulator.spec.yamlio import load_yaml_file
 from simulator.sweep import (
@@ -47,6 +48,7 @@ def test_the_table_has_one_row_per_point_and_replicate_in_the_documented_columns
         "accuracy_top1",
         "peak_memory_bytes",
         "flexibility",
+        *LOAD_KEYS,
     ]
     assert list(zip(table["point"], table["replicate"], strict=True)) == [
         (p, r) for p in range(4) for r in range(2)

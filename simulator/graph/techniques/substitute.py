@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from simulator.errors import ModelError
-from simulator.graph.layers import DEFAULT_PARALLEL_FRACTION
+from simulator.graph.kind_figures import DEFAULT_PARALLEL_FRACTION
 from simulator.graph.model import Edge, ModelGraph, Op
 from simulator.graph.techniques.base import (
     ACCURACY_DELTA,
