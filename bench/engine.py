@@ -179,7 +179,7 @@ def predictor_variant(n_requests: int, repeat: int, workdir: Path) -> dict:
     """Planning and engine wall time with a learned predictor on every phone unit vs
     the roofline: a random 200-tree depth-4 artifact per kind for int8 and fp16 (speed
     only, not a measurement; :func:`calibration.predictor_synth.random_artifact`)."""
-    from calibration.predictor_fit import write_predictor
+    from calibration.predictor_file import write_predictor
     from calibration.predictor_synth import random_artifact
     from simulator.hardware.predictor import KernelPredictor, PredictorRangeWarning
 

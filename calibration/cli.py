@@ -177,6 +177,7 @@ def cmd_all(args: argparse.Namespace) -> int:
         quick=args.quick,
         log=_progress,
         statistic=args.statistic,
+        refit=args.refit,
         **({"threads": threads} if threads else {}),
     )
     return EXIT_OK
@@ -376,6 +377,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         type=int,
         action="append",
         help="thread counts to calibrate (repeatable; default 1 and 2)",
+    )
+    every.add_argument(
+        "--refit",
+        action="store_true",
+        help="measure nothing: fit, validate and report again from the tables an earlier "
+        "run left in -o",
     )
     _run_options(every, threads=False)
     _statistic(every)

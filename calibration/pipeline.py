@@ -12,7 +12,6 @@ import os
 import time
 import warnings
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -26,10 +25,11 @@ from calibration.device import (
     write_device,
 )
 from calibration.fit import FitResult, HostRates, fit
+from calibration.layout import Layout
 from calibration.measure import GraphLoader, host_name, measure_models, onnx_graph, provenance
 from calibration.microbench import host_rates, run_suite, suite
 from calibration.ortrun import RunSettings
-from calibration.predictor_fit import predictor_path, train_predictor_file
+from calibration.predictor_file import predictor_path, train_predictor_file
 from calibration.reference import Reference, spread
 from calibration.report import (
     ThreadResult,
@@ -56,46 +56,6 @@ OPTIMIZED_SUFFIX = ".ort_extended.onnx"
 THREADS = (1, 2)
 #: Timed seconds per model and session in ``calibrate all`` (RunSettings.budget_s).
 BUDGET_S = 0.6
-
-
-@dataclass(frozen=True)
-class Layout:
-    """Where a calibration run keeps its files (under ``out``), per thread count."""
-
-    out: Path
-    threads: int = 1
-
-    @property
-    def suffix(self) -> str:
-        return "" if self.threads == 1 else f"_{self.threads}t"
-
-    @property
-    def models(self) -> Path:
-        return self.out / "models"
-
-    @property
-    def work(self) -> Path:
-        return self.out / "work"
-
-    @property
-    def fit_csv(self) -> Path:
-        return self.out / f"fit{self.suffix}.csv"
-
-    @property
-    def holdout_csv(self) -> Path:
-        return self.out / f"holdout{self.suffix}.csv"
-
-    @property
-    def validation_csv(self) -> Path:
-        return self.out / f"validation{self.suffix}.csv"
-
-    @property
-    def kernels_csv(self) -> Path:
-        return self.out / f"kernels{self.suffix}.csv"
-
-    @property
-    def reference_csv(self) -> Path:
-        return self.out / f"reference{self.suffix}.csv"
 
 
 class CachedLoader:
@@ -298,8 +258,13 @@ def run_all(
     log: Callable[[str], None] = print,
     threads: tuple[int, ...] = THREADS,
     statistic: str = "auto",
+    refit: bool = False,
 ) -> dict[str, float]:
     """The whole pipeline at every thread count; the 1-thread headline and the seconds.
+
+    ``refit``: measure nothing; fit, validate and report from the tables an earlier run
+    left in ``out`` (after a change to the fitting code, or to re-read a run). A missing
+    table is a :class:`~simulator.errors.SocsimError` naming it.
 
     ``statistic``: each row's time for fitting and validating (the median of its runs,
     or their lower quartile ``q1``; ``auto``: the median at 1 thread, ``q1`` above,
@@ -322,7 +287,13 @@ def run_all(
         def stage(text: str, n: int = n) -> None:
             log(f"[{time.perf_counter() - start:6.1f} s] {n} thread(s): {text}")
 
-        measure_corpora(selection, layout, run, micro=True, quick=quick, log=stage, loader=loader)
+        if refit:
+            layout.require_tables()
+            stage(f"refitting from {layout.fit_csv} and {layout.holdout_csv} (no measuring)")
+        else:
+            measure_corpora(
+                selection, layout, run, micro=True, quick=quick, log=stage, loader=loader
+            )
         target, node = device_for(device, n), node_for(n)
         extra = {}
         if n > 1 and 1 in threads:
@@ -389,7 +360,7 @@ def run_all(
     )
     if docs is not None:
         image_ref = _relative(image, docs.parent)
-        splice_report(docs, report_markdown(results, image_ref, seconds))
+        splice_report(docs, report_markdown(results, image_ref, seconds, refit=refit))
     figures = results[0].headline()
     figures["seconds"] = seconds
     log(f"calibrate all: done in {seconds:.0f} s")

@@ -12,8 +12,9 @@ for conv, depthwise and FC; and the ratio grows with the network's weights, from
 docs/calibration.md ("Sweep context") has the table.
 
 So, per op kind, a *context factor*: the median of measured / predicted over the
-*reference* rows (in-network kernels of the real architectures, ``zoo_*`` models) of a
-model trained on the sweep rows alone. A kind with fewer than
+*reference* rows (in-network kernels of the real architectures, ``zoo_*`` models, timed
+at :data:`MIN_REFERENCE_S` or more) of a model trained on the sweep rows alone. A kind
+with fewer than
 :data:`MIN_REFERENCE_ROWS` reference rows (BatchNorm and Concat: the zoo's BNs are fused
 into convs, its CNNs concatenate nothing) takes the pooled factor of all memory-bound
 reference rows (below :data:`MEMORY_BOUND_FLOP_PER_BYTE`) when its own rows are memory
@@ -37,6 +38,11 @@ REFERENCE_PREFIX = "zoo_"
 MIN_REFERENCE_ROWS = 5
 #: A row below this arithmetic intensity (FLOP/B) is memory bound (pooled factor).
 MEMORY_BOUND_FLOP_PER_BYTE = 1.0
+#: Reference rows faster than this (s) are not evidence: ORT's profiler times kernels
+#: in whole microseconds, so a 4 µs kernel's ratio is off by up to 25 % from rounding
+#: alone. The zoo's only reshapes are six 2-5 µs Flattens, which gave reshape factors
+#: from 1.13 to 1.62 between runs, scaling every sweep reshape (views and copies).
+MIN_REFERENCE_S = 10e-6
 
 #: ``fit_predict(train_rows, test_rows)``: predicted times (s) of ``test_rows`` by a model
 #: trained on ``train_rows`` (one kind), or None when ``train_rows`` are too few.
@@ -71,6 +77,7 @@ def context_factors(rows: pd.DataFrame, fit_predict: FitPredict) -> dict[str, fl
     memory_ratios = []
     for kind, group in rows.groupby("kind", sort=True):
         train, test = group[sweep[group.index]], group[reference[group.index]]
+        test = test[test["median_s"].to_numpy(dtype=float) >= MIN_REFERENCE_S]
         if train.empty or test.empty:
             continue
         predicted = fit_predict(train, test)

@@ -2,7 +2,8 @@
 
 API (for ``socsim calibrate``; pure given its inputs, no I/O but :func:`write_predictor`)::
 
-    from calibration.predictor_fit import train_predictor, write_predictor
+    from calibration.predictor_fit import train_predictor
+    from calibration.predictor_file import write_predictor
     artifact = train_predictor(table, provenance=prov)   # dict, the JSON artifact
     write_predictor(artifact, Path("scenarios/devices/host_cpu.predictor.json"))
     # the device YAML's unit then says:  predictor: {file: host_cpu.predictor.json}
@@ -24,19 +25,15 @@ on that roofline instead of a constant time.
 
 from __future__ import annotations
 
-import gzip
-import json
 import math
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from calibration.fit import FitResult
 from calibration.predictor_context import apply_context, context_factors
-from calibration.table import Provenance, network_rows
+from calibration.table import network_rows
 from simulator.errors import SocsimError
 from simulator.hardware.kernel_features import (
     CONTEXT_FEATURES,
@@ -44,7 +41,7 @@ from simulator.hardware.kernel_features import (
     feature_column,
     kind_features,
 )
-from simulator.hardware.predictor import KernelPredictor, kernel_times_s
+from simulator.hardware.predictor import kernel_times_s
 from simulator.hardware.predictor_format import FORMAT, TARGETS, VERSION, check_model
 
 METHODS = ("gbt", "rf")
@@ -383,57 +380,3 @@ def _artifact(defined: Mapping, overhead_s: float, provenance: Mapping, models: 
         "overhead_s": float(overhead_s),
         "models": models,
     }
-
-
-def artifact_bytes(artifact: Mapping[str, Any], compress: bool = False) -> bytes:
-    """The artifact's file content: compact sorted JSON, gzip'd (no timestamp) when
-    ``compress``; the same artifact gives the same bytes."""
-    text = json.dumps(artifact, sort_keys=True, separators=(",", ":"), allow_nan=False)
-    raw = (text + "\n").encode()
-    return gzip.compress(raw, compresslevel=9, mtime=0) if compress else raw
-
-
-def write_predictor(artifact: Mapping[str, Any], path: str | Path) -> Path:
-    """Check ``artifact`` (as the simulator will read it) and write it to ``path``,
-    gzip'd when the name ends in ``.gz``.
-
-    Raises
-    ------
-    PredictorFormatError
-        When the artifact would not load.
-    """
-    path = Path(path)
-    KernelPredictor(artifact, str(path))  # refuse to write what cannot be read back
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(artifact_bytes(artifact, compress=path.suffix == ".gz"))
-    return path
-
-
-def predictor_path(device: Path) -> Path:
-    """Where the learned predictor of a preset goes: ``<stem>.predictor.json`` beside it."""
-    return device.with_name(f"{device.stem}.predictor.json")
-
-
-def train_predictor_file(
-    table: pd.DataFrame, result: FitResult, prov: Provenance, path: Path, min_rows: int = 20
-) -> tuple[Path, str] | None:
-    """Train the learned kernel predictor on the op rows and write it.
-
-    Returns (the artifact's path, the kinds it predicts), or None when the table has no
-    feature columns (measured elsewhere, e.g. imported) or no kind has ``min_rows`` kernels
-    (the quick corpus).
-    """
-    if not any(str(c).startswith("feat_") for c in table.columns):
-        return None
-    try:
-        artifact = train_predictor(
-            table,
-            overhead_s=result.overhead_s,
-            provenance=prov.to_dict(),
-            random_state=0,
-            min_rows=min_rows,
-        )
-    except NothingToTrainError:
-        return None
-    kinds = sorted({kind for kind, _, _ in KernelPredictor(artifact).kinds()})
-    return write_predictor(artifact, path), ", ".join(kinds)

@@ -247,14 +247,22 @@ def _group(model: str) -> str:
     return "synthetic networks"
 
 
-def report_markdown(results: list[ThreadResult], image: str, seconds: float) -> str:
-    """The whole generated report."""
+def report_markdown(
+    results: list[ThreadResult], image: str, seconds: float, refit: bool = False
+) -> str:
+    """The whole generated report (``refit``: the fit of an earlier run's tables)."""
     lines = []
     for result in results:
         lines += holdout_section(result)
     lines += fit_section(results)
+    took = (
+        f"`socsim calibrate all --refit` re-fitted the tables measured as stated above "
+        f"in {seconds:.0f} s (measuring them took most of a full run's 5-6 minutes)."
+        if refit
+        else f"`socsim calibrate all` took {seconds:.0f} s."
+    )
     lines += [
-        f"`socsim calibrate all` took {seconds:.0f} s.",
+        took,
         "",
         f"![predicted vs measured]({image})",
         "",

@@ -152,3 +152,36 @@ def test_no_docs_writes_nothing_in_the_repository(monkeypatch, tmp_path):
     assert seen["kw"]["threads"] == (1,)
     assert main(["calibrate", "all", "-o", str(tmp_path)]) == 0
     assert str(seen["args"][1]) == "scenarios/devices/host_cpu.yaml"
+
+
+def test_refit_measures_nothing_and_gives_the_same_presets(quick_run, monkeypatch, capsys):
+    """--refit on the quick run's folder: no model runs, the same preset byte for byte
+    (the fit is deterministic), the report says it was a refit."""
+    import calibration.pipeline
+
+    _, root, _, device = quick_run
+
+    def no_measuring(*args, **kwargs):
+        raise AssertionError("--refit measured")
+
+    monkeypatch.setattr(calibration.pipeline, "measure_corpora", no_measuring)
+    again = root / "again" / "host_cpu.yaml"
+    again.parent.mkdir()
+    page = root / "again" / "calibration.md"
+    page.write_text(f"{REPORT_BEGIN}\n{REPORT_END}\n")
+    args = ["calibrate", "all", "--refit", "-o", str(root / "run"), "--device", str(again)]
+    args += ["--docs", str(page), "--image", str(root / "again" / "pv.png"), "--quick"]
+    assert main(args) == 0
+    assert again.read_bytes() == device.read_bytes()
+    assert (root / "again" / "host_cpu_2t.yaml").read_bytes() == (
+        root / "host_cpu_2t.yaml"
+    ).read_bytes()
+    assert "`socsim calibrate all --refit` re-fitted" in page.read_text()
+    assert "no measuring" in capsys.readouterr().err
+
+
+def test_refit_without_tables_is_a_clear_error(tmp_path, capsys):
+    code = main(["calibrate", "all", "--refit", "--no-docs", "-o", str(tmp_path)])
+    assert code == EXIT_INVALID
+    err = capsys.readouterr().err
+    assert "fit.csv does not exist" in err and "without --refit first" in err

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from calibration.predictor_context import apply_context, context_factors
+from calibration.predictor_context import MIN_REFERENCE_S, apply_context, context_factors
 from calibration.predictor_synth import synthetic_table
 from calibration.table import resolve_statistic
 
@@ -54,6 +54,28 @@ def test_context_factors_by_hand():
     norm = sweep & (rows["kind"] == "norm")
     assert np.allclose(scaled.loc[norm, "median_s"], 1.55 * rows.loc[norm, "median_s"])
     assert scaled.loc[~sweep, "median_s"].equals(rows.loc[~sweep, "median_s"])
+
+
+def test_reference_kernels_under_the_profiler_resolution_are_not_evidence():
+    """Six 2-5 µs reference reshapes (1 µs ticks) give no factor of their own: the kind
+    takes the pooled memory-bound factor, here from the activations' 1.4."""
+    fast = pd.DataFrame(_rows("zoo_r", "reshape", [2.0] * 6, 0.0)).assign(
+        bytes=[1e4, 1.5e4, 2e4, 2.5e4, 1e4, 1.5e4]
+    )
+    fast["median_s"] = fast["bytes"] * 1e-10 * 2.0  # 2-5 µs, twice the law
+    assert fast["median_s"].max() < MIN_REFERENCE_S
+    rows = pd.concat(
+        [
+            pd.DataFrame(_rows("sweep_a", "reshape", [1.0] * 6, 0.0)),
+            fast,
+            pd.DataFrame(_rows("sweep_a", "activation", [1.0] * 6, 0.25)),
+            pd.DataFrame(_rows("zoo_r", "activation", [1.2, 1.3, 1.4, 1.5, 1.6], 0.25)),
+        ],
+        ignore_index=True,
+    )
+    assert context_factors(rows, _law) == pytest.approx({"activation": 1.4, "reshape": 1.4})
+    slow = rows.assign(median_s=rows["median_s"] * 10)  # 20-50 µs: now they count
+    assert context_factors(slow, _law)["reshape"] == pytest.approx(20.0)
 
 
 def test_no_reference_rows_no_change():

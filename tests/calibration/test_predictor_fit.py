@@ -9,12 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from calibration.predictor_fit import (
-    artifact_bytes,
-    export_trees,
-    train_predictor,
-    write_predictor,
-)
+from calibration.predictor_file import artifact_bytes, write_predictor
+from calibration.predictor_fit import export_trees, train_predictor
 from calibration.predictor_synth import synthetic_ops, synthetic_table, synthetic_time_s
 from calibration.table import make_table, read_table, write_table
 from simulator.errors import SocsimError
