@@ -21,7 +21,7 @@ import numpy as np
 import simpy
 
 from simulator.engine.clock import Wakeup, after, wake
-from simulator.engine.servers import PARKED, OnFinish, OnStart
+from simulator.engine.servers import PARKED, OnFinish, OnStart, split_jobs
 from simulator.errors import SimulationError
 
 
@@ -121,11 +121,10 @@ class PoolServer:
         """Drop the queued (not started) jobs whose payload satisfies ``predicate``."""
         kept = [job for job in self._queue if not predicate(job[2])]
         dropped = len(self._queue) - len(kept)
-        for job in self.parked:
-            if predicate(job[2]):
-                self.backlog_s -= job[1]
-                dropped += 1
-        self.parked = [job for job in self.parked if not predicate(job[2])]
+        back, self.parked = split_jobs(self.parked, predicate)
+        for job in back:
+            self.backlog_s -= job[1]
+        dropped += len(back)
         if len(kept) < len(self._queue):
             for job in self._queue:
                 if predicate(job[2]):
@@ -138,10 +137,10 @@ class PoolServer:
     def unpark(self, predicate: Callable[[Any], bool]) -> None:
         """Queue again the parked jobs whose payload satisfies ``predicate`` (with their
         keys; they are in ``backlog_s`` already); they start at their turn."""
-        back = [job for job in self.parked if predicate(job[2])]
+        back, kept = split_jobs(self.parked, predicate)
         if not back:
             return
-        self.parked = [job for job in self.parked if not predicate(job[2])]
+        self.parked = kept
         for job in back:
             heappush(self._queue, job)
         if not self._kicked and self.in_use < self.cores:

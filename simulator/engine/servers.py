@@ -33,6 +33,15 @@ OnFinish = Callable[[Any, float, float], None]
 PARKED: Any = object()
 
 
+def split_jobs(jobs: list, predicate: Callable[[Any], bool]) -> tuple[list, list]:
+    """``(taken, kept)``: the ``(key, duration_s, payload)`` jobs whose payload satisfies
+    ``predicate``, and the others, each in their order."""
+    taken, kept = [], []
+    for job in jobs:
+        (taken if predicate(job[2]) else kept).append(job)
+    return taken, kept
+
+
 class Server:
     """Serves jobs, smallest key first, with ``workers`` jobs in service at once.
 
@@ -112,10 +121,9 @@ class Server:
         """
         dropped = self._drop(self._queue, predicate)
         if self.parked:  # in the order they were parked (not a heap)
-            back = [job for job in self.parked if predicate(job[2])]
+            back, self.parked = split_jobs(self.parked, predicate)
             for _, duration_s, _ in back:
                 self.backlog_s -= duration_s
-            self.parked = [job for job in self.parked if not predicate(job[2])]
             dropped += len(back)
         return dropped
 
@@ -136,10 +144,10 @@ class Server:
     def unpark(self, predicate: Callable[[Any], bool]) -> None:
         """Queue again the parked jobs whose payload satisfies ``predicate`` (with their
         keys; they are in ``backlog_s`` already) and wake idle workers for them."""
-        back = [job for job in self.parked if predicate(job[2])]
+        back, kept = split_jobs(self.parked, predicate)
         if not back:
             return
-        self.parked = [job for job in self.parked if not predicate(job[2])]
+        self.parked = kept
         for job in back:
             heappush(self._queue, job)
         for _ in range(min(len(back), len(self._idle))):
