@@ -49,10 +49,21 @@ def exit_plans(
     Raises
     ------
     PlacementError
-        When the placement's policy rewrote the model (its ops are not the model's).
+        When the placement's policy rewrote the model (its ops are not the model's), or
+        is online HEFT (which reserves the whole model for each request).
     """
     if not isinstance(graph, ExitModel) or fixed_exit(plan) is not None:
         return None
+    if "online" in plan.placement.notes:
+        # Online HEFT reserves each request's ops at its arrival, on the whole model; a
+        # request running its exit's view would bypass the reservations (its ops would
+        # queue on the plain units, the reserved ones never coming), so refuse it.
+        raise PlacementError(
+            f"model '{graph.name}' has early exits, which online HEFT does not plan (it "
+            "reserves every op of the model for each request at its arrival); use "
+            "'heft' without 'online: true', or 'edgent'",
+            plan.placement.policy,
+        )
     if plan.placement.graph is not None:
         raise PlacementError(
             f"it rewrote model '{graph.name}' (split ops), so its early exits name ops the "

@@ -203,6 +203,21 @@ def test_a_policy_that_rewrites_the_model_is_refused_with_exits():
         simulate(parse_scenario(doc))
 
 
+def test_online_heft_is_refused_with_exits_at_validate_and_run():
+    """Online HEFT reserves the whole model per request; a request running its exit's
+    view used to bypass the reservations silently (its ops queued on the plain units)."""
+    from simulator.placement.check import plan_problems
+
+    doc = copy.deepcopy(chain_document(count=4))
+    doc["placement"] = {"policy": "heft", "online": True}
+    (problem,) = plan_problems(parse_scenario(doc))
+    assert problem.path == "placement" and "online HEFT does not plan" in problem.message
+    with pytest.raises(PlacementError, match="'heft' without 'online: true', or 'edgent'"):
+        simulate(parse_scenario(doc))
+    doc["placement"] = {"policy": "heft"}  # static HEFT keeps exits
+    assert (simulate(parse_scenario(doc)).requests["status"] == "completed").all()
+
+
 def test_a_request_that_falls_back_keeps_its_exit():
     sys.path.insert(0, str(Path(__file__).parent))
     from test_adaptive import adaptive_doc
