@@ -110,11 +110,12 @@ def moves_bytes(op: Op) -> bool:
     The one rule every path that costs memory time or DRAM traffic follows (this module,
     :mod:`simulator.cost_table`, and through :func:`dram_traffic_bytes` the engine's
     shared DRAM and ``co_execute``). Why: a Reshape, Flatten, Squeeze or Identity
-    aliases its input in real runtimes (onnxruntime, TFLite) and copies nothing. Measured
-    with onnxruntime on the development host, a Reshape or Flatten of 0.4 KB to 7 MB
-    took 2-7 us whatever its size (dispatch), a Transpose of 62 KB to 7 MB 6.5-238 us, in
-    proportion to its bytes (docs/cost-model.md, "Views"). A view keeps its fixed costs
-    (dispatch, barrier) and the learned predictor's time when one covers it.
+    aliases its input in real runtimes (onnxruntime, TFLite) and copies nothing: with
+    onnxruntime on the development host a Reshape or Flatten of 0.4 KB to 7 MB took
+    1-7 us whatever its size (dispatch), a Transpose of the same sizes up to ~1 ms, in
+    proportion to its bytes (docs/cost-model.md, "Views cost dispatch only"). A view
+    keeps its fixed costs (dispatch, barrier), and the learned predictor's time when
+    one covers it.
     """
     return not op.is_view
 
