@@ -19,7 +19,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from simulator.graph.model import Op
-from simulator.hardware.cost import barrier_time_s, op_time_s, unsupported_reason
+from simulator.hardware.cost import barrier_time_s, moves_bytes, op_time_s, unsupported_reason
 from simulator.hardware.units import ComputeUnit
 
 #: ``None`` in a row: the unit cannot run the op.
@@ -40,6 +40,9 @@ class _OpColumns:
         self.fused = [False] * n
         self.kinds = [op.kind for op in ops]
         self.dtypes = [op.dtype for op in ops]
+        # the scalar path's memory rule: a view moves no bytes
+        self.views = np.array([not moves_bytes(op) for op in ops], dtype=bool)
+        self.any_view = bool(self.views.any())
         for i, op in enumerate(ops):
             flops[i] = op.flops
             parallel[i] = op.parallel_fraction
@@ -87,6 +90,8 @@ def _roofline(unit: ComputeUnit, cols: _OpColumns, idx: np.ndarray) -> np.ndarra
         if not unit.sparse_efficiency:
             streamed = np.where(cols.sparsity[idx] != 0, cols.dense[idx], streamed)
         memory = (cols.activation[idx] + streamed) / bandwidth
+        if cols.any_view:
+            memory = np.where(cols.views[idx], 0.0, memory)
     fixed = unit.dispatch_s + barrier_time_s(unit)
     return fixed + np.maximum(compute, memory)
 

@@ -179,8 +179,19 @@ class Op:
         return self.output_elems * self.element_bytes
 
     @property
+    def is_view(self) -> bool:
+        """True for a ``reshape`` that aliases its input instead of copying it: one marked
+        ``attrs['view']`` (Reshape, Flatten, Squeeze, Unsqueeze, Identity, Dropout at
+        inference, as the ONNX importer and GraphBuilder mark them) or ``attrs['flatten']``.
+        Runtimes copy nothing for it, so the cost model charges it no memory time and no
+        DRAM traffic (:func:`simulator.hardware.cost.moves_bytes`); a Transpose, Split or
+        Slice (also kind ``reshape``) copies and is not a view."""
+        return self.kind == "reshape" and bool(self.attrs.get("view") or self.attrs.get("flatten"))
+
+    @property
     def bytes_moved(self) -> int:
-        """Bytes the op reads and writes: inputs, weights and output (roofline traffic)."""
+        """Bytes of the op's tensors: inputs, weights and output (the roofline's traffic,
+        except for a view, which moves none: :attr:`is_view`)."""
         return self.input_bytes + self.weight_bytes + self.output_bytes
 
 

@@ -5,6 +5,7 @@ Default roofline (the modelling contract)::
     t = dispatch + barrier(n) + max(flops / (peak[dtype] * eff[kind] * S(n)), memory)
     memory = bytes / DRAM bandwidth                    (no caches)
            = max over levels L of bytes(L) / bandwidth(L)   (cache levels: memory.py)
+           = 0 for a view (moves_bytes: a reshape that aliases its input copies nothing)
     flops = op flops x (1 - sparse_efficiency x sparsity)  (weight pruning; 0 without kernels)
     S(n) = 1 / ((1 - p) + p / n)                       (Amdahl, p = parallel fraction)
     barrier(n) = barrier_s * log2(n)                   (n = the cores one op uses)
@@ -103,15 +104,32 @@ def streamed_weight_bytes(op: Op, unit: ComputeUnit) -> float:
     return float(op.weight_bytes)
 
 
+def moves_bytes(op: Op) -> bool:
+    """Whether the op reads and writes memory at all: False for a view (:attr:`Op.is_view`).
+
+    The one rule every path that costs memory time or DRAM traffic follows (this module,
+    :mod:`simulator.cost_table`, and through :func:`dram_traffic_bytes` the engine's
+    shared DRAM and ``co_execute``). Why: a Reshape, Flatten, Squeeze or Identity
+    aliases its input in real runtimes (onnxruntime, TFLite) and copies nothing: with
+    onnxruntime on the development host a Reshape or Flatten of 0.4 KB to 7 MB took
+    1-7 us whatever its size (dispatch), a Transpose of the same sizes up to ~1 ms, in
+    proportion to its bytes (docs/cost-model.md, "Views cost dispatch only"). A view
+    keeps its fixed costs (dispatch, barrier), and the learned predictor's time when
+    one covers it.
+    """
+    return not op.is_view
+
+
 def memory_traffic(op: Op, unit: ComputeUnit) -> tuple[LevelTraffic, ...]:
     """Bytes the op moves at each level of the unit's hierarchy, innermost first, DRAM last.
 
     See :mod:`simulator.hardware.memory` for the rules; without caches, everything is
-    DRAM traffic.
+    DRAM traffic. A view moves nothing at any level (:func:`moves_bytes`).
     """
+    moved = moves_bytes(op)
     return level_traffic(
-        activation_bytes(op),
-        streamed_weight_bytes(op, unit),
+        activation_bytes(op) if moved else 0.0,
+        streamed_weight_bytes(op, unit) if moved else 0.0,
         unit.caches,
         unit.memory_bandwidth_bytes_per_s,
     )
@@ -121,10 +139,13 @@ def dram_traffic_bytes(op: Op, unit: ComputeUnit) -> float:
     """Bytes the op moves between the node's DRAM and ``unit`` (B).
 
     The figure a node's shared DRAM bandwidth is divided by while ops run at once; with
-    caches, only the share no cache level holds (:func:`memory_traffic`).
+    caches, only the share no cache level holds (:func:`memory_traffic`); 0 for a view
+    (:func:`moves_bytes`).
     """
     if unit.caches:
         return memory_traffic(op, unit)[-1].nbytes
+    if not moves_bytes(op):
+        return 0.0
     return activation_bytes(op) + streamed_weight_bytes(op, unit)
 
 

@@ -68,7 +68,7 @@ def _view(op: Op) -> float | None:
     that copies (Transpose, Split, Slice...); None for other kinds."""
     if op.kind != "reshape":
         return None
-    return 1.0 if op.attrs.get("view") or op.attrs.get("flatten") else 0.0
+    return 1.0 if op.is_view else 0.0
 
 
 def _intensity(op: Op) -> float:

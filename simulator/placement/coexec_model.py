@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from functools import partial
 
 from simulator.graph.model import ModelGraph, Op
 from simulator.graph.transforms import (
@@ -14,8 +15,9 @@ from simulator.graph.transforms import (
     merge_op,
     part_ops,
 )
-from simulator.hardware.cost import dram_traffic_bytes, op_time_parts_s
+from simulator.hardware.cost import op_time_parts_s
 from simulator.placement.balance import Line
+from simulator.placement.plan import dram_demand
 from simulator.platform import CostOracle
 
 
@@ -156,10 +158,15 @@ class SplitModel:
                 + self.back_time_s(part.output_bytes, uid),
             )
             unit = self.oracle.platform.unit(uid)
+            # the engine's rule: a part with no memory term (a unit of unbounded
+            # bandwidth, a view) or on an unbounded DRAM pulls nothing from it
+            demand = dram_demand(part, uid, self.oracle, partial(op_time_parts_s, part, unit, uid))
+            if demand is None:
+                continue
             node = self.oracle.platform.node_of(uid).name
-            fixed_s = op_time_parts_s(part, unit, uid)[0]
+            fixed_s, part_bytes = demand
             body_from[node] = min(body_from.get(node, math.inf), arrive_s + fixed_s)
-            dram_bytes.setdefault(node, []).append(dram_traffic_bytes(part, unit))
+            dram_bytes.setdefault(node, []).append(part_bytes)
         for node, nbytes in dram_bytes.items():
             # parts on one node share its DRAM (docs/shared-dram.md): together they
             # cannot move their bytes faster than its bandwidth (a lower bound)

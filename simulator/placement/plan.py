@@ -114,7 +114,7 @@ class ExecutionPlan:
         return tuple(counts)
 
 
-def _dram_demand(
+def dram_demand(
     op,
     uid: str,
     oracle: CostOracle,
@@ -126,8 +126,10 @@ def _dram_demand(
     ``parts()`` is ``op_time_parts_s(op, unit, uid)`` (computed at most once per op by the
     caller).
 
-    An op with a tabled time or no memory term has no known DRAM rate: it shares nothing;
-    neither does an op on a node that can run only one op at a time within its bandwidth.
+    An op with a tabled time or no memory term (a unit of unbounded bandwidth, a view)
+    has no known DRAM rate: it shares nothing; neither does an op on a node that can run
+    only one op at a time within its bandwidth. The one statement of who shares a node's
+    DRAM: the engine (through the plan) and ``co_execute``'s bound both ask it.
     """
     node = oracle.platform.node_of(uid)
     unit = oracle.platform.unit(uid)
@@ -311,7 +313,7 @@ def _op_costs(
         energy_j = tuple(oracle.op_energy_j(op, uid) for op, uid in zip(ops, units, strict=True))
         models = tuple(oracle.cost_model(op, uid) for op, uid in zip(ops, units, strict=True))
     dram: tuple[tuple[float, float] | None, ...] = tuple(
-        _dram_demand(op, uid, oracle, lambda i=i: parts(i), uid in pools)
+        dram_demand(op, uid, oracle, lambda i=i: parts(i), uid in pools)
         for i, (op, uid) in enumerate(zip(ops, units, strict=True))
     )
     return {

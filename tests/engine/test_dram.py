@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 import simpy
 from hypothesis import given, settings
@@ -10,6 +12,7 @@ from strategies import scenarios
 
 from simulator.engine import Engine, plan_replicas, simulate
 from simulator.engine.dram import DramChannel
+from simulator.graph.model import Op
 from simulator.platform import CostOracle
 from simulator.spec import load_scenario, parse_scenario
 
@@ -199,3 +202,24 @@ def test_codl_fc6_takes_at_least_its_weights_over_dram_bandwidth():
     for _, parts in fc6.groupby("request_id"):
         assert parts["end_s"].max() - parts["start_s"].min() >= weights / node.dram_bps
     assert weights / node.dram_bps == pytest.approx(5.35e-3, abs=0.005e-3)
+
+
+def with_reshape_y(doc: dict, **attrs: int):
+    """``two_units`` with y a reshape of 375,000 B in and out (fp32), marked ``attrs``."""
+    scenario = parse_scenario(doc)
+    graph = scenario.models["pair"]
+    y = Op("y", "reshape", input_elems=93_750, output_elems=93_750, attrs=attrs)
+    return replace(scenario, models={"pair": graph.with_ops([y])})
+
+
+def test_a_view_beside_a_memory_bound_op_does_not_slow_it():
+    # as a copy, y's body moves 750 KB at 0.75 GB/s (1 ms) after 10 us of dispatch: x runs
+    # alone for 10 us, then both at 2/3 speed: x's last 0.99 ms take 1.485 ms -> 1.495 ms
+    copy = simulate(with_reshape_y(two_units(750_000, 0, y_dispatch_us=10))).ops.set_index("op")
+    assert copy.loc["x", "end_s"] == pytest.approx(1.495e-3, rel=EXACT)
+    # as a view it copies nothing: y takes its 10 us dispatch, x its uncontended 1 ms
+    scenario = with_reshape_y(two_units(750_000, 0, y_dispatch_us=10), view=1)
+    ops = simulate(scenario).ops.set_index("op")
+    assert ops.loc["y", "end_s"] == pytest.approx(10e-6, rel=EXACT)
+    assert ops.loc["x", "end_s"] == pytest.approx(1e-3, rel=EXACT)
+    assert ops["memory_stall_s"].tolist() == [0.0, 0.0]

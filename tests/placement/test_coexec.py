@@ -485,3 +485,24 @@ def test_modnn_speedup_falls_as_link_latency_rises():
 def predicted_speedup_of(scenario) -> float:
     plan = next(iter(plan_apps(scenario).values()))
     return plan.placement.notes["predicted_speedup"]
+
+
+def test_an_unbounded_bandwidth_part_pulls_nothing_from_the_dram_bound():
+    # cpu 1 GFLOP/s at 1 GB/s, gpu 3 GFLOP/s of unbounded bandwidth, node DRAM 1 GB/s; a
+    # 1 GFLOP conv with 400 MB of fp32 weights splits 1:3 by channels (compute-bound on
+    # both: the cpu's 100 MB take 0.1 s < its 0.25 s). The engine counts no DRAM bytes for
+    # the gpu part, so the split's bound is not 400 MB / 1 GB/s = 0.4 s: both take 0.25 s
+    doc = soc(
+        ops=[
+            {"name": "big", "kind": "conv", "flops": 1e9, "params": 100_000_000},
+        ],
+        placement={"policy": "co_execute", "units": ["gpu", "cpu"], "mode": "always"},
+    )
+    doc["nodes"]["phone"]["dram_bandwidth_gb_s"] = 1
+    doc["nodes"]["phone"]["units"]["cpu"]["memory_bandwidth_gb_s"] = 1
+    doc["nodes"]["phone"]["units"]["gpu"]["memory_bandwidth_gb_s"] = "unbounded"
+    plan, latency = run(doc)
+    split = by_op(plan.placement.notes["split"])["big"]
+    assert split["ratios"] == pytest.approx({"phone.gpu": 0.75, "phone.cpu": 0.25}, rel=EXACT)
+    assert split["split_s"] == pytest.approx(0.25, rel=EXACT)
+    assert latency == pytest.approx(0.25, rel=EXACT)  # what the engine runs

@@ -85,8 +85,12 @@ UNITS = [
     ),
 ]
 
+#: A reshape's view attributes (the ONNX importer's and GraphBuilder's): a view moves no
+#: bytes, a copy (no attribute) does; both paths must agree either way.
+VIEW_ATTRS = st.sampled_from([{}, {"view": 1}, {"flatten": 1, "view": 1}, {"flatten": 1}])
+
 ops = st.builds(
-    lambda i, kind, flops, p, dtype, elems, params, sparsity, fused, tabled: Op(
+    lambda i, kind, flops, p, dtype, elems, params, sparsity, fused, tabled, view: Op(
         f"op{i}",
         kind,
         flops=flops,
@@ -99,10 +103,11 @@ ops = st.builds(
         attrs={
             **({"sparsity": sparsity, "out_channels": 8} if sparsity else {}),
             **({"fused": (f"op{i}", "relu")} if fused else {}),
+            **view,
         },
     ),
     st.integers(0, 10**6),
-    st.sampled_from(["conv", "fc", "pool", "matmul", "elementwise"]),
+    st.sampled_from(["conv", "fc", "pool", "matmul", "elementwise", "reshape"]),
     st.one_of(st.just(0.0), st.floats(1.0, 1e10)),
     st.one_of(st.just(1.0), st.just(0.0), st.floats(0.0, 1.0)),
     st.sampled_from(["fp32", "fp16", "int8"]),
@@ -111,6 +116,7 @@ ops = st.builds(
     st.one_of(st.just(0.0), st.floats(0.01, 0.95)),
     st.booleans(),
     st.one_of(st.none(), st.floats(1e-6, 1.0)),
+    VIEW_ATTRS,
 )
 
 
@@ -134,14 +140,18 @@ def test_rows_equal_the_scalar_model_on_arbitrary_floats():
     some_ops = [
         Op(
             f"op{i}",
-            rng.choice(["conv", "fc", "matmul"]),
+            rng.choice(["conv", "fc", "matmul", "reshape"]),
             flops=10 ** rng.uniform(0, 10),  # compute- and memory-bound ones
             params=rng.randrange(10**6),
             input_elems=rng.randrange(10**6),
             output_elems=rng.randrange(10**6),
             dtype=rng.choice(["fp32", "fp16", "int8"]),
             parallel_fraction=rng.random(),
-            attrs={"sparsity": rng.uniform(0.01, 0.9), "out_channels": 4} if i % 3 == 0 else {},
+            attrs={"sparsity": rng.uniform(0.01, 0.9), "out_channels": 4}
+            if i % 3 == 0
+            else {"view": 1}
+            if i % 3 == 1
+            else {},
         )
         for i in range(600)
     ]
