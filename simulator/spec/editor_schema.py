@@ -22,7 +22,6 @@ from dataclasses import replace
 from typing import Any
 
 from simulator.schema import (
-    _NUMBER_TEXT,
     UNBOUNDED,
     AnyValue,
     Boolean,
@@ -35,6 +34,7 @@ from simulator.schema import (
     Tagged,
     Text,
 )
+from simulator.schema.scalars import _NUMBER_TEXT
 from simulator.spec.uncertain import Uncertain
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"

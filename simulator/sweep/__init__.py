@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from simulator.lazy import lazy_exports
 
 _EXPORTS = {
-    "DESIGNS": "simulator.sweep.design",
+    "DESIGNS": "simulator.sweep.pointsets",
     "EXECUTORS": "simulator.sweep.executors",
     "Parameter": "simulator.sweep.design",
     "PointResolver": "simulator.sweep.points",
@@ -31,11 +31,11 @@ _EXPORTS = {
     "SweepSpec": "simulator.sweep.design",
     "Task": "simulator.sweep.execute",
     "check_values": "simulator.sweep.points",
-    "expand": "simulator.sweep.design",
+    "expand": "simulator.sweep.pointsets",
     "fast_path_applies": "simulator.sweep.execute",
     "load_sweep_table": "simulator.sweep.store",
     "parse_path": "simulator.sweep.points",
-    "point_seed": "simulator.sweep.design",
+    "point_seed": "simulator.sweep.pointsets",
     "prepare_sweep": "simulator.sweep.runner",
     "range_values": "simulator.sweep.design",
     "run_prepared": "simulator.sweep.runner",
@@ -47,18 +47,11 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 if TYPE_CHECKING:  # the same names, eagerly, for type checkers and IDEs
-    from simulator.sweep.design import (
-        DESIGNS,
-        Parameter,
-        SweepSpec,
-        expand,
-        point_seed,
-        range_values,
-        sweep_spec,
-    )
+    from simulator.sweep.design import Parameter, SweepSpec, range_values, sweep_spec
     from simulator.sweep.execute import SUMMARY_KEYS, Task, fast_path_applies, run_task
     from simulator.sweep.executors import EXECUTORS
     from simulator.sweep.points import PointResolver, check_values, parse_path, set_path
+    from simulator.sweep.pointsets import DESIGNS, expand, point_seed
     from simulator.sweep.runner import PreparedSweep, prepare_sweep, run_prepared, run_sweep
     from simulator.sweep.store import (
         SweepBusyError,

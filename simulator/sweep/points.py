@@ -25,7 +25,8 @@ from simulator.spec.scenario import Scenario
 from simulator.spec.uncertain import SampleKey, path_text
 from simulator.spec.yamlio import YamlMap, plain
 from simulator.spec.yamlnodes import shallow_copy
-from simulator.sweep.design import MC_COLUMN, Parameter, SweepSpec
+from simulator.sweep.design import Parameter, SweepSpec
+from simulator.sweep.pointsets import MC_COLUMN
 
 _SEGMENT = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
 #: top-level keys a point document drops: expanded already, or about the sweep itself

@@ -19,19 +19,18 @@ from simulator.spec.loader import parse_scenario
 from simulator.spec.sweepdefs import SWEEP
 from simulator.spec.uncertain import uncertain_paths
 from simulator.spec.yamlio import load_yaml_file, plain
-from simulator.sweep.design import (
-    RepeatedSeeds,
-    SampledPoints,
-    SeedList,
-    SweepSpec,
-    _Indexed,
-    point_set,
-    sweep_spec,
-)
+from simulator.sweep.design import SweepSpec, sweep_spec
 from simulator.sweep.execute import Task, columns, run_batch, run_task
 from simulator.sweep.executors import EXECUTORS, default_workers
 from simulator.sweep.fingerprint import fingerprint, fingerprint_parts
 from simulator.sweep.points import PointResolver, _key, check_values, expanded_document
+from simulator.sweep.pointsets import (
+    RepeatedSeeds,
+    SampledPoints,
+    SeedList,
+    _Indexed,
+    point_set,
+)
 from simulator.sweep.progress import open_progress
 from simulator.sweep.store import SweepStore
 

@@ -162,8 +162,9 @@ def test_a_trace_time_beyond_the_horizon_is_refused(tmp_path):
 def test_too_many_values_are_refused_while_composing(monkeypatch):
     """Counted while composing, not after: 1e6 inline ops took 241 s and 3.7 GB."""
     import simulator.spec.yamlio as yamlio
+    import simulator.spec.yamlloaders as yamlloaders
 
-    monkeypatch.setattr(yamlio, "MAX_EXPANDED_NODES", 1000)
+    monkeypatch.setattr(yamlloaders, "MAX_EXPANDED_NODES", 1000)
     text = "ops:\n" + "".join(f"  - {{name: o{i}}}\n" for i in range(600))
     with pytest.raises(ScenarioError, match=r"more than 1,000 values \(MAX_EXPANDED_NODES\)"):
         yamlio.load_yaml_text(text, "x.yaml")

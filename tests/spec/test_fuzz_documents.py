@@ -513,9 +513,9 @@ def test_zoo_options_load_or_are_named(small_soc, name, options):
 
 
 def test_the_loader_is_a_safe_loader_and_constructs_no_object(tmp_path):
-    from simulator.spec.yamlio import _FastLoader, _PureLoader
+    from simulator.spec.yamlloaders import FAST_LOADER, _PureLoader
 
-    for loader in (_PureLoader, _FastLoader):  # _FastLoader: None without libyaml
+    for loader in (_PureLoader, FAST_LOADER):  # FAST_LOADER: None without libyaml
         if loader is None:
             continue
         assert issubclass(loader, yaml.constructor.SafeConstructor)

@@ -18,7 +18,7 @@ from simulator.errors import ScenarioError
 from simulator.spec import yamlio
 from simulator.spec.yamlio import YamlMap, YamlSeq, load_yaml_text
 
-pytestmark = pytest.mark.skipif(yamlio._FastLoader is None, reason="PyYAML without libyaml")
+pytestmark = pytest.mark.skipif(yamlio._FAST_LOADER is None, reason="PyYAML without libyaml")
 
 #: Fragments that make YAML's grammar branch: indentation, flow and block collections,
 #: anchors, merges, tags, quotes, block scalars, directives, BOM and awkward characters.
@@ -85,7 +85,7 @@ def _with_marks(value: object) -> object:
 def _agree(text: str, monkeypatch) -> None:
     fast = _seen(text)
     with monkeypatch.context() as patch:
-        patch.setattr(yamlio, "_FastLoader", None)
+        patch.setattr(yamlio, "_FAST_LOADER", None)
         pure = _seen(text)
     assert fast == pure, text
 
