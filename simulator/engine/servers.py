@@ -33,10 +33,15 @@ OnFinish = Callable[[Any, float, float], None]
 PARKED: Any = object()
 
 
-def split_jobs(jobs: list, predicate: Callable[[Any], bool]) -> tuple[list, list]:
+#: a queued job: (scheduler key, duration s, payload)
+Job = tuple[Any, float, Any]
+
+
+def split_jobs(jobs: list[Job], predicate: Callable[[Any], bool]) -> tuple[list[Job], list[Job]]:
     """``(taken, kept)``: the ``(key, duration_s, payload)`` jobs whose payload satisfies
     ``predicate``, and the others, each in their order."""
-    taken, kept = [], []
+    taken: list[Job] = []
+    kept: list[Job] = []
     for job in jobs:
         (taken if predicate(job[2]) else kept).append(job)
     return taken, kept
