@@ -16,6 +16,7 @@ from simulator.graph.exits import ExitModel, cascade_ops, expected, subgraph
 from simulator.graph.model import ModelGraph
 from simulator.placement.base import Placement
 from simulator.placement.estimate import estimate
+from simulator.placement.listsched import ONLINE_NOTE
 from simulator.placement.plan import ExecutionPlan, compile_plan
 from simulator.platform import CostOracle
 
@@ -54,7 +55,7 @@ def exit_plans(
     """
     if not isinstance(graph, ExitModel) or fixed_exit(plan) is not None:
         return None
-    if "online" in plan.placement.notes:
+    if ONLINE_NOTE in plan.placement.notes:
         # Online HEFT reserves each request's ops at its arrival, on the whole model; a
         # request running its exit's view would bypass the reservations (its ops would
         # queue on the plain units, the reserved ones never coming), so refuse it.

@@ -163,6 +163,11 @@ HEFT_OPTIONS = {
 }
 
 
+#: The note a HEFT placement carries when its app is planned online (per request at
+#: arrival): what tells a static plan of an online app from a plain HEFT one.
+ONLINE_NOTE = "online"
+
+
 @POLICIES.register("heft", with_common_options(HEFT_OPTIONS, "heft placement"))
 def heft(
     graph: ModelGraph, oracle: CostOracle, source: str, options: Mapping[str, Any]
@@ -176,7 +181,7 @@ def heft(
         schedule.assign(i, unit, start)
     notes: dict[str, Any] = {"rank_order": tuple(costs.ops[i] for i in order)}
     if options.get("online"):  # the engine plans each request itself (placement/online.py)
-        notes["online"] = "each request planned at its arrival; this is a lone request's plan"
+        notes[ONLINE_NOTE] = "each request planned at its arrival; this is a lone request's plan"
     return checked_placement(
         schedule.placement("heft", source, order, notes), graph, oracle, options
     )
