@@ -51,6 +51,31 @@ def _stride_area(op: Op) -> float | None:
     return inside / out if inside and out else None
 
 
+def _gemm_depth(op: Op) -> float | None:
+    """The reduction depth of the conv's GEMM per group: (in_channels / groups) x k^2."""
+    channels, kernel = _conv_only(op, "in_channels"), _conv_only(op, "kernel")
+    if not channels or not kernel:
+        return None
+    return channels / (_conv_only(op, "groups") or 1.0) * kernel * kernel
+
+
+def _gemm_rows(op: Op) -> float | None:
+    """The conv's GEMM rows per group: out_channels / groups."""
+    channels = _conv_only(op, "out_channels")
+    return channels / (_conv_only(op, "groups") or 1.0) if channels else None
+
+
+def _im2col_elems(op: Op) -> float | None:
+    """Elements an im2col lowering writes (gemm depth x output pixels x groups); 0 for a
+    1x1 stride-1 conv, which a GEMM reads in place."""
+    depth, pixels, kernel = _gemm_depth(op), _out_spatial(op), _conv_only(op, "kernel")
+    if depth is None or pixels is None or kernel is None:
+        return None
+    if kernel == 1 and (_stride_area(op) or 1.0) <= 1.0:
+        return 0.0
+    return depth * pixels * (_conv_only(op, "groups") or 1.0)
+
+
 def _tokens(op: Op) -> float | None:
     features = _attr(op, "out_features") if op.kind == "fc" else None
     return op.output_elems / features if features else None
@@ -94,6 +119,12 @@ FEATURES: Mapping[str, tuple[str, Callable[[Op], float | None]]] = FrozenMap(
         "out_spatial": ("conv/dwconv output pixels: output_elems / out_channels", _out_spatial),
         "in_spatial": ("conv/dwconv input pixels: input_elems / in_channels", _in_spatial),
         "stride_area": ("conv/dwconv in_spatial / out_spatial (about stride^2)", _stride_area),
+        "gemm_depth": ("conv/dwconv GEMM reduction depth: in_channels / groups x k^2", _gemm_depth),
+        "gemm_rows": ("conv/dwconv GEMM rows per group: out_channels / groups", _gemm_rows),
+        "im2col_elems": (
+            "conv/dwconv elements an im2col lowering writes (0 for 1x1 stride 1)",
+            _im2col_elems,
+        ),
         "in_features": (
             "fc input features",
             lambda op: _attr(op, "in_features") if op.kind == "fc" else None,

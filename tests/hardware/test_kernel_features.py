@@ -36,6 +36,21 @@ def test_every_op_carries_its_networks_weight_bytes_by_hand():
         assert op_features(op)["net_weight_bytes"] == 21416.0
 
 
+def test_conv_gemm_features_by_hand():
+    """A conv lowered to a GEMM: depth (c_in / g) k^2, rows c_out / g, and im2col writes
+    depth x output pixels x groups elements, none for a 1x1 stride-1 conv."""
+    conv = op_features(conv_op("c", 3, 8, 3, 1, 8))  # 3 -> 8, 3x3, 8x8 output
+    assert (conv["gemm_depth"], conv["gemm_rows"], conv["im2col_elems"]) == (27, 8, 27 * 64)
+    pointwise = op_features(conv_op("p", 16, 32, 1, 1, 14))
+    assert (pointwise["gemm_depth"], pointwise["im2col_elems"]) == (16, 0.0)
+    strided = op_features(conv_op("s", 16, 32, 1, 2, 14))  # 1x1 stride 2 gathers pixels
+    assert strided["im2col_elems"] == 16 * 7 * 7
+    grouped = op_features(conv_op("g", 16, 32, 3, 1, 8, groups=4))  # 4 groups of 4 -> 8
+    assert (grouped["gemm_depth"], grouped["gemm_rows"]) == (36, 8)
+    assert grouped["im2col_elems"] == 36 * 64 * 4
+    assert "gemm_depth" not in op_features(fc_op("fc", 1, 512, 10))
+
+
 def test_an_op_outside_a_graph_lacks_the_context_feature():
     bare = conv_op("conv", 3, 8, 3, 1, 8)
     assert "net_weight_bytes" not in op_features(bare)
