@@ -347,8 +347,8 @@ class Dataflow:
             return
         now = self.env._now
         move = fast.move
-        src = move.src_op
-        if src is not None:  # the copy has left: the producer's buffer may go
+        src = fast.holder
+        if src is not None:  # the copy has left: the producer's (a view's owner's) buffer may go
             holders = request.holders
             holders[src] -= 1
             if holders[src] == 0:

@@ -78,6 +78,9 @@ class RuntimeApp:
                 if u in self.units[i]:
                     step = make_step(variant, i, self.app_name, first + i)
                     step.local_next = step.local_inputs = step.moves_out = ()
+                    # units are decided at run time: a view owns its output here (the
+                    # variant's aliasing assumed its producer's unit)
+                    step.output_bytes = graph.op(plan.ops[i]).output_bytes
                     self.steps[i][u] = step
         self.time_s = [
             tuple(self.steps[i][u].duration_s for u in us) for i, us in enumerate(self.units)
@@ -106,7 +109,7 @@ class RuntimeApp:
             hops = oracle.route(node_of[u], plan.source)
             self.outputs[u] = Transfer("network" if hops else "local", hops=hops)
         self.input_bytes = graph.request_input_bytes
-        self.output_bytes = plan.output_bytes
+        self.output_bytes = tuple(graph.op(op).output_bytes for op in plan.ops)  # tensors'
         self._fast: dict[tuple, FastMove] = {}
         self._rows: dict[tuple, tuple] = {}
         self._coefficients: dict[tuple, tuple] = {}

@@ -34,10 +34,12 @@ class FastMove:
     """A move of ``plan`` run for ``app``, with what the hot path needs precomputed
     (from ``ledger``: the destination's tally and the move's trace code)."""
 
-    __slots__ = ("books", "delay_s", "move", "tally", "trace_code")
+    __slots__ = ("books", "delay_s", "holder", "move", "tally", "trace_code")
 
     def __init__(self, move: Move, ledger: Ledger, app: str, plan: ExecutionPlan):
         self.move = move
+        #: the op whose buffer the move holds until it has left (:attr:`Move.holder`)
+        self.holder = move.holder
         #: the fixed delay (s) of an on-chip or explicit move; None for a network move
         self.delay_s = None if move.hops else move.fixed_delay_s
         self.books = move.transfer.kind != "local"  # whether it books a transfer row

@@ -56,6 +56,14 @@ class Move:
     nbytes: int
     transfer: Transfer
     consumers: tuple[int, ...]
+    #: the op whose buffer the move reads, when not ``src_op``: a view's input's owner
+    #: (:func:`buffer_owners`), held until the copy has left
+    buffer_op: int | None = None
+
+    @property
+    def holder(self) -> int | None:
+        """The op whose output buffer this move holds until it has left (None: the input)."""
+        return self.src_op if self.buffer_op is None else self.buffer_op
 
     @property
     def hops(self) -> tuple[Hop, ...]:
@@ -80,6 +88,8 @@ class ExecutionPlan:
     units: tuple[str, ...]
     duration_s: tuple[float, ...]
     energy_j: tuple[float, ...]
+    #: per op, the bytes its output buffer allocates on its unit: 0 for a view that
+    #: aliases its input's buffer (:func:`buffer_owners`); not its tensor's size
     output_bytes: tuple[int, ...]
     weight_bytes: tuple[int, ...]
     waits: tuple[int, ...]
@@ -106,12 +116,39 @@ class ExecutionPlan:
 
     @property
     def holders(self) -> tuple[int, ...]:
-        """Per op, how many readers hold its output buffer: same-unit consumers + moves out."""
-        counts = [len(moves) for moves in self.moves_out]
+        """Per op, how many readers hold its output buffer: same-unit consumers + moves out
+        (a view's readers hold its input's buffer: :func:`buffer_owners`)."""
+        counts = [0] * len(self.moves_out)
+        for moves in self.moves_out:
+            for move in moves:
+                counts[move.holder] += 1  # type: ignore[index]  # moves out have a source op
         for producers in self.local_inputs:
             for i in producers:
                 counts[i] += 1
         return tuple(counts)
+
+
+def buffer_owners(graph: ModelGraph, order: tuple[str, ...], units: tuple[str, ...]) -> list[int]:
+    """Per op (placement order), the op whose buffer holds its output.
+
+    An op owns its output, except a view (:attr:`~simulator.graph.model.Op.is_view`) of
+    one op's output on its own unit: a Reshape, Flatten or Squeeze aliases its input in
+    real runtimes, so its output is its input's buffer (its owner's, through a chain of
+    views). Such a view allocates nothing, and its readers hold the owner's buffer, so
+    the buffer stays live until the view's consumers are done (and its copies to other
+    units have left). A view of the request input or of a tensor moved in from another
+    unit owns its output (the copy it reads is not an op's buffer). The one statement of
+    aliasing the engine's memory tally and the nodes' memory pools follow.
+    """
+    index = {name: i for i, name in enumerate(order)}
+    owner = list(range(len(order)))
+    for i, name in enumerate(order):
+        if not graph.op(name).is_view:
+            continue
+        producers = graph.predecessors(name)
+        if len(producers) == 1 and units[index[producers[0]]] == units[i]:
+            owner[i] = owner[index[producers[0]]]  # placement order is topological
+    return owner
 
 
 def dram_demand(
@@ -182,6 +219,7 @@ def compile_plan(
     local_next: list[list[int]] = [[] for _ in order]
     moves_out: list[list[Move]] = [[] for _ in order]
     local_inputs: list[list[int]] = [[] for _ in order]
+    owner = buffer_owners(graph, order, units)
 
     pools = frozenset(placement.assignment[name] for name in placement.cores)
     last_on_unit: dict[str, int] = {}
@@ -201,17 +239,21 @@ def compile_plan(
             waits[j] += 1
             if units[j] == units[i]:
                 local_next[i].append(j)
-                local_inputs[j].append(i)
+                local_inputs[j].append(owner[i])  # the buffer it reads (a view's: its input's)
             elif edge.comm_s is not None:
                 transfer = oracle.edge_transfer(edge, units[i], units[j])
-                moves_out[i].append(Move(i, units[i], units[j], edge.bytes, transfer, (j,)))
+                moves_out[i].append(
+                    Move(i, units[i], units[j], edge.bytes, transfer, (j,), _alias(owner, i))
+                )
             else:
                 group = groups.setdefault(units[j], [0, []])
                 group[0] = max(group[0], edge.bytes)
                 group[1].append(j)
         for dst_unit, (nbytes, consumers) in groups.items():
             transfer = oracle.edge_transfer(None, units[i], dst_unit)
-            moves_out[i].append(Move(i, units[i], dst_unit, nbytes, transfer, tuple(consumers)))
+            moves_out[i].append(
+                Move(i, units[i], dst_unit, nbytes, transfer, tuple(consumers), _alias(owner, i))
+            )
 
     node_of = {uid: oracle.platform.node_of(uid).name for uid in set(units)}
     n_outputs = 0
@@ -220,7 +262,15 @@ def compile_plan(
         hops = oracle.route(node_of[units[i]], source)
         kind = "network" if hops else "local"
         moves_out[i].append(
-            Move(i, units[i], None, ops[i].output_bytes, Transfer(kind, hops=hops), ())
+            Move(
+                i,
+                units[i],
+                None,
+                ops[i].output_bytes,
+                Transfer(kind, hops=hops),
+                (),
+                _alias(owner, i),
+            )
         )
         n_outputs += 1
 
@@ -249,7 +299,7 @@ def compile_plan(
         ops=tuple(order),
         kinds=tuple(op.kind for op in ops),
         units=units,
-        output_bytes=tuple(op.output_bytes for op in ops),
+        output_bytes=tuple(op.output_bytes if owner[i] == i else 0 for i, op in enumerate(ops)),
         weight_bytes=tuple(op.weight_bytes for op in ops),
         waits=tuple(waits),
         local_next=tuple(tuple(x) for x in local_next),
@@ -260,6 +310,11 @@ def compile_plan(
         pool_units=pools,
         **costs,
     )
+
+
+def _alias(owner: list[int], i: int) -> int | None:
+    """A move's ``buffer_op``: None when op ``i`` owns its output."""
+    return None if owner[i] == i else owner[i]
 
 
 #: The fields of an :class:`ExecutionPlan` that read only each op's unit (and node).

@@ -45,19 +45,31 @@ SHAPE_FIELDS: Mapping[str, Field] = {
     "in_features": Field(_COUNT, default=None, doc="fc input features"),
     "out_features": Field(_COUNT, default=None, doc="fc output features"),
     "bias": Field(Boolean(), default=None, doc="conv / fc has a bias (default false)"),
+    "view": Field(
+        Boolean(),
+        default=False,
+        doc="a reshape that aliases its input (costs dispatch only, no activation memory)",
+    ),
 }
+
+#: What a view may not have: it moves no data and computes nothing (docs/cost-model.md).
+_NOT_IN_A_VIEW: tuple[str, ...] = ("flops", "macs", "params", "time_ms")
 
 
 def shape_attrs(op: dict[str, Any], raw: Mapping[str, Any], loc: Loc, ctx: Context) -> dict | None:
     """Pop the shape keys of the checked op ``op`` and return its ``attrs``.
 
     Fills ``op['params']`` from the shape when the scenario does not give it. Returns
-    ``{}`` when no shape key is given, None after reporting a problem in ``ctx``.
+    ``{}`` when no shape key is given (``{'view': 1}`` for a view), None after reporting a
+    problem in ``ctx``.
     """
+    view = _view_attrs(op.pop("view", False), op, raw, loc, ctx)
+    if view is None:
+        return None
     given = {k: op.pop(k) for k in SHAPE_FIELDS if k in op}
     given = {k: v for k, v in given.items() if v is not None}
     if not given:
-        return {}
+        return view
     kind = op["kind"]
     allowed = KEYS_BY_KIND.get(kind)
     if allowed is None:
@@ -87,6 +99,31 @@ def shape_attrs(op: dict[str, Any], raw: Mapping[str, Any], loc: Loc, ctx: Conte
         per_out = attrs["in_channels"] // attrs["groups"] * attrs["kernel"] ** 2
         params = outputs * (per_out + attrs["bias"])
     return attrs if _figures_agree(op, raw, loc, ctx, params, outputs) else None
+
+
+def _view_attrs(view: bool, op: dict, raw: Mapping, loc: Loc, ctx: Context) -> dict | None:
+    """``{'view': 1}`` for a view (``{}`` for another op), None after reporting why it
+    cannot be one: only a ``reshape`` aliases its input (:attr:`Op.is_view`), and a view
+    computes nothing, holds no weights and has no tabled time (it costs dispatch only)."""
+    if not view:
+        return {}
+    if op["kind"] != "reshape":
+        ctx.problem(
+            loc.child(raw, "view"),
+            f"only a reshape op can be a view (this op is a {op['kind']}); "
+            "set kind: reshape or drop view",
+        )
+        return None
+    for key in _NOT_IN_A_VIEW:
+        value = raw.get(key)
+        if value:  # 0 / {} / absent: nothing a view cannot have
+            ctx.problem(
+                loc.child(raw, key),
+                f"a view computes nothing and costs dispatch only: it cannot have {key} "
+                f"({value!r}); drop {key} or view",
+            )
+            return None
+    return {"view": 1}
 
 
 def _conv_groups(attrs: dict, kind: str, raw: Mapping, loc: Loc, ctx: Context) -> bool:
