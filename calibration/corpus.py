@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from calibration.fitnets import build_fit_net
 from calibration.nets import build_net
 from calibration.onnxbuild import Builder as _Builder
 from calibration.sweeps import SWEEP_VERSION, build_sweep, sweep_names
@@ -130,6 +131,10 @@ def _net(seed: int, arch: str, res: int = 224):
     return build_net(arch, seed, res)
 
 
+def _fitnet(seed: int, arch: str, res: int = 224):
+    return build_fit_net(arch, seed, res)
+
+
 def _sweep(seed: int, sweep: str, version: int):
     if version != SWEEP_VERSION:
         raise SocsimError(f"sweep '{sweep}': recipe version {version}, builder {SWEEP_VERSION}")
@@ -137,7 +142,12 @@ def _sweep(seed: int, sweep: str, version: int):
 
 
 #: Families whose builder returns a finished ``ModelProto`` (the rest return a builder).
-_FINISHED: Mapping[str, Callable[..., Any]] = {"zoo": _zoo, "net": _net, "sweep": _sweep}
+_FINISHED: Mapping[str, Callable[..., Any]] = {
+    "zoo": _zoo,
+    "net": _net,
+    "fitnet": _fitnet,
+    "sweep": _sweep,
+}
 FAMILIES: Mapping[str, Callable[..., Any]] = {
     "plain_cnn": plain_cnn,
     "mobilenet_like": mobilenet_like,
@@ -183,10 +193,15 @@ def _r(name: str, family: str, **args: Any) -> Recipe:
 #: The zoo's CNNs go to the fit (exported as ``socsim zoo NAME --onnx`` does).
 ZOO_FIT = ("alexnet", "vgg16", "resnet18", "resnet50", "mobilenet_v1", "mobilenet_v2")
 
-#: Models the fit may use: kernel sweeps, the zoo's CNNs, small synthetic networks.
+#: Published architectures of the fit (calibration/fitnets.py), as ``real_<name>``.
+REAL_FIT = ("resnext50_32x4d", "regnet_x_400mf", "peleenet", "mobilenet_v3_large")
+
+#: Models the fit may use: kernel sweeps, the zoo's CNNs, published CNNs that are not
+#: hold-out families, small synthetic networks.
 FIT: tuple[Recipe, ...] = (
     *(_r(n, "sweep", seed=7, sweep=n, version=SWEEP_VERSION) for n in sweep_names()),
     *(_r(f"zoo_{n}", "zoo", seed=3, arch=n) for n in ZOO_FIT),
+    *(_r(f"real_{n}", "fitnet", seed=60 + i, arch=n) for i, n in enumerate(REAL_FIT)),
     _r("fit_cnn_w16_d3_r64", "plain_cnn", seed=11, width=16, depth=3, res=64),
     _r("fit_cnn_w32_d2_r48", "plain_cnn", seed=12, width=32, depth=2, res=48),
     _r("fit_cnn_w24_d3_r56", "plain_cnn", seed=111, width=24, depth=3, res=56),

@@ -6,7 +6,8 @@ in tests/test_calibration_nets.py). Inference graphs: dropout and auxiliary head
 left out, BatchNorm is the ONNX inference op.
 
 These are the calibration's **hold-out** architectures (never fitted on); the fit uses
-the zoo's own architectures (``socsim zoo NAME --onnx``), different networks.
+the zoo's own architectures (``socsim zoo NAME --onnx``) and the published networks of
+calibration/fitnets.py, different networks and families.
 """
 
 from __future__ import annotations

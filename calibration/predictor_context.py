@@ -12,11 +12,11 @@ for conv, depthwise and FC; and the ratio grows with the network's weights, from
 docs/calibration.md ("Sweep context") has the table.
 
 So, per op kind, a *context factor*: the median of measured / predicted over the
-*reference* rows (in-network kernels of the real architectures, ``zoo_*`` models, timed
-at :data:`MIN_REFERENCE_S` or more) of a model trained on the sweep rows alone. A kind
-with fewer than
-:data:`MIN_REFERENCE_ROWS` reference rows (BatchNorm and Concat: the zoo's BNs are fused
-into convs, its CNNs concatenate nothing) takes the pooled factor of all memory-bound
+*reference* rows (in-network kernels of the real architectures: the zoo's CNNs and the
+published fit architectures, :data:`REFERENCE_PREFIXES`, timed at :data:`MIN_REFERENCE_S`
+or more) of a model trained on the sweep rows alone. A kind with fewer than
+:data:`MIN_REFERENCE_ROWS` reference rows (BatchNorm: every BN of these networks is
+fused into a conv) takes the pooled factor of all memory-bound
 reference rows (below :data:`MEMORY_BOUND_FLOP_PER_BYTE`) when its own rows are memory
 bound, else 1. The sweep rows' times are multiplied by their kind's factor and the
 predictor trains on every row as before: the sweeps still give the shapes, the real
@@ -31,9 +31,10 @@ from collections.abc import Callable, Mapping
 import numpy as np
 import pandas as pd
 
-#: Model-name prefixes of the sweep rows and of the reference (real-network) rows.
+#: Model-name prefixes of the sweep rows and of the reference (real-network) rows: the
+#: zoo's CNNs and the published fit architectures (calibration/corpus.py).
 SWEEP_PREFIX = "sweep_"
-REFERENCE_PREFIX = "zoo_"
+REFERENCE_PREFIXES = ("zoo_", "real_")
 #: Fewest reference rows a kind needs for a factor of its own.
 MIN_REFERENCE_ROWS = 5
 #: A row below this arithmetic intensity (FLOP/B) is memory bound (pooled factor).
@@ -72,7 +73,7 @@ def context_factors(rows: pd.DataFrame, fit_predict: FitPredict) -> dict[str, fl
     """
     names = rows["model"].astype(str)
     sweep = names.str.startswith(SWEEP_PREFIX)
-    reference = names.str.startswith(REFERENCE_PREFIX)
+    reference = names.str.startswith(REFERENCE_PREFIXES)
     ratios: dict[str, np.ndarray] = {}
     memory_ratios = []
     for kind, group in rows.groupby("kind", sort=True):

@@ -244,6 +244,8 @@ def _group(model: str) -> str:
         return "kernel sweeps"
     if model.startswith("zoo_"):
         return "zoo CNNs"
+    if model.startswith("real_"):
+        return "published CNNs"
     return "synthetic networks"
 
 

@@ -11,6 +11,8 @@ import pandas as pd
 import pytest
 
 from calibration.corpus import FIT, HOLDOUT, QUICK, graph_digest
+from calibration.fitnets import FIT_NETS, build_fit_net
+from calibration.fitnets import PUBLISHED as FIT_PUBLISHED
 from calibration.nets import NETS, PUBLISHED, build_net
 from calibration.ortrun import RunSettings
 from calibration.sweeps import FAMILIES, KERNELS_PER_MODEL, build_sweep, sweep_names
@@ -36,6 +38,33 @@ def test_holdout_architectures_match_published_counts(name):
     assert graph.total_params == params  # torchvision's exact count
     # torchvision prints GMACs to 2 decimals
     assert graph.total_macs / 1e9 == pytest.approx(gmacs, abs=0.006)
+
+
+@pytest.mark.parametrize("name", list(FIT_NETS))
+def test_fit_architectures_match_published_counts(name):
+    """torchvision's exact parameter counts; PeleeNet's paper prints 2.8 M and 508 M."""
+    graph = load_onnx(build_fit_net(name, seed=1, weights=False), fuse="none", name=name)
+    params, gmacs, decimals = FIT_PUBLISHED[name]
+    if name == "peleenet":
+        assert round(graph.total_params / 1e6, 1) == params / 1e6
+    else:
+        assert graph.total_params == params
+    assert round(graph.total_macs / 1e9, decimals) == gmacs
+
+
+def test_fit_architectures_run_and_differ_from_every_holdout_architecture():
+    """No published fit network is a hold-out architecture (by graph digest), and one
+    runs in onnxruntime at 64 px with the classifier's 1000 outputs."""
+    ort = pytest.importorskip("onnxruntime")
+    held = {graph_digest(build_net(n, seed=1, weights=False)) for n in NETS}
+    fit = {graph_digest(build_fit_net(n, seed=1, weights=False)) for n in FIT_NETS}
+    assert len(fit) == len(FIT_NETS) and not fit & held
+    real = {r.args["arch"] for r in FIT if r.family == "fitnet"}
+    assert real == set(FIT_NETS) and not real & set(NETS)
+    model = build_fit_net("regnet_x_400mf", seed=1, res=64)
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    (out,) = session.run(None, {"input": np.ones((1, 3, 64, 64), np.float32)})
+    assert out.shape == (1, 1000) and np.isfinite(out).all()
 
 
 def test_weighted_net_equals_shape_only_and_low_resolution_vgg19(tmp_path):
