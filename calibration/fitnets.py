@@ -32,9 +32,7 @@ def resnext50_32x4d(b: Builder, res: int = 224) -> None:
             y = b.conv_bn_relu(x, c, width, 1, bias=False)
             y = b.conv_bn_relu(y, width, width, 3, stride, group=32, bias=False)
             y = b.conv_bn_relu(y, width, out, 1, bias=False, relu=False)
-            if i == 0:
-                x = b.conv_bn_relu(x, c, out, 1, stride, bias=False, relu=False)
-            x, c = b.relu(b.node("Add", [x, y])), out
+            x, c = b.residual(x, y, c, out, stride), out  # each stage's first projects
     b.head(x, c, 1000)
 
 
@@ -48,9 +46,7 @@ def regnet_x_400mf(b: Builder, res: int = 224) -> None:
             y = b.conv_bn_relu(x, c, width, 1, bias=False)
             y = b.conv_bn_relu(y, width, width, 3, stride, group=width // 16, bias=False)
             y = b.conv_bn_relu(y, width, width, 1, bias=False, relu=False)
-            if stride != 1 or c != width:
-                x = b.conv_bn_relu(x, c, width, 1, stride, bias=False, relu=False)
-            x, c = b.relu(b.node("Add", [x, y])), width
+            x, c = b.residual(x, y, c, width, stride), width
     b.head(x, c, 1000)
 
 

@@ -46,9 +46,7 @@ def resnet34(b: Builder, res: int = 224) -> None:
             stride = 2 if stage > 0 and i == 0 else 1
             y = b.conv_bn_relu(x, c, width, 3, stride, bias=False)
             y = b.conv_bn_relu(y, width, width, 3, bias=False, relu=False)
-            if stride != 1 or c != width:
-                x = b.conv_bn_relu(x, c, width, 1, stride, bias=False, relu=False)
-            x, c = b.relu(b.node("Add", [x, y])), width
+            x, c = b.residual(x, y, c, width, stride), width
     b.head(x, c, 1000)
 
 

@@ -149,6 +149,13 @@ class Builder:
         y = self.bn(self.conv(x, c_in, c_out, k, stride, group, pad, bias), c_out, eps)
         return self.relu(y) if relu else y
 
+    def residual(self, x: str, y: str, c_in: int, c_out: int, stride: int) -> str:
+        """ReLU(shortcut + ``y``): the shortcut is ``x``, or a 1x1 conv (stride) + BN of it
+        where the shape changes (torchvision's ResNet-family projection)."""
+        if stride != 1 or c_in != c_out:
+            x = self.conv_bn_relu(x, c_in, c_out, 1, stride, bias=False, relu=False)
+        return self.relu(self.node("Add", [x, y]))
+
     def pool(self, x: str, op: str, k: int, stride: int, pad: int = 0, ceil: bool = False) -> str:
         """``MaxPool`` or ``AveragePool``."""
         return self.node(
