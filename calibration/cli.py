@@ -31,6 +31,7 @@ def _settings(args: argparse.Namespace):
         rounds=args.rounds,
         clock=args.clock,
         budget_s=args.budget_s,
+        min_runs=args.min_runs,
     )
 
 
@@ -230,6 +231,8 @@ def cmd_published(args: argparse.Namespace) -> int:
 
 
 def _run_options(parser: argparse.ArgumentParser, threads: bool = True) -> None:
+    from calibration.ortrun import BUDGET_S, MIN_RUNS
+
     if threads:
         parser.add_argument("--threads", type=int, default=1, help="intra-op threads (default 1)")
     parser.add_argument("--warmup", type=int, default=10, help="untimed runs first (default 10)")
@@ -239,9 +242,15 @@ def _run_options(parser: argparse.ArgumentParser, threads: bool = True) -> None:
     parser.add_argument(
         "--budget-s",
         type=float,
-        default=0.6,
-        help="timed seconds per model and session: fewer runs for big models, at least 5 "
-        "(default 0.6; 0 = always --runs)",
+        default=BUDGET_S,
+        help="timed seconds per model and session: fewer runs for big models, at least "
+        f"--min-runs (default {BUDGET_S}; 0 = always --runs)",
+    )
+    parser.add_argument(
+        "--min-runs",
+        type=int,
+        default=MIN_RUNS,
+        help=f"fewest timed runs of a model, whatever the budget (default {MIN_RUNS})",
     )
     parser.add_argument(
         "--rounds",

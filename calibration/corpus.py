@@ -127,7 +127,7 @@ def _zoo(seed: int, arch: str):
     return export_onnx(build_zoo_model(arch), seed)
 
 
-def _net(seed: int, arch: str, res: int = 224):
+def _net(seed: int, arch: str, res: int | None = None):
     return build_net(arch, seed, res)
 
 
@@ -217,7 +217,8 @@ FIT: tuple[Recipe, ...] = (
 )
 
 #: Real ImageNet architectures (calibration/nets.py) only validation may use; never
-#: fitted on. Smallest first (``--quick`` validates on the first).
+#: fitted on. Smallest first, later additions appended (``--quick`` validates on the
+#: first).
 HOLDOUT: tuple[Recipe, ...] = tuple(
     _r(n, "net", seed=100 + i, arch=n)
     for i, n in enumerate(
@@ -229,6 +230,7 @@ HOLDOUT: tuple[Recipe, ...] = tuple(
             "densenet121",
             "resnet34",
             "vgg19",
+            "inception_v3",  # appended: the others keep their seeds
         )
     )
 )

@@ -105,6 +105,72 @@ def googlenet(b: Builder, res: int = 224) -> None:
     b.head(x, 1024, 1000)
 
 
+def inception_v3(b: Builder, res: int = 299) -> None:
+    """Inception v3 as torchvision builds it (no auxiliary head): factorised 5 x 5 and
+    7 x 7 convolutions (1 x 7 then 7 x 1), 1 x 3 / 3 x 1 pairs in the last blocks.
+
+    Every conv is torchvision's ``BasicConv2d`` (no bias, BatchNorm eps 1e-3, ReLU); its
+    average-pool branches count the padding, as torchvision's ``avg_pool2d`` does."""
+
+    def basic(x: str, c_in: int, c_out: int, k, stride: int = 1, pad: int | None = None):
+        return b.conv_bn_relu(x, c_in, c_out, k, stride, pad=pad, bias=False, eps=1e-3)
+
+    def avg_branch(x: str, c_in: int, c_out: int) -> str:
+        pool = b.node(
+            "AveragePool",
+            [x],
+            kernel_shape=[3, 3],
+            strides=[1, 1],
+            pads=[1] * 4,
+            count_include_pad=1,
+        )
+        return basic(pool, c_in, c_out, 1)
+
+    def block_a(x: str, c_in: int, pool_features: int) -> str:  # 35 x 35
+        b5 = basic(basic(x, c_in, 48, 1), 48, 64, 5)
+        b3 = basic(basic(basic(x, c_in, 64, 1), 64, 96, 3), 96, 96, 3)
+        return b.concat([basic(x, c_in, 64, 1), b5, b3, avg_branch(x, c_in, pool_features)])
+
+    def block_b(x: str, c_in: int) -> str:  # 35 -> 17
+        b3 = basic(x, c_in, 384, 3, 2, pad=0)
+        dbl = basic(basic(basic(x, c_in, 64, 1), 64, 96, 3), 96, 96, 3, 2, pad=0)
+        return b.concat([b3, dbl, b.pool(x, "MaxPool", 3, 2)])
+
+    def block_c(x: str, c7: int) -> str:  # 17 x 17, 768 channels
+        b7 = basic(basic(basic(x, 768, c7, 1), c7, c7, (1, 7)), c7, 192, (7, 1))
+        dbl = basic(x, 768, c7, 1)
+        for k in ((7, 1), (1, 7), (7, 1)):
+            dbl = basic(dbl, c7, c7, k)
+        dbl = basic(dbl, c7, 192, (1, 7))
+        return b.concat([basic(x, 768, 192, 1), b7, dbl, avg_branch(x, 768, 192)])
+
+    def block_d(x: str) -> str:  # 17 -> 8
+        b3 = basic(basic(x, 768, 192, 1), 192, 320, 3, 2, pad=0)
+        b7 = basic(basic(basic(x, 768, 192, 1), 192, 192, (1, 7)), 192, 192, (7, 1))
+        return b.concat([b3, basic(b7, 192, 192, 3, 2, pad=0), b.pool(x, "MaxPool", 3, 2)])
+
+    def block_e(x: str, c_in: int) -> str:  # 8 x 8
+        b3 = basic(x, c_in, 384, 1)
+        dbl = basic(basic(x, c_in, 448, 1), 448, 384, 3)
+        pairs = [
+            b.concat([basic(y, 384, 384, (1, 3)), basic(y, 384, 384, (3, 1))]) for y in (b3, dbl)
+        ]
+        return b.concat([basic(x, c_in, 320, 1), *pairs, avg_branch(x, c_in, 192)])
+
+    x = basic(b.input([1, 3, res, res]), 3, 32, 3, 2, pad=0)
+    x = basic(basic(x, 32, 32, 3, pad=0), 32, 64, 3)
+    x = b.pool(x, "MaxPool", 3, 2)
+    x = basic(basic(x, 64, 80, 1), 80, 192, 3, pad=0)
+    x = b.pool(x, "MaxPool", 3, 2)
+    for c_in, pool_features in ((192, 32), (256, 64), (288, 64)):
+        x = block_a(x, c_in, pool_features)
+    x = block_b(x, 288)
+    for c7 in (128, 160, 160, 192):
+        x = block_c(x, c7)
+    x = block_e(block_e(block_d(x), 1280), 2048)
+    b.head(x, 2048, 1000)
+
+
 def squeezenet1_1(b: Builder, res: int = 224) -> None:
     """SqueezeNet 1.1: Fire modules (squeeze 1x1, expand 1x1 and 3x3), conv classifier."""
 
@@ -199,10 +265,11 @@ NETS: Mapping[str, Callable[..., None]] = MappingProxyType(
         "squeezenet1_1": squeezenet1_1,
         "shufflenet_v2_x1_0": shufflenet_v2_x1_0,
         "mnasnet1_0": mnasnet1_0,
+        "inception_v3": inception_v3,
     }
 )
 
-#: Published (params, GMACs at 224 x 224) per architecture: torchvision's model docs
+#: Published (params, GMACs at the published input) per architecture: torchvision's model docs
 #: ("Params" and "GFLOPS", which torchvision counts as multiply-adds) [R, see the test].
 PUBLISHED: Mapping[str, tuple[int, float]] = MappingProxyType(
     {
@@ -213,13 +280,20 @@ PUBLISHED: Mapping[str, tuple[int, float]] = MappingProxyType(
         "squeezenet1_1": (1_235_496, 0.35),
         "shufflenet_v2_x1_0": (2_278_604, 0.14),
         "mnasnet1_0": (4_383_312, 0.31),
+        # torchvision's 27,161,264 less its auxiliary head (3,326,696: 768x128 1x1 and
+        # 128x768 5x5 convs with their BatchNorms, a 768 -> 1000 FC); at 299 x 299
+        "inception_v3": (23_834_568, 5.71),
     }
 )
 
 
-def build_net(name: str, seed: int, res: int = 224, weights: bool = True):
-    """The ``onnx.ModelProto`` of architecture ``name`` (weights seeded by ``seed``;
+def build_net(name: str, seed: int, res: int | None = None, weights: bool = True):
+    """The ``onnx.ModelProto`` of architecture ``name`` at ``res`` x ``res`` (None: its
+    published input, 224, Inception v3's 299; weights seeded by ``seed``;
     ``weights=False``: shapes only, see :class:`~calibration.onnxbuild.Builder`)."""
     b = Builder(seed, weights)
-    NETS[name](b, res)
+    if res is None:
+        NETS[name](b)
+    else:
+        NETS[name](b, res)
     return b.model(name)

@@ -103,23 +103,25 @@ class Builder:
         x: str,
         c_in: int,
         c_out: int,
-        k: int,
+        k: int | tuple[int, int],
         stride: int = 1,
         group: int = 1,
         pad: int | None = None,
         bias: bool = True,
     ) -> str:
-        """k x k convolution, padding ``k // 2`` unless given."""
-        inputs = [x, self.weight((c_out, c_in // group, k, k))]
+        """k x k convolution (``k = (kh, kw)``: kh x kw, as Inception v3's 1 x 7 and
+        7 x 1), padding ``k // 2`` on each axis unless given."""
+        kh, kw = (k, k) if isinstance(k, int) else k
+        inputs = [x, self.weight((c_out, c_in // group, kh, kw))]
         if bias:
             inputs.append(self.weight((c_out,), scale=0.01))
-        pad = k // 2 if pad is None else pad
+        pad_h, pad_w = (kh // 2, kw // 2) if pad is None else (pad, pad)
         return self.node(
             "Conv",
             inputs,
-            kernel_shape=[k, k],
+            kernel_shape=[kh, kw],
             strides=[stride, stride],
-            pads=[pad] * 4,
+            pads=[pad_h, pad_w, pad_h, pad_w],
             group=group,
         )
 
@@ -137,7 +139,7 @@ class Builder:
         x: str,
         c_in: int,
         c_out: int,
-        k: int,
+        k: int | tuple[int, int],
         stride: int = 1,
         group: int = 1,
         pad: int | None = None,

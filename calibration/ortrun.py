@@ -40,6 +40,16 @@ INPUT_DTYPES: Mapping[str, type] = MappingProxyType(
 )
 
 
+#: Timed seconds per model and session of ``socsim calibrate`` (``--budget-s``).
+BUDGET_S = 0.6
+#: Fewest timed runs of a model (``--min-runs``). Two consecutive idle runs of
+#: ``calibrate all`` timed DenseNet-121 (60 ms a run, so 6-7 runs at the budget) with
+#: only 67 % of its 309 kernels within ±10 % of each other, the per-model drift taken
+#: out; three models measured twice on their own at 21 runs agreed on 93 %
+#: (docs/calibration.md, "Stability and noise").
+MIN_RUNS = 15
+
+
 @dataclass(frozen=True)
 class RunSettings:
     """How a model is run.
@@ -73,7 +83,7 @@ class RunSettings:
     rounds: int = 5
     clock: str = "wall"
     budget_s: float = 0.0
-    min_runs: int = 5
+    min_runs: int = MIN_RUNS
 
     def __post_init__(self) -> None:
         if self.clock not in CLOCKS:

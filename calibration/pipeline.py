@@ -54,8 +54,6 @@ from simulator.graph.model import ModelGraph
 OPTIMIZED_SUFFIX = ".ort_extended.onnx"
 #: The thread counts ``calibrate all`` measures and fits (one preset each).
 THREADS = (1, 2)
-#: Timed seconds per model and session in ``calibrate all`` (RunSettings.budget_s).
-BUDGET_S = 0.6
 
 
 class CachedLoader:

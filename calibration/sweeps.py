@@ -192,6 +192,23 @@ def _poolsame(b: Builder, rng: np.random.Generator) -> str:
     return b.pool(x, op, 3, 1, pad=1)
 
 
+def _asym(b: Builder, rng: np.random.Generator) -> str:
+    """Factorised 1 x k and k x 1 convolutions, stride 1, the map kept (Inception v3's
+    1 x 7 / 7 x 1 pairs at 17 x 17 and its 1 x 3 / 3 x 1 at 8 x 8; ERFNet's and
+    Inception v4's the same way), from stage 2 (56 x 56) on."""
+    for _ in range(100):
+        side, typical = _stage(rng, first=2)
+        k = int(rng.choice([3, 5, 7], p=[0.4, 0.2, 0.4]))
+        kernel = (1, k) if rng.random() < 0.5 else (k, 1)
+        c_in, c_out = _channels(rng, typical, low=16), _channels(rng, typical, low=16)
+        flops = 2 * c_out * side * side * c_in * k
+        if 1e5 <= flops <= MAX_FLOPS and side >= k:
+            x = b.input([1, c_in, side, side], b.name("x"))
+            y = b.conv(x, c_in, c_out, kernel, 1)
+            return b.relu(y) if rng.random() < 0.7 else y
+    raise AssertionError("no factorised conv shape in range")
+
+
 FAMILIES: Mapping[str, Callable[[Builder, np.random.Generator], str]] = MappingProxyType(
     {
         "conv": _conv,
@@ -204,6 +221,7 @@ FAMILIES: Mapping[str, Callable[[Builder, np.random.Generator], str]] = MappingP
         # appended, so the earlier families' generators (seeded by position) are unchanged
         "narrow": _narrow,
         "poolsame": _poolsame,
+        "asym": _asym,
     }
 )
 #: Sweep models per family (x KERNELS_PER_MODEL kernels each); convolutions dominate
@@ -219,6 +237,7 @@ MODELS_PER_FAMILY: Mapping[str, int] = MappingProxyType(
         "concat": 2,
         "narrow": 3,
         "poolsame": 1,
+        "asym": 2,
     }
 )
 

@@ -88,17 +88,20 @@ def _has_bias(node: NodeView, index: int | None) -> int:
 
 def conv_attrs(node: NodeView, x: int, w: int, b: int | None) -> dict[str, int]:
     """GraphBuilder's conv shape attrs (``in_channels``, ``out_channels``, ``kernel``,
-    ``groups``, ``bias``) of a 2-D conv with a square constant kernel; ``{}`` otherwise
-    (1-D / 3-D / non-square kernels, or weights computed at run time), as the
-    techniques' formulas assume a ``k x k`` kernel of known shape."""
+    ``groups``, ``bias``) of a 2-D conv with a constant kernel; a non-square kh x kw
+    kernel (Inception v3's 1 x 7) gets ``kernel_h`` and ``kernel_w`` instead of
+    ``kernel`` (:func:`~simulator.graph.model.kernel_area` reads either). ``{}`` for
+    1-D / 3-D convs and weights computed at run time."""
     weight = node.input(w)
     w_shape = node.shape_of(w)
-    if weight is None or not weight.is_const or len(w_shape) != 4 or w_shape[2] != w_shape[3]:
+    if weight is None or not weight.is_const or len(w_shape) != 4:
         return {}
+    kh, kw = w_shape[2], w_shape[3]
+    kernel = {"kernel": kh} if kh == kw else {"kernel_h": kh, "kernel_w": kw}
     return {
         "in_channels": node.shape_of(x)[1],
         "out_channels": w_shape[0],
-        "kernel": w_shape[2],
+        **kernel,
         "groups": int(node.attr("group", 1)),
         "bias": _has_bias(node, b),
     }

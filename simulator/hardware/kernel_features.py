@@ -9,8 +9,8 @@ thing when a model is fitted and another when it predicts.
 Every feature is a number >= 0. Generic features come from the op's own fields and
 always exist; shape features come from the shape attributes (``Op.attrs``) that the
 zoo's layer builder, the ONNX importer and inline ops with shape keys fill, and are
-missing when the op has none (an ONNX conv with a non-square kernel, an inline op
-without shape keys): a model needing a missing feature does not predict that op, and
+missing when the op has none (a 1-D or 3-D ONNX conv, an inline op without shape
+keys): a model needing a missing feature does not predict that op, and
 the roofline does. Context features describe the op's network, not the op
 (``net_weight_bytes``, stamped by :class:`~simulator.graph.model.ModelGraph`): an op
 costed outside a graph lacks them.
@@ -22,7 +22,7 @@ import math
 from collections.abc import Callable, Mapping
 
 from simulator.frozen import FrozenMap
-from simulator.graph.model import FOOTPRINT_KEY, Op
+from simulator.graph.model import FOOTPRINT_KEY, Op, kernel_area
 
 _CONV_KINDS = ("conv", "dwconv")
 
@@ -51,12 +51,25 @@ def _stride_area(op: Op) -> float | None:
     return inside / out if inside and out else None
 
 
+def _taps(op: Op) -> float | None:
+    """Kernel taps of a conv / dwconv: k^2, or kh x kw for a non-square kernel."""
+    area = kernel_area(op.attrs) if op.kind in _CONV_KINDS else None
+    return float(area) if area else None
+
+
+def _kernel_side(op: Op) -> float | None:
+    """k of a k x k kernel; sqrt(kh x kw) of a non-square one (a 1 x 7 conv has about
+    the taps of a 3 x 3, and trees only read the order of a feature)."""
+    taps = _taps(op)
+    return math.sqrt(taps) if taps else None
+
+
 def _gemm_depth(op: Op) -> float | None:
-    """The reduction depth of the conv's GEMM per group: (in_channels / groups) x k^2."""
-    channels, kernel = _conv_only(op, "in_channels"), _conv_only(op, "kernel")
-    if not channels or not kernel:
+    """The reduction depth of the conv's GEMM per group: (in_channels / groups) x taps."""
+    channels, taps = _conv_only(op, "in_channels"), _taps(op)
+    if not channels or not taps:
         return None
-    return channels / (_conv_only(op, "groups") or 1.0) * kernel * kernel
+    return channels / (_conv_only(op, "groups") or 1.0) * taps
 
 
 def _gemm_rows(op: Op) -> float | None:
@@ -68,10 +81,10 @@ def _gemm_rows(op: Op) -> float | None:
 def _im2col_elems(op: Op) -> float | None:
     """Elements an im2col lowering writes (gemm depth x output pixels x groups); 0 for a
     1x1 stride-1 conv, which a GEMM reads in place."""
-    depth, pixels, kernel = _gemm_depth(op), _out_spatial(op), _conv_only(op, "kernel")
-    if depth is None or pixels is None or kernel is None:
+    depth, pixels, taps = _gemm_depth(op), _out_spatial(op), _taps(op)
+    if depth is None or pixels is None or taps is None:
         return None
-    if kernel == 1 and (_stride_area(op) or 1.0) <= 1.0:
+    if taps == 1 and (_stride_area(op) or 1.0) <= 1.0:
         return 0.0
     return depth * pixels * (_conv_only(op, "groups") or 1.0)
 
@@ -114,12 +127,18 @@ FEATURES: Mapping[str, tuple[str, Callable[[Op], float | None]]] = FrozenMap(
         "intensity": ("flops / bytes (FLOP/B; 0 when the op moves no bytes)", _intensity),
         "in_channels": ("conv/dwconv input channels", lambda op: _conv_only(op, "in_channels")),
         "out_channels": ("conv/dwconv output channels", lambda op: _conv_only(op, "out_channels")),
-        "kernel": ("conv/dwconv square kernel size k (k x k)", lambda op: _conv_only(op, "kernel")),
+        "kernel": (
+            "conv/dwconv kernel side: k of a k x k kernel, sqrt(kh x kw) of a non-square one",
+            _kernel_side,
+        ),
         "groups": ("conv/dwconv groups", lambda op: _conv_only(op, "groups")),
         "out_spatial": ("conv/dwconv output pixels: output_elems / out_channels", _out_spatial),
         "in_spatial": ("conv/dwconv input pixels: input_elems / in_channels", _in_spatial),
         "stride_area": ("conv/dwconv in_spatial / out_spatial (about stride^2)", _stride_area),
-        "gemm_depth": ("conv/dwconv GEMM reduction depth: in_channels / groups x k^2", _gemm_depth),
+        "gemm_depth": (
+            "conv/dwconv GEMM reduction depth: in_channels / groups x kernel taps",
+            _gemm_depth,
+        ),
         "gemm_rows": ("conv/dwconv GEMM rows per group: out_channels / groups", _gemm_rows),
         "im2col_elems": (
             "conv/dwconv elements an im2col lowering writes (0 for 1x1 stride 1)",

@@ -196,3 +196,44 @@ def test_a_fused_conv_adding_a_residual_is_not_pruned():
     with pytest.raises(ModelError) as info:
         apply(graph, {"name": "prune_channels", "ratio": 0.5, "ops": "fused"})
     assert "ops reading several tensors" in info.value.message
+
+
+def factorised_pair():
+    """A 1 x 1 conv (8 -> 16) feeding a 1 x 7 conv (16 -> 24) then a 7 x 1 (24 -> 24),
+    all on 17 x 17 (Inception v3's factorised 7 x 7)."""
+    from calibration.onnxbuild import Builder
+
+    b = Builder(seed=1)
+    x = b.relu(b.conv(b.input([1, 8, 17, 17]), 8, 16, 1))
+    b.relu(b.conv(b.relu(b.conv(x, 16, 24, (1, 7))), 24, 24, (7, 1)))
+    return load_onnx(b.model("factorised"), fuse="none")
+
+
+def test_a_non_square_conv_imports_its_kernel_shape_and_prunes_by_hand():
+    graph = factorised_pair()
+    one_by_one, one_by_seven, seven_by_one = (op for op in graph if op.kind == "conv")
+    assert shape_attrs(one_by_seven) == {
+        "in_channels": 16,
+        "out_channels": 24,
+        "kernel_h": 1,
+        "kernel_w": 7,
+        "groups": 1,
+        "bias": 1,
+    }
+    assert one_by_seven.params == 24 * (16 * 7 + 1)  # 2,712
+    assert one_by_seven.macs == 24 * 17 * 17 * 16 * 7  # padding (0, 3) keeps 17 x 17
+    assert shape_attrs(seven_by_one)["kernel_h"] == 7
+    # pruning the 1x1's 16 outputs to 12 feeds the 1 x 7 12 channels: 24 x (12 x 7 + 1);
+    # the 1 x 7's own 24 outputs to 18 feed the 7 x 1: 24 x (18 x 7 + 1)
+    pruned = apply(graph, {"name": "prune_channels", "ratio": 0.25, "ops": "*"})
+    assert pruned.op(one_by_seven.name).params == 18 * (12 * 7 + 1)
+    assert pruned.op(seven_by_one.name).params == 24 * (18 * 7 + 1)
+    assert pruned.op(one_by_one.name).params == 12 * (8 + 1)
+
+
+def test_substitution_says_a_non_square_conv_cannot_become_separable():
+    graph = factorised_pair()
+    with pytest.raises(ModelError) as info:
+        apply_techniques(graph, [{"name": "depthwise_separable"}])
+    assert "non-square kernel" in info.value.message  # the 1 x 7 and the 7 x 1
+    assert "1 x 1 convs (already pointwise)" in info.value.message

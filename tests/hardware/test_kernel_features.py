@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from calibration.predictor_fit import train_predictor
 from calibration.predictor_synth import conv_op, fc_op
@@ -128,3 +129,20 @@ def test_views_and_copies_of_an_imported_graph():
     builder = GraphBuilder(model="built")
     builder.flatten(builder.input((8, 2, 2)), name="flatten")
     assert op_features(builder.build().op("flatten"))["view"] == 1.0  # the zoo's views too
+
+
+def test_a_non_square_conv_has_its_taps_as_features_by_hand():
+    """A 1 x 7 conv 16 -> 24 on 17 x 17: kernel side sqrt(7) (a 3 x 3 has 9 taps, a
+    1 x 7 7), GEMM depth 16 x 7, rows 24, im2col 112 x 289."""
+    from calibration.onnxbuild import Builder
+    from simulator.graph.onnx_import import load_onnx
+
+    b = Builder(seed=1)
+    b.conv(b.input([1, 16, 17, 17]), 16, 24, (1, 7))
+    (op,) = load_onnx(b.model("one_by_seven"), fuse="none")
+    features = op_features(op)
+    assert features["kernel"] == pytest.approx(7**0.5)
+    assert (features["gemm_depth"], features["gemm_rows"]) == (112, 24)
+    assert features["im2col_elems"] == 112 * 289
+    assert (features["out_spatial"], features["stride_area"]) == (289, 1.0)
+    assert set(kind_features("conv")) <= set(features)  # the predictor costs it

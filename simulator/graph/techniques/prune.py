@@ -42,7 +42,7 @@ from dataclasses import replace
 from fractions import Fraction
 
 from simulator.errors import ModelError
-from simulator.graph.model import ModelGraph, Op
+from simulator.graph.model import ModelGraph, Op, kernel_area
 from simulator.graph.sparse import WEIGHT_FORMATS
 from simulator.graph.techniques.base import (
     ACCURACY_DELTA,
@@ -80,7 +80,7 @@ def _standard(op: Op) -> bool:
     """A conv with groups 1 or an fc, shapes known: channels can be cut or fed."""
     if op.kind == "fc":
         return "out_features" in op.attrs
-    return op.kind == "conv" and op.attrs.get("groups") == 1
+    return op.kind == "conv" and op.attrs.get("groups") == 1 and kernel_area(op.attrs) is not None
 
 
 def _passes_channels(op: Op) -> bool:
@@ -121,7 +121,7 @@ def _reach(graph: ModelGraph, name: str) -> tuple[list[str], list[str]] | str:
 #: Why a conv / fc lacks what channel pruning needs; see :func:`_unprunable`.
 NO_SHAPE = (
     "conv / fc ops without shape attributes (an inline op declares in_channels, "
-    "out_channels, kernel / in_features, out_features; an ONNX conv needs a square 2-D "
+    "out_channels, kernel / in_features, out_features; an ONNX conv needs a 2-D "
     "constant kernel, an fc a constant 2-D weight)"
 )
 
@@ -144,7 +144,10 @@ def shape_params(op: Op) -> int:
     a = op.attrs
     if op.kind == "fc":
         return a["in_features"] * a["out_features"] + a.get("bias", 0) * a["out_features"]
-    per_out = a["in_channels"] // a["groups"] * a["kernel"] ** 2
+    taps = kernel_area(a)
+    if taps is None:  # _standard admits no such conv
+        raise ValueError(f"op '{op.name}': conv without kernel shape attrs")
+    per_out = a["in_channels"] // a["groups"] * taps
     return a["out_channels"] * (per_out + a.get("bias", 0))
 
 

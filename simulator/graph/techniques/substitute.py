@@ -58,10 +58,12 @@ def _unsubstitutable(op: Op) -> str | None:
         return "depthwise convs (already separable)"
     if op.time_s:
         return "convs with an explicit time table"
+    if "kernel_h" in a:
+        return "convs with a non-square kernel (kh x kw)"
     if "groups" not in a or "kernel" not in a:
         return (
             "convs without shape attributes (an inline op declares in_channels, "
-            "out_channels, kernel; an ONNX conv needs a square 2-D constant kernel)"
+            "out_channels, kernel; an ONNX conv needs a 2-D constant kernel)"
         )
     if op.fused:
         return (
