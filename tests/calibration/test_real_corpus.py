@@ -14,7 +14,7 @@ from calibration.corpus import FIT, HOLDOUT, QUICK, graph_digest
 from calibration.fitnets import FIT_NETS, build_fit_net
 from calibration.fitnets import PUBLISHED as FIT_PUBLISHED
 from calibration.nets import NETS, PUBLISHED, build_net
-from calibration.ortrun import RunSettings
+from calibration.ortrun import BUDGET_S, MIN_RUNS, RunSettings
 from calibration.sweeps import FAMILIES, KERNELS_PER_MODEL, build_sweep, sweep_names
 from calibration.threads import kernel_fractions, parallel_fractions, weighted_median
 from simulator.cli import main
@@ -177,3 +177,14 @@ def test_run_budget():
     assert settings.runs_for(0.1) == 10
     assert settings.runs_for(2.0) == 5  # at least min_runs
     assert RunSettings(runs=50).runs_for(2.0) == 50  # no budget: always runs
+
+
+def test_the_default_floor_gives_a_big_network_15_runs():
+    """``calibrate``'s defaults: 0.6 s of timed runs, at least 15 (a 60 ms DenseNet-121
+    run would get 10 from the budget, a 300 ms VGG-19 run 2)."""
+    settings = RunSettings(runs=100, budget_s=BUDGET_S)
+    assert (BUDGET_S, MIN_RUNS) == (0.6, 15)
+    assert settings.runs_for(0.06) == 15
+    assert settings.runs_for(0.3) == 15
+    assert settings.runs_for(0.02) == 30  # the budget rules above the floor
+    assert RunSettings(runs=3).min_runs == 3  # never above runs
