@@ -4,9 +4,7 @@ The zoo's six CNNs are plain, residual and inverted-residual networks only. Real
 also use grouped convolutions (ResNeXt, RegNet), dense connectivity with concatenated
 branches (PeleeNet) and squeeze-excitation with hard-swish (MobileNetV3): kernels whose
 cache context the sweeps cannot give (docs/calibration.md, "Sweep context"). These
-networks add those motifs to the fit set. MobileNetV3-Small (10 MB of weights) is the
-second real network under 12 MB beside PeleeNet (11 MB); the others weigh 22 to
-100 MB, the zoo's 14 to 550 MB. None of them is, or belongs to the family
+networks add those motifs to the fit set. None of them is, or belongs to the family
 of, a hold-out architecture (calibration/nets.py: VGG, ResNet, DenseNet, Inception,
 SqueezeNet, ShuffleNet, MnasNet), and ``build_corpus`` also compares architectures.
 
@@ -107,27 +105,10 @@ def _divisible8(v: float) -> int:
     return rounded + 8 if rounded < 0.9 * v else rounded
 
 
-#: MobileNetV3-Small's bottlenecks (torchvision), as :data:`_MBV3_LARGE`.
-_MBV3_SMALL = (
-    (16, 3, 16, 16, True, False, 2),
-    (16, 3, 72, 24, False, False, 2),
-    (24, 3, 88, 24, False, False, 1),
-    (24, 5, 96, 40, True, True, 2),
-    (40, 5, 240, 40, True, True, 1),
-    (40, 5, 240, 40, True, True, 1),
-    (40, 5, 120, 48, True, True, 1),
-    (48, 5, 144, 48, True, True, 1),
-    (48, 5, 288, 96, True, True, 2),
-    (96, 5, 576, 96, True, True, 1),
-    (96, 5, 576, 96, True, True, 1),
-)
-
-
-def _mobilenet_v3(b: Builder, res: int, blocks: tuple, hidden: int) -> None:
-    """MobileNetV3 (torchvision): inverted residuals with ReLU or hard-swish,
+def mobilenet_v3_large(b: Builder, res: int = 224) -> None:
+    """MobileNetV3-Large (torchvision): inverted residuals with ReLU or hard-swish,
     squeeze-excitation (global pool, 1x1 conv, ReLU, 1x1 conv, hard-sigmoid, scale) on
-    some, a 1x1 conv to 6 x the last width, a ``hidden``-wide hard-swish FC and the
-    classifier."""
+    some, a 960-channel 1x1 conv, a 1280-wide hard-swish FC and the classifier."""
 
     def cba(x: str, c_in: int, c_out: int, k: int, stride: int, group: int, act: str) -> str:
         y = b.conv_bn_relu(x, c_in, c_out, k, stride, group, relu=False, eps=1e-3, bias=False)
@@ -136,7 +117,7 @@ def _mobilenet_v3(b: Builder, res: int, blocks: tuple, hidden: int) -> None:
         return b.node("HardSwish", [y]) if act == "hswish" else y
 
     x = cba(b.input([1, 3, res, res]), 3, 16, 3, 2, 1, "hswish")
-    for c_in, k, mid, c_out, se, hswish, stride in blocks:
+    for c_in, k, mid, c_out, se, hswish, stride in _MBV3_LARGE:
         act = "hswish" if hswish else "relu"
         y = cba(x, c_in, mid, 1, 1, 1, act) if mid != c_in else x
         y = cba(y, mid, mid, k, stride, mid, act)
@@ -147,22 +128,9 @@ def _mobilenet_v3(b: Builder, res: int, blocks: tuple, hidden: int) -> None:
             y = b.node("Mul", [y, s])
         y = cba(y, mid, c_out, 1, 1, 1, "none")
         x = b.node("Add", [x, y]) if stride == 1 and c_in == c_out else y
-    last = blocks[-1][3]
-    x = cba(x, last, 6 * last, 1, 1, 1, "hswish")
+    x = cba(x, 160, 960, 1, 1, 1, "hswish")
     y = b.node("Flatten", [b.node("GlobalAveragePool", [x])], axis=1)
-    b.gemm(b.node("HardSwish", [b.gemm(y, 6 * last, hidden)]), hidden, 1000)
-
-
-def mobilenet_v3_large(b: Builder, res: int = 224) -> None:
-    """MobileNetV3-Large (torchvision): 15 bottlenecks, a 960-channel 1x1 conv, a
-    1280-wide hidden FC."""
-    _mobilenet_v3(b, res, _MBV3_LARGE, 1280)
-
-
-def mobilenet_v3_small(b: Builder, res: int = 224) -> None:
-    """MobileNetV3-Small (torchvision): 11 bottlenecks, a 576-channel 1x1 conv, a
-    1024-wide hidden FC; 10 MB of fp32 weights, the fit set's smallest real CNN."""
-    _mobilenet_v3(b, res, _MBV3_SMALL, 1024)
+    b.gemm(b.node("HardSwish", [b.gemm(y, 960, 1280)]), 1280, 1000)
 
 
 #: Fit architecture -> builder.
@@ -172,7 +140,6 @@ FIT_NETS: Mapping[str, Callable[..., None]] = MappingProxyType(
         "regnet_x_400mf": regnet_x_400mf,
         "peleenet": peleenet,
         "mobilenet_v3_large": mobilenet_v3_large,
-        "mobilenet_v3_small": mobilenet_v3_small,
     }
 )
 
@@ -186,7 +153,6 @@ PUBLISHED: Mapping[str, tuple[float, float, int]] = MappingProxyType(
         "regnet_x_400mf": (5_495_976, 0.41, 2),
         "peleenet": (2.8e6, 0.508, 3),
         "mobilenet_v3_large": (5_483_032, 0.22, 2),
-        "mobilenet_v3_small": (2_542_856, 0.06, 2),
     }
 )
 
