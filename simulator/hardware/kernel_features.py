@@ -193,8 +193,21 @@ KIND_FEATURES: Mapping[str, tuple[str, ...]] = FrozenMap(
             "groups",
             "out_spatial",
             "stride_area",
+            # the GEMM a conv lowers to: chosen on the fit-set cross-validation of runs S
+            # and T (docs/calibration.md, "GEMM features")
+            "gemm_depth",
+            "gemm_rows",
+            "im2col_elems",
         ),
-        "dwconv": (*GENERIC_FEATURES, "in_channels", "kernel", "out_spatial", "stride_area"),
+        "dwconv": (
+            *GENERIC_FEATURES,
+            "in_channels",
+            "kernel",
+            "out_spatial",
+            "stride_area",
+            "gemm_depth",
+            "im2col_elems",
+        ),
         "fc": (*GENERIC_FEATURES, "in_features", "out_features", "tokens"),
         "reshape": (*GENERIC_FEATURES, "view"),
     }
