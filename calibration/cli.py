@@ -231,7 +231,7 @@ def cmd_published(args: argparse.Namespace) -> int:
 
 
 def _run_options(parser: argparse.ArgumentParser, threads: bool = True) -> None:
-    from calibration.ortrun import BUDGET_S, MIN_RUNS
+    from calibration.run_budget import BUDGET_S, MIN_RUNS
 
     if threads:
         parser.add_argument("--threads", type=int, default=1, help="intra-op threads (default 1)")

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from calibration.run_budget import MIN_RUNS
 from simulator.errors import SocsimError
 
 KERNEL_SUFFIX = "_kernel_time"
@@ -38,16 +39,6 @@ INPUT_DTYPES: Mapping[str, type] = MappingProxyType(
         "tensor(uint8)": np.uint8,
     }
 )
-
-
-#: Timed seconds per model and session of ``socsim calibrate`` (``--budget-s``).
-BUDGET_S = 0.6
-#: Fewest timed runs of a model (``--min-runs``). Two consecutive idle runs of
-#: ``calibrate all`` timed DenseNet-121 (60 ms a run, so 6-7 runs at the budget) with
-#: only 67 % of its 309 kernels within ±10 % of each other, the per-model drift taken
-#: out; three models measured twice on their own at 21 runs agreed on 93 %
-#: (docs/calibration.md, "Stability and noise").
-MIN_RUNS = 15
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,8 @@ from calibration.corpus import FIT, HOLDOUT, QUICK, graph_digest
 from calibration.fitnets import FIT_NETS, build_fit_net
 from calibration.fitnets import PUBLISHED as FIT_PUBLISHED
 from calibration.nets import NETS, PUBLISHED, build_net
-from calibration.ortrun import BUDGET_S, MIN_RUNS, RunSettings
+from calibration.ortrun import RunSettings
+from calibration.run_budget import BUDGET_S, MIN_RUNS
 from calibration.sweeps import FAMILIES, KERNELS_PER_MODEL, build_sweep, sweep_names
 from calibration.threads import kernel_fractions, parallel_fractions, weighted_median
 from simulator.cli import main
