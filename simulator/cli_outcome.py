@@ -154,6 +154,11 @@ def interrupted_before_start() -> int:
     return EXIT_INTERRUPTED
 
 
+#: OSError numbers of a machine that cannot take the output (a full disk or quota, a
+#: read-only file system): the environment's failure, not a bug, wherever it is raised.
+FULL_OR_READ_ONLY: frozenset[int] = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS})
+
+
 def run_command(handler: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
     """Run ``handler(args)`` and turn how it ended into an exit status and one paragraph.
 
@@ -164,7 +169,8 @@ def run_command(handler: Callable[[argparse.Namespace], int], args: argparse.Nam
         input, 3 a failure while running or writing); 0 when stdout was closed by its
         reader (``| head``: the results were written before anything was printed); 3
         when stdout refused the output (``> /dev/full``); 130 on SIGINT, 143 on SIGTERM;
-        3 when memory ran out; 4 for any other exception (a bug; traceback saved).
+        3 when memory ran out or a disk is full or read-only (:data:`FULL_OR_READ_ONLY`,
+        wherever it is raised); 4 for any other exception (a bug; traceback saved).
     """
     command = getattr(args, "command", "") or ""
     args.kept = NOTHING_KEPT
@@ -191,6 +197,14 @@ def run_command(handler: Callable[[argparse.Namespace], int], args: argparse.Nam
             )
             return EXIT_RUNTIME
         except OSError as exc:
+            if out.error is not exc and exc.errno in FULL_OR_READ_ONLY:
+                where = f" writing {exc.filename}" if exc.filename else ""
+                _say(
+                    command,
+                    f"error: {exc.strerror or exc}{where}; {args.kept}. Free space on that "
+                    "disk (or write elsewhere: -o DIR) and run the same command again.",
+                )
+                return EXIT_RUNTIME
             if out.error is not exc:
                 return _internal(command, exc, args)
             _silence_stdout()

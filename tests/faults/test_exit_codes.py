@@ -150,3 +150,19 @@ def test_sweep_json_errors_keep_stdout_empty(tmp_path, capsys):
     assert status == EXIT_INVALID
     captured = capsys.readouterr()
     assert captured.out == "" and "did you mean 'bandwidth_mbps'?" in captured.err
+
+
+def test_a_full_disk_anywhere_is_3_and_names_the_file_not_a_bug(tmp_path, monkeypatch, capsys):
+    """A write outside socsim's atomic writer (``calibrate all`` saving a 500 MB ONNX
+    model) that meets a full disk: exit 3, the file named, no traceback saved."""
+    scenario = write_scenario(tmp_path, tiny_document())
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device", "/data/out/vgg19.onnx")
+
+    monkeypatch.setattr(simulator.engine, "simulate", full)
+    assert main(["run", str(scenario), "-o", str(tmp_path / "o")]) == EXIT_RUNTIME
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "bug" not in err and "traceback" not in err
+    assert "No space left on device writing /data/out/vgg19.onnx" in err
+    assert "nothing was written" in err and "Free space" in err
