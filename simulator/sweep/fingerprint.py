@@ -23,8 +23,18 @@ from simulator.sweep.design import SweepSpec
 
 #: sweep.json's format of the parts; a folder written with another is not resumed.
 #: 2: rows carry accuracy_top1, peak_memory_bytes and flexibility after the summary;
-#: 3: and the load figures after them (simulator.results.fleets.LOAD_KEYS).
-PARTS_VERSION = 3
+#: 3: and the load figures after them (simulator.results.fleets.LOAD_KEYS);
+#: 4: the same columns, computed differently (:data:`CHANGES`).
+PARTS_VERSION = 4
+
+#: What rows written before each parts version lack or compute otherwise, in words.
+CHANGES: Mapping[int, str] = {
+    2: "sweep rows carried accuracy_top1, peak_memory_bytes and flexibility",
+    3: "sweep rows carried the load figures (airtime_utilisation, edge_utilisation, ...: "
+    "docs/sweeps.md)",
+    4: "a reshape view owned no activation memory (peak_memory_bytes) and imported "
+    "non-square convolutions were costed by a unit's learned predictor",
+}
 
 
 def digest(data: bytes | str) -> str:
@@ -134,14 +144,11 @@ _LABELS = {
 
 def differences(old: Any, new: Mapping[str, Any]) -> list[str]:
     """What differs between the parts recorded in a folder and this sweep's, in words."""
-    if isinstance(old, Mapping) and old.get("version") in (1, 2) and new["version"] == 3:
-        missing = "accuracy_top1, peak_memory_bytes and flexibility, and "
-        if old["version"] == 2:
-            missing = ""
+    version = old.get("version") if isinstance(old, Mapping) else None
+    if isinstance(version, int) and 1 <= version < new["version"]:
+        changes = [CHANGES[v] for v in range(version + 1, new["version"] + 1)]
         return [
-            f"its rows were written before sweep rows carried {missing}the load figures "
-            "(airtime_utilisation, edge_utilisation, ...: docs/sweeps.md); a table never "
-            "mixes the two"
+            f"its rows were written before {'; before '.join(changes)}; a table never mixes the two"
         ]
     if not isinstance(old, Mapping) or old.get("version") != new["version"]:
         return [_LABELS["version"] + " (its fingerprint covers other things)"]

@@ -100,3 +100,23 @@ def test_a_folder_written_before_the_load_figures_is_refused_clearly(tmp_path):
         run_sweep(path, tmp_path / "out")
     run_sweep(path, tmp_path / "out", restart=True)  # the way on the message names
     assert load_sweep_table(tmp_path / "out")["edge_busy_s"].tolist() == pytest.approx([1, 1.5])
+
+
+def test_a_folder_written_before_views_owned_no_memory_is_refused_clearly(tmp_path):
+    """Parts version 3 rows counted a view's output as memory of its own; version 4
+    rows do not (and cost non-square convs by the predictor): never mixed, and the
+    message lists every change since the folder's version."""
+    path = tiny_fleet_sweep(tmp_path)
+    run_sweep(path, tmp_path / "out")
+    meta_path = tmp_path / "out" / "sweep.json"
+    meta = json.loads(meta_path.read_text())
+    meta["fingerprint_parts"]["version"] = 3
+    meta["fingerprint"] = "0123456789abcdef"
+    meta_path.write_text(json.dumps(meta))
+    with pytest.raises(SocsimError, match="view owned no activation memory") as info:
+        run_sweep(path, tmp_path / "out")
+    assert "load figures" not in str(info.value)  # a version-3 folder had those
+    meta["fingerprint_parts"]["version"] = 2
+    meta_path.write_text(json.dumps(meta))
+    with pytest.raises(SocsimError, match="load figures .*; before a reshape view"):
+        run_sweep(path, tmp_path / "out")
