@@ -222,17 +222,6 @@ class Edge:
             raise ModelError(f"edge {self.src}->{self.dst}: comm_s must be >= 0, got {self.comm_s}")
 
 
-def kernel_area(attrs: Mapping[str, Any]) -> int | None:
-    """Taps of a conv's kernel from its shape attrs: ``kernel`` squared (k x k), or
-    ``kernel_h`` x ``kernel_w`` (a non-square kernel); None when the attrs give neither.
-    """
-    if "kernel" in attrs:
-        return int(attrs["kernel"]) ** 2
-    if "kernel_h" in attrs and "kernel_w" in attrs:
-        return int(attrs["kernel_h"]) * int(attrs["kernel_w"])
-    return None
-
-
 #: ``Op.attrs`` key ModelGraph stamps on every op: the bytes of all of the network's
 #: weights (:attr:`ModelGraph.weight_bytes`), a kernel-predictor feature.
 FOOTPRINT_KEY = "net_weight_bytes"

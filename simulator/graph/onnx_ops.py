@@ -90,7 +90,7 @@ def conv_attrs(node: NodeView, x: int, w: int, b: int | None) -> dict[str, int]:
     """GraphBuilder's conv shape attrs (``in_channels``, ``out_channels``, ``kernel``,
     ``groups``, ``bias``) of a 2-D conv with a constant kernel; a non-square kh x kw
     kernel (Inception v3's 1 x 7) gets ``kernel_h`` and ``kernel_w`` instead of
-    ``kernel`` (:func:`~simulator.graph.model.kernel_area` reads either). ``{}`` for
+    ``kernel`` (:func:`~simulator.graph.shape_attrs.kernel_area` reads either). ``{}`` for
     1-D / 3-D convs and weights computed at run time."""
     weight = node.input(w)
     w_shape = node.shape_of(w)

@@ -22,7 +22,8 @@ import math
 from collections.abc import Callable, Mapping
 
 from simulator.frozen import FrozenMap
-from simulator.graph.model import FOOTPRINT_KEY, Op, kernel_area
+from simulator.graph.model import FOOTPRINT_KEY, Op
+from simulator.graph.shape_attrs import kernel_area
 
 _CONV_KINDS = ("conv", "dwconv")
 

@@ -118,5 +118,5 @@ def test_a_folder_written_before_views_owned_no_memory_is_refused_clearly(tmp_pa
     assert "load figures" not in str(info.value)  # a version-3 folder had those
     meta["fingerprint_parts"]["version"] = 2
     meta_path.write_text(json.dumps(meta))
-    with pytest.raises(SocsimError, match="load figures .*; before a reshape view"):
+    with pytest.raises(SocsimError, match=r"load figures .*; before a reshape view"):
         run_sweep(path, tmp_path / "out")

@@ -42,7 +42,8 @@ from dataclasses import replace
 from fractions import Fraction
 
 from simulator.errors import ModelError
-from simulator.graph.model import ModelGraph, Op, kernel_area
+from simulator.graph.model import ModelGraph, Op
+from simulator.graph.shape_attrs import kernel_area
 from simulator.graph.sparse import WEIGHT_FORMATS
 from simulator.graph.techniques.base import (
     ACCURACY_DELTA,
