@@ -21,7 +21,7 @@ import numpy as np
 import simpy
 
 from simulator.engine.clock import Wakeup, after, wake
-from simulator.engine.servers import PARKED, OnFinish, OnStart, split_jobs
+from simulator.engine.servers import PARKED, OnFinish, OnStart, requeue, split_jobs
 from simulator.errors import SimulationError
 
 
@@ -137,13 +137,8 @@ class PoolServer:
     def unpark(self, predicate: Callable[[Any], bool]) -> None:
         """Queue again the parked jobs whose payload satisfies ``predicate`` (with their
         keys; they are in ``backlog_s`` already); they start at their turn."""
-        back, kept = split_jobs(self.parked, predicate)
-        if not back:
-            return
-        self.parked = kept
-        for job in back:
-            heappush(self._queue, job)
-        if not self._kicked and self.in_use < self.cores:
+        back, self.parked = requeue(self.parked, self._queue, predicate)
+        if back and not self._kicked and self.in_use < self.cores:
             self._kicked = True
             after(self.env, 0, self._kick)
 

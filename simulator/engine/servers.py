@@ -47,6 +47,17 @@ def split_jobs(jobs: list[Job], predicate: Callable[[Any], bool]) -> tuple[list[
     return taken, kept
 
 
+def requeue(
+    parked: list[Job], queue: list[Job], predicate: Callable[[Any], bool]
+) -> tuple[list[Job], list[Job]]:
+    """Push the ``parked`` jobs whose payload satisfies ``predicate`` back onto the heap
+    ``queue`` (with their keys); ``(requeued, still parked)``."""
+    back, kept = split_jobs(parked, predicate)
+    for job in back:
+        heappush(queue, job)
+    return back, kept
+
+
 class Server:
     """Serves jobs, smallest key first, with ``workers`` jobs in service at once.
 
@@ -149,12 +160,7 @@ class Server:
     def unpark(self, predicate: Callable[[Any], bool]) -> None:
         """Queue again the parked jobs whose payload satisfies ``predicate`` (with their
         keys; they are in ``backlog_s`` already) and wake idle workers for them."""
-        back, kept = split_jobs(self.parked, predicate)
-        if not back:
-            return
-        self.parked = kept
-        for job in back:
-            heappush(self._queue, job)
+        back, self.parked = requeue(self.parked, self._queue, predicate)
         for _ in range(min(len(back), len(self._idle))):
             worker = self._idle.pop(0)
             wake(self.env, 0, worker, worker.on_woken)
