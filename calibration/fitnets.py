@@ -77,32 +77,6 @@ def peleenet(b: Builder, res: int = 224) -> None:
     b.head(x, c, 1000)
 
 
-def vovnet39(b: Builder, res: int = 224) -> None:
-    """VoVNet-39 (Lee et al., 2019; the authors' VoVNet.pytorch): a 3-conv stem to 128
-    channels at 56 x 56, then one-shot aggregation (OSA) modules, [1, 1, 2, 2] per
-    stage: five 3x3 convs of [128, 160, 192, 224] channels in a chain, the module's input
-    and all five outputs concatenated once, a 1x1 conv to [256, 512, 768, 1024]; a 3x3
-    stride-2 max pool (ceil) before stages 3 to 5. Every conv is conv (no bias) + BN +
-    ReLU. Concatenation at 90 MB of weights, where PeleeNet's is at 11 MB."""
-
-    def cbr(x: str, c_in: int, c_out: int, k: int, stride: int = 1) -> str:
-        return b.conv_bn_relu(x, c_in, c_out, k, stride, bias=False)
-
-    x = cbr(cbr(cbr(b.input([1, 3, res, res]), 3, 64, 3, 2), 64, 64, 3), 64, 128, 3, 2)
-    c = 128
-    stages = ((128, 256, 1), (160, 512, 1), (192, 768, 2), (224, 1024, 2))
-    for stage, (mid, out, blocks) in enumerate(stages):
-        if stage > 0:
-            x = b.pool(x, "MaxPool", 3, 2, ceil=True)
-        for _ in range(blocks):
-            layers, y, width = [x], x, c
-            for _ in range(5):
-                y, width = cbr(y, width, mid, 3), mid
-                layers.append(y)
-            x, c = cbr(b.concat(layers), c + 5 * mid, out, 1), out
-    b.head(x, c, 1000)
-
-
 #: MobileNetV3-Large's bottlenecks (torchvision): (in, kernel, expanded, out, SE,
 #: hard-swish, stride).
 _MBV3_LARGE = (
@@ -166,7 +140,6 @@ FIT_NETS: Mapping[str, Callable[..., None]] = MappingProxyType(
         "regnet_x_400mf": regnet_x_400mf,
         "peleenet": peleenet,
         "mobilenet_v3_large": mobilenet_v3_large,
-        "vovnet39": vovnet39,
     }
 )
 
@@ -180,9 +153,6 @@ PUBLISHED: Mapping[str, tuple[float, float, int]] = MappingProxyType(
         "regnet_x_400mf": (5_495_976, 0.41, 2),
         "peleenet": (2.8e6, 0.508, 3),
         "mobilenet_v3_large": (5_483_032, 0.22, 2),
-        # the paper's 22.6 M parameters [arXiv:1904.09730]; 7.1 GMACs is timm's model
-        # card of eSE-VoVNet-39b, whose eSE attention adds next to no MACs
-        "vovnet39": (22.6e6, 7.1, 1),
     }
 )
 
