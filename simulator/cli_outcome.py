@@ -156,7 +156,9 @@ def interrupted_before_start() -> int:
 
 #: OSError numbers of a machine that cannot take the output (a full disk or quota, a
 #: read-only file system): the environment's failure, not a bug, wherever it is raised.
-FULL_OR_READ_ONLY: frozenset[int] = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS})
+FULL_OR_READ_ONLY: frozenset[int] = frozenset(
+    getattr(errno, name) for name in ("ENOSPC", "EDQUOT", "EROFS") if hasattr(errno, name)
+)
 
 
 def run_command(handler: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:

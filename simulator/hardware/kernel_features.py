@@ -195,7 +195,8 @@ KIND_FEATURES: Mapping[str, tuple[str, ...]] = FrozenMap(
             "out_spatial",
             "stride_area",
             # the GEMM a conv lowers to: chosen on the fit-set cross-validation of runs S
-            # and T (docs/calibration.md, "GEMM features")
+            # and T (docs/calibration.md, "Factorised convolutions, Inception v3, GEMM
+            # features")
             "gemm_depth",
             "gemm_rows",
             "im2col_elems",

@@ -13,6 +13,7 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from simulator.errors import SocsimError
@@ -28,13 +29,15 @@ from simulator.sweep.design import SweepSpec
 PARTS_VERSION = 4
 
 #: What rows written before each parts version lack or compute otherwise, in words.
-CHANGES: Mapping[int, str] = {
-    2: "sweep rows carried accuracy_top1, peak_memory_bytes and flexibility",
-    3: "sweep rows carried the load figures (airtime_utilisation, edge_utilisation, ...: "
-    "docs/sweeps.md)",
-    4: "a reshape view owned no activation memory (peak_memory_bytes) and imported "
-    "non-square convolutions were costed by a unit's learned predictor",
-}
+CHANGES: Mapping[int, str] = MappingProxyType(
+    {
+        2: "sweep rows carried accuracy_top1, peak_memory_bytes and flexibility",
+        3: "sweep rows carried the load figures (airtime_utilisation, edge_utilisation, ...: "
+        "docs/sweeps.md)",
+        4: "a reshape view owned no activation memory (peak_memory_bytes) and imported "
+        "non-square convolutions were costed by a unit's learned predictor",
+    }
+)
 
 
 def digest(data: bytes | str) -> str:
