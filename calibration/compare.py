@@ -73,7 +73,10 @@ def compare_folders(first: Path, second: Path) -> list[dict]:
     """One summary per thread count both folders validated.
 
     Each has ``threads``, ``table`` (:func:`compare_tables`), ``within_pct`` (largest
-    prediction change, absolute), ``worst`` (its model), ``measured_within_pct``,
+    prediction change, absolute), ``worst`` (its model), ``tracking_pts`` (largest
+    difference, in percentage points, between a model's prediction change and its
+    measurement change: how far the method moved apart from the host) and
+    ``tracking_worst`` (its model), ``measured_within_pct``,
     ``reference_change_pct`` (the reference model's median of round medians, second /
     first - 1; NaN without reference tables) and ``reference_spread_pct`` (the larger
     within-run spread of the two).
@@ -101,11 +104,14 @@ def compare_folders(first: Path, second: Path) -> list[dict]:
         if table.empty:
             raise SocsimError(f"compare: the two {name} share no model")
         worst = int(np.argmax(table["predicted_change_pct"].abs().to_numpy()))
+        gap = (table["predicted_change_pct"] - table["measured_change_pct"]).abs().to_numpy()
         summary = {
             "threads": mine[suffix],
             "table": table,
             "within_pct": float(table["predicted_change_pct"].abs().max()),
             "worst": str(table["model"].iloc[worst]),
+            "tracking_pts": float(gap.max()),
+            "tracking_worst": str(table["model"].iloc[int(np.argmax(gap))]),
             "measured_within_pct": float(table["measured_change_pct"].abs().max()),
             "reference_change_pct": float("nan"),
             "reference_spread_pct": float("nan"),
@@ -138,7 +144,8 @@ def compare_markdown(first: Path, second: Path, summaries: list[dict]) -> str:
         lines += [
             f"**{s['threads']} thread(s): two runs agree within {s['within_pct']:.1f} % "
             f"(worst {s['worst']}); the measurements within {s['measured_within_pct']:.1f} %"
-            f"{q1}; {reference}.**",
+            f"{q1}; {reference}. Each prediction moved with its own measurement within "
+            f"{s['tracking_pts']:.1f} points (worst {s['tracking_worst']}).**",
             "",
             "| model | predicted ms, run 1 | run 2 | change "
             "| measured ms, run 1 | run 2 | change |",

@@ -88,11 +88,14 @@ def test_compare_folders_hand_computed(tmp_path):
     assert first["threads"] == 1 and second["threads"] == 2
     assert first["within_pct"] == pytest.approx(5.0) and first["worst"] == "b"  # 19 / 20
     assert first["measured_within_pct"] == pytest.approx(10.0)
+    # a: prediction +2 %, measurement +10 %: 8 points apart; b: -5 % and 0 %: 5 points
+    assert first["tracking_pts"] == pytest.approx(8.0) and first["tracking_worst"] == "a"
     assert first["reference_change_pct"] == pytest.approx(10.0)
     assert first["reference_spread_pct"] == pytest.approx(10.0)
     assert second["within_pct"] == 0.0 and math.isnan(second["reference_change_pct"])
     text = compare_markdown(one, two, [first, second])
     assert "1 thread(s): two runs agree within 5.0 % (worst b)" in text
+    assert "moved with its own measurement within 8.0 points (worst a)" in text
     assert "| b | 20.00 | 19.00 | -5.0 % | 25.00 | 25.00 | +0.0 % |" in text
 
 
