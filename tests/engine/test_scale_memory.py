@@ -30,15 +30,21 @@ def _traced_peak_bytes(n_requests: int, trace: str) -> tuple[int, dict]:
 
 def test_memory_growth_under_trace_none_is_the_latency_array_only():
     _traced_peak_bytes(10, "none")  # first-run caches (imports, presets) out of the way
-    none_n, _ = _traced_peak_bytes(N_REQUESTS, "none")
-    none_2n, summary_2n = _traced_peak_bytes(2 * N_REQUESTS, "none")
+    # twice, the smaller growth kept: a process-wide dict that happens to resize during
+    # one of the runs (a warnings registry, a cache filled by an earlier test) adds a
+    # one-off ~20 KiB to that run's peak (seen once in a full suite: 148 bytes/request)
+    growths = []
+    for _ in range(2):
+        none_n, _ = _traced_peak_bytes(N_REQUESTS, "none")
+        none_2n, summary_2n = _traced_peak_bytes(2 * N_REQUESTS, "none")
+        growths.append((none_2n - none_n) / N_REQUESTS)  # bytes per added request
     full_n, _ = _traced_peak_bytes(N_REQUESTS, "full")
     full_2n, full_summary = _traced_peak_bytes(2 * N_REQUESTS, "full")
     assert summary_2n["completed"] == 2 * N_REQUESTS == full_summary["completed"]
     assert summary_2n["energy_j"] == full_summary["energy_j"]
     ops_per_request = len(build_scale_scenario(1).models["mnv2"])
     assert ops_per_request == 151
-    growth_none = (none_2n - none_n) / N_REQUESTS  # bytes per added request
+    growth_none = min(growths)
     growth_full = (full_2n - full_n) / N_REQUESTS
     # a full trace keeps ~151 op rows and ~100 transfer rows per request (tens of KiB)
     assert growth_full > 20_000
