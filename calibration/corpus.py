@@ -194,7 +194,7 @@ def _r(name: str, family: str, **args: Any) -> Recipe:
 ZOO_FIT = ("alexnet", "vgg16", "resnet18", "resnet50", "mobilenet_v1", "mobilenet_v2")
 
 #: Published architectures of the fit (calibration/fitnets.py), as ``real_<name>``.
-REAL_FIT = ("resnext50_32x4d", "regnet_x_400mf", "peleenet", "mobilenet_v3_large")
+REAL_FIT = ("resnext50_32x4d", "regnet_x_400mf", "peleenet", "mobilenet_v3_large", "dpn68")
 
 #: Models the fit may use: kernel sweeps, the zoo's CNNs, published CNNs that are not
 #: hold-out families, small synthetic networks.

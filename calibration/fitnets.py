@@ -2,7 +2,8 @@
 
 The zoo's six CNNs are plain, residual and inverted-residual networks only. Real CNNs
 also use grouped convolutions (ResNeXt, RegNet), dense connectivity with concatenated
-branches (PeleeNet) and squeeze-excitation with hard-swish (MobileNetV3): kernels whose
+branches (PeleeNet), squeeze-excitation with hard-swish (MobileNetV3) and
+pre-activation BatchNorms on concatenated paths (DPN-68): kernels whose
 cache context the sweeps cannot give (docs/calibration.md, "Sweep context"). These
 networks add those motifs to the fit set. None of them is, or belongs to the family
 of, a hold-out architecture (calibration/nets.py: VGG, ResNet, DenseNet, Inception,
@@ -77,6 +78,49 @@ def peleenet(b: Builder, res: int = 224) -> None:
     b.head(x, c, 1000)
 
 
+def dpn68(b: Builder, res: int = 224) -> None:
+    """DPN-68 (Chen et al., "Dual Path Networks", NeurIPS 2017; timm's ``dpn68``, which
+    loads the authors' MXNet weights): a 3x3 stem of 10 channels, then dual-path
+    blocks [3, 4, 12, 3] whose input is the concat of a residual path (64, 128, 256,
+    512 channels) and a dense path growing by [16, 32, 32, 64] per block. Every block
+    conv is pre-activation (BN, ReLU, conv; 32 groups in the 3x3); a stage's first
+    block projects the input to both paths (stride 2 from stage 2). Its output is
+    sliced into a residual part, added, and a dense part, concatenated. The standalone
+    BatchNorms on a widening concat are DenseNet's pattern, which no other fit network
+    has (every other BN follows a conv, into which ORT folds it)."""
+
+    def bn_relu_conv(x: str, c_in: int, c_out: int, k: int, stride: int = 1, group: int = 1):
+        y = b.relu(b.bn(x, c_in, eps=1e-3))
+        return b.conv(y, c_in, c_out, k, stride, group, bias=False)
+
+    def take(x: str, start: int, end: int) -> str:
+        return b.node(
+            "Slice", [x, b.const([start], "int64"), b.const([end], "int64"),
+                      b.const([1], "int64")],
+        )  # fmt: skip
+
+    x = b.conv_bn_relu(b.input([1, 3, res, res]), 3, 10, 3, 2, eps=1e-3, bias=False)
+    x, c = b.pool(x, "MaxPool", 3, 2, pad=1), 10
+    resid = dense = ""
+    for stage, (blocks, inc) in enumerate(((3, 16), (4, 32), (12, 32), (3, 64))):
+        bw = 64 * 2**stage
+        r = 2 * bw  # k_r = 128 with bw_factor 1: r = 128 * bw / 64
+        for i in range(blocks):
+            x_in = x if stage == 0 and i == 0 else b.concat([resid, dense])
+            if i == 0:
+                proj = bn_relu_conv(x_in, c, bw + 2 * inc, 1, 2 if stage else 1)
+                resid, dense = take(proj, 0, bw), take(proj, bw, bw + 2 * inc)
+            y = bn_relu_conv(x_in, c, r, 1)
+            y = bn_relu_conv(y, r, r, 3, 2 if stage and i == 0 else 1, group=32)
+            y = bn_relu_conv(y, r, bw + inc, 1)
+            resid = b.node("Add", [resid, take(y, 0, bw)])
+            dense = b.concat([dense, take(y, bw, bw + inc)])
+            c = (bw + 3 * inc) if i == 0 else c + inc
+    x = b.node("Elu", [b.bn(b.concat([resid, dense]), c, eps=1e-3)])
+    y = b.conv(b.node("GlobalAveragePool", [x]), c, 1000, 1)  # the classifier: a 1x1 conv
+    b.node("Flatten", [y], axis=1)
+
+
 #: MobileNetV3-Large's bottlenecks (torchvision): (in, kernel, expanded, out, SE,
 #: hard-swish, stride).
 _MBV3_LARGE = (
@@ -140,19 +184,23 @@ FIT_NETS: Mapping[str, Callable[..., None]] = MappingProxyType(
         "regnet_x_400mf": regnet_x_400mf,
         "peleenet": peleenet,
         "mobilenet_v3_large": mobilenet_v3_large,
+        "dpn68": dpn68,
     }
 )
 
 #: Published (params, GMACs at 224 x 224, decimals the source prints): torchvision's
 #: model docs ("Params", "GFLOPS" = multiply-adds) for the torchvision networks;
 #: PeleeNet's paper (Table 4: 2.8 M parameters, 508 M FLOPs, which it counts as
-#: multiply-adds) [Wang et al., "Pelee", NeurIPS 2018].
+#: multiply-adds) [Wang et al., "Pelee", NeurIPS 2018]; DPN-68: osmr/imgclsmob's model
+#: table (12,611,602 parameters, 2,338.71 M FLOPs counting BN, activations and adds
+#: with the convolutions; the convolutions alone are 2.326 G).
 PUBLISHED: Mapping[str, tuple[float, float, int]] = MappingProxyType(
     {
         "resnext50_32x4d": (25_028_904, 4.23, 2),
         "regnet_x_400mf": (5_495_976, 0.41, 2),
         "peleenet": (2.8e6, 0.508, 3),
         "mobilenet_v3_large": (5_483_032, 0.22, 2),
+        "dpn68": (12_611_602, 2.34, 2),
     }
 )
 

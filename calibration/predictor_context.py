@@ -22,6 +22,11 @@ bound, else 1. The sweep rows' times are multiplied by their kind's factor and t
 predictor trains on every row as before: the sweeps still give the shapes, the real
 networks the level. A table with no sweep or no reference rows (imported profiles) is
 left unchanged (every factor 1).
+
+Views (reshapes that copy nothing, ``feat_view`` 1) neither give nor take a factor: they
+move no bytes, so the cache has no hold on them. Before 2026-12-06 they took the reshape
+factor, which the copying reshapes alone set once DPN-68's channel Splits joined the
+reference networks (run B: 1.64 at 1 thread, which made every 3 µs Reshape a 5 µs one).
 """
 
 from __future__ import annotations
@@ -56,6 +61,13 @@ def _intensity(rows: pd.DataFrame) -> np.ndarray:
                      out=np.zeros(len(rows)))  # fmt: skip
 
 
+def _views(rows: pd.DataFrame) -> pd.Series:
+    """True for the rows of views (a table without the ``feat_view`` column has none)."""
+    if "feat_view" not in rows.columns:
+        return pd.Series(False, index=rows.index)
+    return rows["feat_view"].fillna(0.0).astype(float) == 1.0
+
+
 def context_factors(rows: pd.DataFrame, fit_predict: FitPredict) -> dict[str, float]:
     """The context factor of every kind of ``rows`` (see the module docstring).
 
@@ -78,7 +90,7 @@ def context_factors(rows: pd.DataFrame, fit_predict: FitPredict) -> dict[str, fl
     memory_ratios = []
     for kind, group in rows.groupby("kind", sort=True):
         train, test = group[sweep[group.index]], group[reference[group.index]]
-        test = test[test["median_s"].to_numpy(dtype=float) >= MIN_REFERENCE_S]
+        test = test[(test["median_s"].to_numpy(dtype=float) >= MIN_REFERENCE_S) & ~_views(test)]
         if train.empty or test.empty:
             continue
         predicted = fit_predict(train, test)
@@ -106,9 +118,9 @@ def context_factors(rows: pd.DataFrame, fit_predict: FitPredict) -> dict[str, fl
 
 def apply_context(rows: pd.DataFrame, factors: Mapping[str, float]) -> pd.DataFrame:
     """A copy of ``rows`` whose sweep rows' ``median_s`` is multiplied by their kind's
-    factor (kinds not in ``factors``: 1)."""
+    factor (kinds not in ``factors``: 1; views: 1)."""
     out = rows.copy()
-    sweep = out["model"].astype(str).str.startswith(SWEEP_PREFIX)
+    sweep = out["model"].astype(str).str.startswith(SWEEP_PREFIX) & ~_views(out)
     scale = out.loc[sweep, "kind"].map(lambda kind: factors.get(str(kind), 1.0))
     out.loc[sweep, "median_s"] = out.loc[sweep, "median_s"] * scale.astype(float)
     return out

@@ -259,7 +259,8 @@ def report_markdown(
     lines += fit_section(results)
     took = (
         f"`socsim calibrate all --refit` re-fitted the tables measured as stated above "
-        f"in {seconds:.0f} s (measuring them took most of a full run's 5-6 minutes)."
+        f"in {seconds:.0f} s; measuring them is most of a full run (its time: 'Stability "
+        "and noise')."
         if refit
         else f"`socsim calibrate all` took {seconds:.0f} s."
     )

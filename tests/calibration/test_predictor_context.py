@@ -138,3 +138,21 @@ def test_resolve_statistic_refuses_bad_input():
         resolve_statistic("mean", 1)
     with pytest.raises(ValueError, match="threads"):
         resolve_statistic("auto", 0)
+
+
+def test_views_neither_give_nor_take_a_factor():
+    """Copying reshapes at twice the law set the reshape factor 2; reference views at 5x
+    (the 1 µs-resolution noise of a dispatch) are not evidence, and sweep views stay as
+    measured (a view moves no bytes: no cache context)."""
+    copies = _rows("sweep_a", "reshape", [1.0] * 6, 0.0) + _rows("zoo_r", "reshape", [2.0] * 5, 0.0)
+    views = _rows("sweep_a", "reshape", [1.0] * 3, 0.0) + _rows("zoo_r", "reshape", [5.0] * 5, 0.0)
+    rows = pd.DataFrame(
+        [{**r, "feat_view": 0.0} for r in copies] + [{**r, "feat_view": 1.0} for r in views]
+    )
+    factors = context_factors(rows, _law)
+    assert factors == pytest.approx({"reshape": 2.0})
+    scaled = apply_context(rows, factors)
+    copy = (rows["model"] == "sweep_a") & (rows["feat_view"] == 0.0)
+    view = rows["feat_view"] == 1.0
+    assert np.allclose(scaled.loc[copy, "median_s"], 2 * rows.loc[copy, "median_s"])
+    assert scaled.loc[view, "median_s"].equals(rows.loc[view, "median_s"])
