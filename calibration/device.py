@@ -85,6 +85,8 @@ def device_yaml(
         "stream_gb_s_measured": _g(rates.bandwidth_bps / 1e9),
         "kernel_dispatch_us": _g(result.kernel_dispatch_s * 1e6),
         "runtime_overhead_us_per_op": _g(result.overhead_s * 1e6),
+        # the profiler's cost inside each profiled kernel time, taken off before fitting
+        "profiler_us_per_kernel": _g(result.profiler_s * 1e6),
         "ops_fitted": str(result.op_stats.get("n", 0)),
         "op_mape_pct": _g(result.op_stats.get("mape", float("nan"))),
         "op_within_10pct": _g(result.op_stats.get("within_10", float("nan"))),

@@ -16,6 +16,15 @@ with ``peak`` and a reference bandwidth from the microbenchmarks. Two stages:
    between kernels (executor bookkeeping, allocation), which the kernel profile does not
    see: one extra per-op constant, fitted on relative error of the *measured* kernel
    sums plus overhead against the end-to-end medians. ``dispatch_s`` is the sum.
+   The constant may come out negative: the profiler's own cost is inside every kernel
+   time it records, and an unprofiled run does not pay it (on the fit models at 1
+   thread, runs C and D of 2026-12-06: -1.06 and -1.10 µs per op; docs/calibration.md,
+   "The profiler's cost per kernel"). A negative constant is that cost
+   (:attr:`FitResult.profiler_s`): it is taken off every measured kernel time
+   (:func:`without_profiler`) before stage 1 and before a learned predictor trains, so
+   both predict unprofiled kernels, and the overhead is then 0. It is bounded by the
+   fastest kernel the profiler timed (a kernel cannot cost less than its timing).
+   Stage 2 reads only measured sums, so it runs first.
 """
 
 from __future__ import annotations
@@ -38,6 +47,9 @@ from simulator.hardware.units import ComputeUnit
 EFF_FLOOR = 1e-4
 BANDWIDTH_FACTOR_BOUNDS = (0.02, 50.0)  # small working sets stream from cache, far above DRAM
 DISPATCH_US_BOUNDS = (0.0, 1000.0)
+#: A kernel timed at under twice the profiler's cost keeps this share of its time
+#: (taking the whole cost off would leave nothing, or less, to learn from).
+PROFILER_FLOOR = 0.5
 #: soft_l1 switches from quadratic to linear at this log-residual (about 10 %).
 LOSS_SCALE = 0.1
 #: Starting bandwidth factors of the multi-start fit.
@@ -82,6 +94,10 @@ class FitResult:
         Effective memory bandwidth (B/s).
     kernel_dispatch_s, overhead_s : float
         Fixed cost inside a kernel, and the runtime's per-node overhead between kernels.
+    profiler_s : float
+        The profiler's own cost inside every kernel time it records (s; 0 unless stage
+        2 found the end-to-end runs faster than their kernel sums), taken off the
+        kernel times before the fit (:func:`without_profiler`).
     rates : HostRates
         The reference rates the efficiencies are relative to.
     op_stats, model_stats : Mapping[str, float]
@@ -97,10 +113,16 @@ class FitResult:
     rates: HostRates
     op_stats: Mapping[str, float] = field(default_factory=dict)
     model_stats: Mapping[str, float] = field(default_factory=dict)
+    profiler_s: float = 0.0
 
     def __post_init__(self) -> None:
         for name in ("efficiency", "op_stats", "model_stats"):
             object.__setattr__(self, name, FrozenMap(getattr(self, name)))
+        if self.overhead_s < 0 or self.profiler_s < 0 or min(self.overhead_s, self.profiler_s) > 0:
+            raise SocsimError(
+                f"overhead_s ({self.overhead_s}) and profiler_s ({self.profiler_s}) must be "
+                ">= 0 and not both > 0 (one signed per-op constant)"
+            )
 
     @property
     def dispatch_s(self) -> float:
@@ -256,13 +278,18 @@ def _identified(efficiency: dict, ops: Sequence[Op], unit: ComputeUnit) -> dict:
 
 
 def fit_overhead(
-    model_rows: pd.DataFrame, kernel_sum_s: Mapping[str, float], op_count: Mapping[str, int]
+    model_rows: pd.DataFrame,
+    kernel_sum_s: Mapping[str, float],
+    op_count: Mapping[str, int],
+    fastest_kernel_s: float = 0.0,
 ) -> float:
-    """Stage 2: per-op runtime overhead (s) so predicted end-to-end times match walls.
+    """Stage 2: the signed per-op constant (s) so predicted end-to-end times match walls.
 
     Minimises the robust (``soft_l1``) relative error of
-    ``kernel_sum + op_count x overhead`` against each model's median wall time;
-    0 when there are no model rows.
+    ``kernel_sum + op_count x constant`` against each model's median wall time, the
+    constant in ``[-fastest_kernel_s, 1000 µs]``; 0 when there are no model rows.
+    Positive: the runtime's overhead between kernels; negative: the profiler's cost
+    per kernel (:func:`split_overhead`).
     """
     rows = [r for r in model_rows.to_dict("records") if r["model"] in kernel_sum_s]
     if not rows:
@@ -272,20 +299,53 @@ def fit_overhead(
     count = np.array([op_count[r["model"]] for r in rows], float)
     from scipy.optimize import least_squares
 
+    low = -max(fastest_kernel_s, 0.0) * 1e6
     result = least_squares(
         lambda x: (base + count * x[0] * 1e-6) / wall - 1.0,
         [1.0],
-        bounds=([0.0], [DISPATCH_US_BOUNDS[1]]),
+        bounds=([low - 1e-12], [DISPATCH_US_BOUNDS[1]]),
         loss="soft_l1",
         f_scale=LOSS_SCALE,
     )
-    return float(result.x[0]) * 1e-6
+    return float(np.clip(result.x[0], low, DISPATCH_US_BOUNDS[1])) * 1e-6
+
+
+def split_overhead(constant_s: float) -> tuple[float, float]:
+    """(overhead_s, profiler_s) of stage 2's signed constant: its positive part is the
+    runtime's overhead between kernels, its negative part the profiler's cost."""
+    return max(constant_s, 0.0), max(-constant_s, 0.0)
+
+
+def without_profiler(table: pd.DataFrame, profiler_s: float) -> pd.DataFrame:
+    """``table`` with ``profiler_s`` taken off every op row's time (``median_s``), a time
+    under ``profiler_s / (1 - PROFILER_FLOOR)`` keeping :data:`PROFILER_FLOOR` of itself;
+    model rows unchanged. The same table when ``profiler_s`` is 0."""
+    if profiler_s <= 0:
+        return table
+    out = table.copy()
+    op = out["level"] == "op"
+    times = out.loc[op, "median_s"].astype(float)
+    out.loc[op, "median_s"] = np.maximum(times - profiler_s, PROFILER_FLOOR * times)
+    return out
 
 
 def fit(table: pd.DataFrame, rates: HostRates) -> FitResult:
-    """Both stages on a measurement table (``op`` rows, and ``model`` rows if any)."""
-    op_rows = table[table["level"] == "op"].reset_index(drop=True)
+    """Both stages on a measurement table (``op`` rows, and ``model`` rows if any); stage
+    2 first (it reads measured sums only), so stage 1 fits kernels without the
+    profiler's cost."""
+    measured = table[table["level"] == "op"]
     model_rows = table[table["level"] == "model"]
+    # the constant is the runtime's, between kernels: fitted on the *measured* kernel
+    # sums, so it does not absorb the kernel model's bias (and serves any kernel model)
+    timed = measured["median_s"].astype(float)
+    constant = fit_overhead(
+        model_rows,
+        measured.groupby("model")["median_s"].sum().to_dict(),
+        measured.groupby("model").size().to_dict(),
+        float(timed[timed > 0].min()) if (timed > 0).any() else 0.0,
+    )
+    overhead, profiler = split_overhead(constant)
+    op_rows = without_profiler(measured, profiler).reset_index(drop=True)
     # the kernels are fitted where they run in a network (not at a graph boundary);
     # every kernel still counts in its model's end-to-end sum below
     inside = network_rows(op_rows)
@@ -296,15 +356,12 @@ def fit(table: pd.DataFrame, rates: HostRates) -> FitResult:
     kept = op_rows.index.isin(inside.index)
     per_model = pd.Series(predicted).groupby(op_rows["model"].to_numpy()).sum()
     counts = op_rows.groupby("model").size()
-    # the overhead is the runtime's, between kernels: fitted on the *measured* kernel
-    # sums, so it does not absorb the kernel model's bias (and serves any kernel model)
-    measured_sum = op_rows.groupby("model")["median_s"].sum()
-    overhead = fit_overhead(model_rows, measured_sum.to_dict(), counts.to_dict())
     result = FitResult(
         efficiency=efficiency,
         bandwidth_bps=bandwidth,
         kernel_dispatch_s=kernel_dispatch,
         overhead_s=overhead,
+        profiler_s=profiler,
         rates=rates,
         op_stats={
             **_stats(predicted[kept], op_rows.loc[kept, "median_s"].to_numpy(float)),

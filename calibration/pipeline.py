@@ -24,7 +24,7 @@ from calibration.device import (
     read_calibration_comments,
     write_device,
 )
-from calibration.fit import FitResult, HostRates, fit
+from calibration.fit import FitResult, HostRates, fit, without_profiler
 from calibration.layout import Layout
 from calibration.measure import GraphLoader, host_name, measure_models, onnx_graph, provenance
 from calibration.microbench import host_rates, run_suite, suite
@@ -176,7 +176,13 @@ def fit_file(
     result = fit(table, rates)
     fitted = sorted(set(table.loc[table["level"] == "op", "model"]))
     learned_model = (
-        train_predictor_file(table, result, prov, predictor_path(device), min_rows)
+        train_predictor_file(
+            without_profiler(table, result.profiler_s),  # predict unprofiled kernels
+            result,
+            prov,
+            predictor_path(device),
+            min_rows,
+        )
         if learned
         else None
     )

@@ -6,8 +6,20 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from calibration.fit import HostRates, fit, fit_kernels, make_unit, predict, row_op
+from calibration.fit import (
+    FitResult,
+    HostRates,
+    fit,
+    fit_kernels,
+    fit_overhead,
+    make_unit,
+    predict,
+    row_op,
+    split_overhead,
+    without_profiler,
+)
 from calibration.table import make_table
+from simulator.errors import SocsimError
 
 RATES = HostRates({"fp32": 100e9}, 40e9, threads=1)
 TRUE_EFF = {"conv": 0.6, "dwconv": 0.08, "matmul": 0.85, "fc": 0.3, "default": 0.5}
@@ -97,6 +109,56 @@ def test_overhead_stage_recovers_per_op_gap():
     assert result.dispatch_s == pytest.approx(TRUE_DISPATCH_S + 7e-6, rel=1e-3)
     assert result.model_stats["mape"] < 0.01
     assert result.model_stats["within_10"] == 1.0
+
+
+def test_end_to_end_runs_faster_than_their_kernel_sums_give_the_profilers_cost():
+    """Profiled kernels carry 1.5 µs each that the end-to-end runs do not pay (walls =
+    sum - 1.5 µs x ops): stage 2's constant is -1.5 µs, i.e. profiler_s = 1.5 µs and no
+    overhead, and stage 1 then fits the kernels without it: dispatch 4 - 1.5 = 2.5 µs,
+    the efficiencies and bandwidth unchanged, the walls matched."""
+    frame = synthetic_rows(4, noise=0.0, outliers=0)
+    unit = make_unit("cpu", RATES, TRUE_EFF, TRUE_BW_BPS, TRUE_DISPATCH_S)
+    ops = [row_op(r, i) for i, r in enumerate(frame.to_dict("records"))]
+    frame["median_s"] = predict(ops, unit)
+    assert frame["median_s"].min() > 2 * 1.5e-6  # no kernel under the floor
+    walls = [
+        {
+            **group.iloc[0].to_dict(),
+            "level": "model",
+            "node": "",
+            "kind": "",
+            "median_s": group["median_s"].sum() - 1.5e-6 * len(group),
+        }
+        for _model, group in frame.groupby("model")
+    ]
+    result = fit(pd.concat([frame, make_table(walls)], ignore_index=True), RATES)
+    assert (result.overhead_s, result.profiler_s) == (0.0, pytest.approx(1.5e-6, rel=1e-3))
+    assert result.kernel_dispatch_s == pytest.approx(TRUE_DISPATCH_S - 1.5e-6, rel=1e-3)
+    assert result.bandwidth_bps == pytest.approx(TRUE_BW_BPS, rel=1e-3)
+    assert result.efficiency["conv"] == pytest.approx(TRUE_EFF["conv"], rel=1e-3)
+    assert result.model_stats["mape"] < 0.01
+
+
+def test_the_profilers_cost_is_bounded_by_the_fastest_kernel_and_floored():
+    """Walls of zero time would want a constant of -(sum / ops); it stops at the fastest
+    kernel (2 µs). Taking 2 µs off keeps half of a 3 µs kernel (1.5, not 1) and of a
+    2 µs one (1, not 0); a 10 µs one becomes 8; model rows are untouched."""
+    rows = pd.DataFrame(
+        {"level": ["op", "op", "op", "model"], "model": ["m"] * 4,
+         "median_s": [2e-6, 3e-6, 10e-6, 1e-9]}
+    )  # fmt: skip
+    ops = rows[rows["level"] == "op"]
+    constant = fit_overhead(
+        rows[rows["level"] == "model"], {"m": ops["median_s"].sum()}, {"m": 3}, 2e-6
+    )
+    assert constant == pytest.approx(-2e-6)
+    assert split_overhead(constant) == (0.0, pytest.approx(2e-6))
+    assert split_overhead(3e-6) == (3e-6, 0.0)
+    out = without_profiler(rows, 2e-6)
+    assert out["median_s"].tolist() == pytest.approx([1e-6, 1.5e-6, 8e-6, 1e-9])
+    assert without_profiler(rows, 0.0) is rows
+    with pytest.raises(SocsimError, match="not both > 0"):
+        FitResult({"default": 0.5}, 1e9, 1e-6, 1e-6, RATES, profiler_s=1e-6)
 
 
 def test_recovers_with_threads_and_parallel_fractions():
