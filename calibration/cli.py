@@ -1,7 +1,9 @@
 """``socsim calibrate measure|fit|validate|import-csv|compare|published|all``.
 
 ``simulator/cli.py`` registers it with one line (``add_parser(sub)``); heavy imports
-(onnxruntime, scipy, matplotlib) happen inside the handlers.
+(onnxruntime, scipy, matplotlib) happen inside the handlers. ``compare`` and
+``published`` have their own modules (:mod:`calibration.cli_compare`,
+:mod:`calibration.cli_published`).
 """
 
 from __future__ import annotations
@@ -11,14 +13,15 @@ import math
 import sys
 from pathlib import Path
 
+from calibration.cli_compare import add_compare_parser
+from calibration.cli_published import add_published_parser
+from calibration.layout import DEFAULT_OUT
 from simulator.errors import SocsimError
 from simulator.exitcodes import EXIT_OK
 
-DEFAULT_OUT = Path("runs/calibration")
 DEFAULT_DEVICE = Path("scenarios/devices/host_cpu.yaml")
 DEFAULT_DOCS = Path("docs/calibration.md")
 DEFAULT_IMAGE = Path("docs/img/calibration_pred_vs_measured.png")
-PUBLISHED_IMAGE = "published_pred_vs_published.png"
 
 
 def _settings(args: argparse.Namespace):
@@ -184,52 +187,6 @@ def cmd_all(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def write_docs(page: Path, result, figure: Path) -> None:
-    """Splice the generated block into ``page``; the figure goes to ``page``'s img/."""
-    import shutil
-
-    from calibration.published import load_table
-    from calibration.published_fit import shipped_values
-    from calibration.published_report import block, splice
-
-    image = Path("img") / PUBLISHED_IMAGE
-    text = page.read_text(encoding="utf-8")
-    new = splice(text, block(result, load_table(), shipped_values(), image.as_posix()))
-    (page.parent / "img").mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(figure, page.parent / image)
-    page.write_text(new, encoding="utf-8")
-
-
-def cmd_published(args: argparse.Namespace) -> int:
-    from calibration.published import (
-        FIT_MEDIAN,
-        HOLDOUT_BAND,
-        HOLDOUT_SHARE,
-        load_table,
-        run,
-        summary,
-    )
-
-    if args.fit:
-        from calibration.published_fit import describe, fit_and_write
-
-        print(describe(fit_and_write(load_table())))
-    out = Path(args.output)
-    result = run(out)
-    figures = summary(result)
-    if args.docs:
-        write_docs(Path(args.docs), result, out / "published.png")
-    print(
-        f"fit rows {figures['fit_rows']}: median |error| {figures['fit_median_abs'] * 100:.1f} % "
-        f"(target <= {FIT_MEDIAN * 100:.0f} %); hold-out rows {figures['holdout_rows']}: "
-        f"{figures['holdout_within'] * 100:.0f} % within ±{HOLDOUT_BAND * 100:.0f} % "
-        f"(target >= {HOLDOUT_SHARE * 100:.0f} %), median |error| "
-        f"{figures['holdout_median_abs'] * 100:.1f} % -> {out / 'published.csv'}, "
-        f"{out / 'published.png'}"
-    )
-    return EXIT_OK
-
-
 def _run_options(parser: argparse.ArgumentParser, threads: bool = True) -> None:
     from calibration.run_budget import BUDGET_S, MIN_RUNS
 
@@ -343,26 +300,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     imp.add_argument("-o", "--output", required=True, help="measurement CSV")
     imp.set_defaults(handler=cmd_import)
 
-    published = steps.add_parser(
-        "published",
-        help="phone presets vs published TFLite latencies (calibration/data/published.csv)",
-    )
-    published.add_argument(
-        "-o", "--output", default=str(DEFAULT_OUT), help="folder for published.csv and .png"
-    )
-    published.add_argument(
-        "--fit",
-        action="store_true",
-        help="refit the presets' free parameters on the fit rows and rewrite their "
-        "'# fit:' lines under scenarios/devices/ first",
-    )
-    published.add_argument(
-        "--docs",
-        metavar="PAGE",
-        help="also splice the tables into PAGE (docs/presets.md) and copy the figure to "
-        "PAGE's img/ folder",
-    )
-    published.set_defaults(handler=cmd_published)
+    add_published_parser(steps)
 
     every = steps.add_parser("all", help="measure, fit, validate, write the preset and report")
     every.add_argument("-o", "--output", default=str(DEFAULT_OUT), help="work folder")
@@ -396,40 +334,4 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     _run_options(every, threads=False)
     _statistic(every)
     every.set_defaults(handler=cmd_all)
-    _compare_parser(steps)
-
-
-def cmd_compare(args: argparse.Namespace) -> int:
-    """``socsim calibrate compare``: print the comparison (and splice it into ``--docs``);
-    exit status 1 when a prediction moved more than ``--tolerance`` %."""
-    from calibration.compare import compare_folders, compare_markdown
-    from calibration.report import STABILITY_BEGIN, STABILITY_END, splice_report
-    from simulator.exitcodes import EXIT_INVALID
-
-    first, second = Path(args.first), Path(args.second)
-    summaries = compare_folders(first, second)
-    text = compare_markdown(first, second, summaries)
-    print(text)
-    if args.docs:
-        splice_report(Path(args.docs), text, STABILITY_BEGIN, STABILITY_END)
-    worst = max(s["within_pct"] for s in summaries)
-    return EXIT_OK if worst <= args.tolerance else EXIT_INVALID
-
-
-def _compare_parser(steps: argparse._SubParsersAction) -> None:
-    """Add ``compare`` to the ``socsim calibrate`` subcommands."""
-    compare = steps.add_parser(
-        "compare", help="how far two calibration runs' predictions and measurements agree"
-    )
-    compare.add_argument("first", help="output folder of one `calibrate all` run (-o)")
-    compare.add_argument("second", help="output folder of another run")
-    compare.add_argument(
-        "--tolerance",
-        type=float,
-        default=3.0,
-        help="exit status 1 when a prediction moved more than this, %% (default 3)",
-    )
-    compare.add_argument(
-        "--docs", help="also write the comparison into this page (its stability markers)"
-    )
-    compare.set_defaults(handler=cmd_compare)
+    add_compare_parser(steps)

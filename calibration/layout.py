@@ -7,6 +7,9 @@ from pathlib import Path
 
 from simulator.errors import SocsimError
 
+#: Where ``socsim calibrate`` writes its runs unless told (``-o``).
+DEFAULT_OUT = Path("runs/calibration")
+
 
 @dataclass(frozen=True)
 class Layout:
