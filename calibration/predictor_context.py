@@ -23,6 +23,10 @@ predictor trains on every row as before: the sweeps still give the shapes, the r
 networks the level. A table with no sweep or no reference rows (imported profiles) is
 left unchanged (every factor 1).
 
+The kinds of :data:`BY_OPERATOR` take a factor per operator (key ``kind/op_type``):
+the reshape kind holds Splits and Transposes, and a factor from DPN-68's Splits made
+the sweeps' Transposes +26 to +30 % off their own measurements (runs E and F).
+
 Views (reshapes that copy nothing, ``feat_view`` 1) neither give nor take a factor: they
 move no bytes, so the cache has no hold on them. Before 2026-12-06 they took the reshape
 factor, which the copying reshapes alone set once DPN-68's channel Splits joined the
@@ -49,6 +53,9 @@ MEMORY_BOUND_FLOP_PER_BYTE = 1.0
 #: alone. The zoo's only reshapes are six 2-5 µs Flattens, which gave reshape factors
 #: from 1.13 to 1.62 between runs, scaling every sweep reshape (views and copies).
 MIN_REFERENCE_S = 10e-6
+#: Kinds whose operators take a factor each (``kind/op_type``): ``reshape`` holds
+#: operators as unlike as a Split and a Transpose.
+BY_OPERATOR: tuple[str, ...] = ("reshape",)
 
 #: ``fit_predict(train_rows, test_rows)``: predicted times (s) of ``test_rows`` by a model
 #: trained on ``train_rows`` (one kind), or None when ``train_rows`` are too few.
@@ -68,27 +75,41 @@ def _views(rows: pd.DataFrame) -> pd.Series:
     return rows["feat_view"].fillna(0.0).astype(float) == 1.0
 
 
+def _keys(rows: pd.DataFrame) -> pd.Series:
+    """Each row's factor key: its kind, or ``kind/op_type`` for the kinds of
+    :data:`BY_OPERATOR` (a table without ``op_type``: the kind)."""
+    kinds = rows["kind"].astype(str)
+    if "op_type" not in rows.columns:
+        return kinds
+    split = kinds.isin(BY_OPERATOR)
+    return kinds.where(~split, kinds + "/" + rows["op_type"].astype(str))
+
+
 def context_factors(rows: pd.DataFrame, fit_predict: FitPredict) -> dict[str, float]:
-    """The context factor of every kind of ``rows`` (see the module docstring).
+    """The context factor of every kind of ``rows`` (see the module docstring), or of
+    every operator of a kind in :data:`BY_OPERATOR` (key ``kind/op_type``).
 
     Parameters
     ----------
     rows : DataFrame
-        Op rows with ``model``, ``kind``, ``median_s`` (s), ``flops``, ``bytes``.
+        Op rows with ``model``, ``kind``, ``median_s`` (s), ``flops``, ``bytes`` (and
+        ``op_type``).
     fit_predict : callable
         Trains one kind's model on some rows and predicts others (:data:`FitPredict`).
 
     Returns
     -------
     dict of str to float
-        Kind -> factor (> 0); 1 for kinds without sweep rows or without evidence.
+        Key -> factor (> 0); 1 for keys without sweep rows or without evidence.
     """
     names = rows["model"].astype(str)
     sweep = names.str.startswith(SWEEP_PREFIX)
     reference = names.str.startswith(REFERENCE_PREFIXES)
-    ratios: dict[str, np.ndarray] = {}
+    keys = _keys(rows)
+    ratios: dict[str, list[np.ndarray]] = {}
     memory_ratios = []
-    for kind, group in rows.groupby("kind", sort=True):
+    for _kind, group in rows.groupby("kind", sort=True):
+        # one model per kind, trained on all its sweep rows, as the predictor will be
         train, test = group[sweep[group.index]], group[reference[group.index]]
         test = test[(test["median_s"].to_numpy(dtype=float) >= MIN_REFERENCE_S) & ~_views(test)]
         if train.empty or test.empty:
@@ -98,29 +119,30 @@ def context_factors(rows: pd.DataFrame, fit_predict: FitPredict) -> dict[str, fl
             continue
         ok = np.isfinite(predicted) & (predicted > 0)
         ratio = test["median_s"].to_numpy(dtype=float)[ok] / predicted[ok]
-        ratios[str(kind)] = ratio
+        for key in np.unique(keys[test.index][ok]):
+            ratios.setdefault(str(key), []).append(ratio[keys[test.index][ok].to_numpy() == key])
         memory_ratios.append(ratio[_intensity(test)[ok] < MEMORY_BOUND_FLOP_PER_BYTE])
     pooled_rows = np.concatenate(memory_ratios) if memory_ratios else np.empty(0)
     pooled = float(np.median(pooled_rows)) if pooled_rows.size >= MIN_REFERENCE_ROWS else 1.0
     factors = {}
-    for kind, group in rows.groupby("kind", sort=True):
-        own = ratios.get(str(kind), np.empty(0))
+    for key, group in rows.groupby(keys, sort=True):
+        own = np.concatenate(ratios.get(str(key), [np.empty(0)]))
         if not sweep[group.index].any():
-            factors[str(kind)] = 1.0
+            factors[str(key)] = 1.0
         elif own.size >= MIN_REFERENCE_ROWS:
-            factors[str(kind)] = float(np.median(own))
+            factors[str(key)] = float(np.median(own))
         elif np.median(_intensity(group)) < MEMORY_BOUND_FLOP_PER_BYTE:
-            factors[str(kind)] = pooled
+            factors[str(key)] = pooled
         else:
-            factors[str(kind)] = 1.0
+            factors[str(key)] = 1.0
     return factors
 
 
 def apply_context(rows: pd.DataFrame, factors: Mapping[str, float]) -> pd.DataFrame:
-    """A copy of ``rows`` whose sweep rows' ``median_s`` is multiplied by their kind's
-    factor (kinds not in ``factors``: 1; views: 1)."""
+    """A copy of ``rows`` whose sweep rows' ``median_s`` is multiplied by their key's
+    factor (:func:`context_factors`; keys not in ``factors``: 1; views: 1)."""
     out = rows.copy()
     sweep = out["model"].astype(str).str.startswith(SWEEP_PREFIX) & ~_views(out)
-    scale = out.loc[sweep, "kind"].map(lambda kind: factors.get(str(kind), 1.0))
+    scale = _keys(out)[sweep].map(lambda key: factors.get(str(key), 1.0))
     out.loc[sweep, "median_s"] = out.loc[sweep, "median_s"] * scale.astype(float)
     return out

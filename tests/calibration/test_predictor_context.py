@@ -156,3 +156,28 @@ def test_views_neither_give_nor_take_a_factor():
     view = rows["feat_view"] == 1.0
     assert np.allclose(scaled.loc[copy, "median_s"], 2 * rows.loc[copy, "median_s"])
     assert scaled.loc[view, "median_s"].equals(rows.loc[view, "median_s"])
+
+
+def test_reshape_operators_take_a_factor_each():
+    """Reference Splits at twice the law give Splits 2; the sweeps' Transposes have no
+    reference rows of their own and take the pooled memory-bound factor (here the
+    activations' 1.4 and the Splits' 2: median of 1.2 1.3 1.4 1.5 1.6 2 2 2 2 2 = 1.8),
+    not the Splits'; activations (not split by operator) keep their kind's key."""
+    split = _rows("sweep_a", "reshape", [1.0] * 6, 0.0) + _rows("zoo_r", "reshape", [2.0] * 5, 0.0)
+    transpose = _rows("sweep_a", "reshape", [1.0] * 4, 0.0)
+    act = _rows("sweep_a", "activation", [1.0] * 6, 0.25)
+    act += _rows("zoo_r", "activation", [1.2, 1.3, 1.4, 1.5, 1.6], 0.25)
+    rows = pd.DataFrame(
+        [{**r, "op_type": "Split"} for r in split]
+        + [{**r, "op_type": "Transpose"} for r in transpose]
+        + [{**r, "op_type": "Relu"} for r in act]
+    )
+    factors = context_factors(rows, _law)
+    assert factors == pytest.approx(
+        {"reshape/Split": 2.0, "reshape/Transpose": 1.8, "activation": 1.4}
+    )
+    scaled = apply_context(rows, factors)
+    moved = scaled["median_s"] / rows["median_s"]
+    sweep = rows["model"] == "sweep_a"
+    assert np.allclose(moved[sweep & (rows["op_type"] == "Transpose")], 1.8)
+    assert np.allclose(moved[sweep & (rows["op_type"] == "Split")], 2.0)
