@@ -335,8 +335,8 @@ def fit(table: pd.DataFrame, rates: HostRates) -> FitResult:
     profiler's cost."""
     measured = table[table["level"] == "op"]
     model_rows = table[table["level"] == "model"]
-    # the constant is the runtime's, between kernels: fitted on the *measured* kernel
-    # sums, so it does not absorb the kernel model's bias (and serves any kernel model)
+    # the signed per-op constant (runtime overhead, or profiler cost) is fitted on the
+    # *measured* kernel sums, so it does not absorb a kernel model's bias (and serves any)
     timed = measured["median_s"].astype(float)
     constant = fit_overhead(
         model_rows,

@@ -15,10 +15,11 @@ So, per op kind, a *context factor*: the median of measured / predicted over the
 *reference* rows (in-network kernels of the real architectures: the zoo's CNNs and the
 published fit architectures, :data:`REFERENCE_PREFIXES`, timed at :data:`MIN_REFERENCE_S`
 or more) of a model trained on the sweep rows alone. A kind with fewer than
-:data:`MIN_REFERENCE_ROWS` reference rows (BatchNorm: every BN of these networks is
-fused into a conv) takes the pooled factor of all memory-bound
+:data:`MIN_REFERENCE_ROWS` reference rows (BatchNorm before DPN-68 joined them: every
+BN of the other networks is fused into a conv) takes the pooled factor of all memory-bound
 reference rows (below :data:`MEMORY_BOUND_FLOP_PER_BYTE`) when its own rows are memory
-bound, else 1. The sweep rows' times are multiplied by their kind's factor and the
+bound, else 1. The sweep rows' times are multiplied by their kind's (or operator's,
+below) factor and the
 predictor trains on every row as before: the sweeps still give the shapes, the real
 networks the level. A table with no sweep or no reference rows (imported profiles) is
 left unchanged (every factor 1).
