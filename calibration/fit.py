@@ -300,6 +300,7 @@ def fit_overhead(
     from scipy.optimize import least_squares
 
     low = -max(fastest_kernel_s, 0.0) * 1e6
+    # the lower bound a hair below ``low`` so the optimum may sit on it; clipped back
     result = least_squares(
         lambda x: (base + count * x[0] * 1e-6) / wall - 1.0,
         [1.0],

@@ -120,8 +120,9 @@ def context_factors(rows: pd.DataFrame, fit_predict: FitPredict) -> dict[str, fl
             continue
         ok = np.isfinite(predicted) & (predicted > 0)
         ratio = test["median_s"].to_numpy(dtype=float)[ok] / predicted[ok]
-        for key in np.unique(keys[test.index][ok]):
-            ratios.setdefault(str(key), []).append(ratio[keys[test.index][ok].to_numpy() == key])
+        test_keys = keys[test.index].to_numpy()[ok]
+        for key in np.unique(test_keys):
+            ratios.setdefault(str(key), []).append(ratio[test_keys == key])
         memory_ratios.append(ratio[_intensity(test)[ok] < MEMORY_BOUND_FLOP_PER_BYTE])
     pooled_rows = np.concatenate(memory_ratios) if memory_ratios else np.empty(0)
     pooled = float(np.median(pooled_rows)) if pooled_rows.size >= MIN_REFERENCE_ROWS else 1.0
