@@ -24,7 +24,14 @@ with ``peak`` and a reference bandwidth from the microbenchmarks. Two stages:
    (:func:`without_profiler`) before stage 1 and before a learned predictor trains, so
    both predict unprofiled kernels, and the overhead is then 0. It is bounded by the
    fastest kernel the profiler timed (a kernel cannot cost less than its timing).
-   Stage 2 reads only measured sums, so it runs first.
+   Stage 2 reads only measured sums, so it runs first. It is fitted on the networks'
+   end-to-end rows, not the kernel sweeps' (:func:`calibration.table.is_sweep`): a
+   sweep is isolated kernels each followed by a reduction, and its constant differs
+   from a network's (sweeps with networks: -0.88 to -1.06 µs at 1 thread on runs C-F
+   of 2026-12-06; networks alone: -1.52 to -1.66 µs, and the networks' leave-one-out
+   end-to-end error fell from 1.35-1.68 % to 0.99-1.29 % on all four runs, and at 2
+   threads on all four; docs/calibration.md, "Pool features, the constant from
+   networks"). A table without network rows fits it on the sweeps'.
 """
 
 from __future__ import annotations
@@ -37,7 +44,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from calibration.table import network_rows
+from calibration.table import is_sweep, network_rows
 from simulator.errors import SocsimError
 from simulator.frozen import FrozenMap
 from simulator.graph.model import DTYPE_BYTES, Op
@@ -336,11 +343,12 @@ def fit(table: pd.DataFrame, rates: HostRates) -> FitResult:
     profiler's cost."""
     measured = table[table["level"] == "op"]
     model_rows = table[table["level"] == "model"]
+    networks = model_rows[~model_rows["model"].map(is_sweep)]
     # the signed per-op constant (runtime overhead, or profiler cost) is fitted on the
     # *measured* kernel sums, so it does not absorb a kernel model's bias (and serves any)
     timed = measured["median_s"].astype(float)
     constant = fit_overhead(
-        model_rows,
+        networks if not networks.empty else model_rows,
         measured.groupby("model")["median_s"].sum().to_dict(),
         measured.groupby("model").size().to_dict(),
         float(timed[timed > 0].min()) if (timed > 0).any() else 0.0,

@@ -30,7 +30,7 @@ from calibration.measure import GraphLoader, host_name, measure_models, onnx_gra
 from calibration.microbench import host_rates, run_suite, suite
 from calibration.ortrun import RunSettings
 from calibration.predictor_file import predictor_path, train_predictor_file
-from calibration.reference import Reference, spread
+from calibration.reference import Reference, contended, speedup, spread
 from calibration.report import (
     ThreadResult,
     plot,
@@ -309,6 +309,17 @@ def run_all(
             extra["parallel_fractions_measured"] = ", ".join(
                 f"{kind}={p:.3f}" for kind, p in fractions.items()
             )
+            gain = _reference_speedup(Layout(out, 1), layout)
+            if gain == gain:  # NaN: a run measured before the reference model existed
+                extra["reference_speedup"] = f"{gain:.2f}"
+                if contended(gain, n):
+                    stage(
+                        f"warning: the reference model ran {gain:.2f}x as fast at {n} "
+                        "threads as at 1 (about 1.6x on two free cores): the extra "
+                        "threads found the cores busy (another process, or the "
+                        f"hypervisor); the {n}-thread figures of this run describe a "
+                        "contended host"
+                    )
         # --quick has a handful of kernels per kind: let the predictor train on them
         result, _ = fit_file(
             layout.fit_csv,
@@ -369,6 +380,14 @@ def run_all(
     figures["seconds"] = seconds
     log(f"calibrate all: done in {seconds:.0f} s")
     return figures
+
+
+def _reference_speedup(one: Layout, many: Layout) -> float:
+    """The reference model's speedup of run ``many`` over the 1-thread run ``one``
+    (:func:`calibration.reference.speedup`); NaN when either table is missing."""
+    if not (one.reference_csv.exists() and many.reference_csv.exists()):
+        return float("nan")
+    return speedup(pd.read_csv(one.reference_csv), pd.read_csv(many.reference_csv))
 
 
 def _relative(path: Path, base: Path) -> str:

@@ -41,9 +41,10 @@ from collections.abc import Callable, Mapping
 import numpy as np
 import pandas as pd
 
-#: Model-name prefixes of the sweep rows and of the reference (real-network) rows: the
-#: zoo's CNNs and the published fit architectures (calibration/corpus.py).
-SWEEP_PREFIX = "sweep_"
+from calibration.table import SWEEP_PREFIX
+
+#: Model-name prefixes of the reference (real-network) rows: the zoo's CNNs and the
+#: published fit architectures (calibration/corpus.py).
 REFERENCE_PREFIXES = ("zoo_", "real_")
 #: Fewest reference rows a kind needs for a factor of its own.
 MIN_REFERENCE_ROWS = 5

@@ -24,6 +24,12 @@ from calibration.ortrun import CLOCKS, RunSettings, feeds, session_options
 
 #: Timed runs of the reference model per round (about 0.2 ms each on this host).
 REFERENCE_RUNS = 15
+#: Below this speedup of the reference model at n threads over 1 thread (per thread
+#: added), the extra threads had almost no core to run on. Measured on this 2-vCPU guest
+#: (2026-12-06/07, eight idle runs A-H): 1.65 at 2 threads in run B, 1.20-1.21 in A and
+#: F, 0.99-1.00 in the other five, whose hold-out models ran up to 40 % slower at 2
+#: threads in one run than in the next (SqueezeNet 1.1 slower at 2 threads than at 1).
+CONTENDED_GAIN_PER_THREAD = 0.1
 #: Columns of ``reference.csv``.
 REFERENCE_COLUMNS = ("round", "median_s", "min_s", "runs", "threads", "clock")
 
@@ -103,3 +109,21 @@ def spread(table: pd.DataFrame) -> dict[str, float]:
         "median_s": float(np.median(medians)),
         "spread_pct": float((medians.max() / medians.min() - 1.0) * 100),
     }
+
+
+def speedup(one_thread: pd.DataFrame, table: pd.DataFrame) -> float:
+    """The reference model's speedup in ``table`` over ``one_thread``: the median of the
+    1-thread round medians over the median of ``table``'s (NaN when either is empty).
+
+    On a host whose cores are free, the reference model (a conv, an add, a ReLU:
+    14.5 MFLOP) runs 1.6-1.7 times as fast at 2 threads; about 1.0 says the extra
+    thread found no core (:func:`contended`)."""
+    one, many = spread(one_thread)["median_s"], spread(table)["median_s"]
+    return float(one / many) if one > 0 and many > 0 else float("nan")
+
+
+def contended(gain: float, threads: int) -> bool:
+    """True when a reference ``gain`` (:func:`speedup`) at ``threads`` threads is below
+    ``1 + CONTENDED_GAIN_PER_THREAD x (threads - 1)``: the measurements at that thread
+    count describe a busy host more than the runtime."""
+    return threads > 1 and gain < 1.0 + CONTENDED_GAIN_PER_THREAD * (threads - 1)

@@ -15,6 +15,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from calibration.reference import contended
+from calibration.table import is_sweep
 from calibration.validate import WITHIN, error_stats
 
 REPORT_BEGIN = "<!-- calibration-report:begin (written by `socsim calibrate all`) -->"
@@ -181,6 +183,18 @@ def holdout_section(result: ThreadResult) -> list[str]:
         else "Kernel model: the roofline (no learned predictor).",
         "",
     ]
+    if prov.get("reference_speedup"):
+        gain = float(prov["reference_speedup"])
+        lines += [
+            f"The reference model ran {gain:.2f}x as fast at {result.threads} threads as at 1"
+            + (
+                " (about 1.6x on two free cores): the extra threads found the cores busy, "
+                "and these figures describe a contended host."
+                if contended(gain, result.threads)
+                else "."
+            ),
+            "",
+        ]
     if prov.get("parallel_fractions_measured"):
         lines += [
             "Amdahl parallel fractions measured per kind (1 vs "
@@ -240,7 +254,7 @@ def fit_section(results: list[ThreadResult]) -> list[str]:
 
 
 def _group(model: str) -> str:
-    if model.startswith("sweep_"):
+    if is_sweep(model):
         return "kernel sweeps"
     if model.startswith("zoo_"):
         return "zoo CNNs"

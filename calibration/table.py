@@ -39,6 +39,9 @@ COLUMNS: Mapping[str, str] = {
     "threads": "intra-op threads",
     "parallel_fraction": "Amdahl parallel fraction p of the op (1 when not given)",
 }
+#: Model-name prefix of the kernel sweeps (calibration/sweeps.py): synthetic graphs of
+#: isolated kernels, each followed by a reduction, unlike a network end to end.
+SWEEP_PREFIX = "sweep_"
 #: Optional columns: the op's predictor features (``feat_<name>``, NaN when it lacks one).
 FEATURE_COLUMNS: tuple[str, ...] = tuple(feature_column(name) for name in FEATURES)
 #: Optional column: 1 when the op reads only graph inputs or writes a graph output (its
@@ -271,6 +274,11 @@ def read_table(path: Path, statistic: str = "median") -> pd.DataFrame:
             )
         frame["median_s"] = frame[Q1]
     return frame
+
+
+def is_sweep(model: str) -> bool:
+    """True for a kernel sweep's model name (:data:`SWEEP_PREFIX`)."""
+    return str(model).startswith(SWEEP_PREFIX)
 
 
 def network_rows(op_rows: pd.DataFrame) -> pd.DataFrame:

@@ -320,18 +320,35 @@ class GraphBuilder:
         padding: int = 0,
         name: str | None = None,
     ) -> Tensor:
-        """Max or average pooling (kind ``pool``); ``stride`` defaults to ``kernel``.
+        """Max pooling (kind ``pool``, ``attrs['max'] = 1``); ``stride`` defaults to
+        ``kernel``.
 
-        FLOPs: ``k * k`` per output element (k*k compares for max; k*k - 1 adds and a
-        divide for average, so both cost the same here).
+        FLOPs: ``k * k`` per output element (k*k compares).
         """
+        return self._window_pool(x, kernel, stride, padding, name, is_max=True)
+
+    def avgpool(
+        self,
+        x: Tensor,
+        kernel: int,
+        stride: int | None = None,
+        padding: int = 0,
+        name: str | None = None,
+    ) -> Tensor:
+        """Average pooling (kind ``pool``, ``attrs['max'] = 0``): :meth:`maxpool`'s shape
+        rule and FLOP count (k*k - 1 adds and a divide per output element)."""
+        return self._window_pool(x, kernel, stride, padding, name, is_max=False)
+
+    def _window_pool(
+        self, x: Tensor, kernel: int, stride: int | None, padding: int, name: str | None,
+        *, is_max: bool,
+    ) -> Tensor:  # fmt: skip
         c, h, w = self._chw(x, f"pool '{name}'")
         stride = kernel if stride is None else stride
         ho = conv_output_size(h, kernel, stride, padding)
         wo = conv_output_size(w, kernel, stride, padding)
-        return self._emit("pool", name, [x], (c, ho, wo), flops=c * ho * wo * kernel * kernel)
-
-    avgpool = maxpool  # same shape rule and FLOP count; the kind is 'pool' for both
+        flops = c * ho * wo * kernel * kernel
+        return self._emit("pool", name, [x], (c, ho, wo), flops=flops, attrs={"max": int(is_max)})
 
     def adaptive_avgpool(self, x: Tensor, size: int, name: str | None = None) -> Tensor:
         """Adaptive average pooling to ``size x size`` (kind ``pool``).
@@ -341,7 +358,8 @@ class GraphBuilder:
         otherwise).
         """
         c, _, _ = self._chw(x, f"adaptive pool '{name}'")
-        return self._emit("pool", name, [x], (c, size, size), flops=x.elems + c * size * size)
+        flops = x.elems + c * size * size
+        return self._emit("pool", name, [x], (c, size, size), flops=flops, attrs={"max": 0})
 
     def global_avgpool(self, x: Tensor, name: str | None = None) -> Tensor:
         """Global average pooling to ``(C, 1, 1)`` (kind ``pool``)."""

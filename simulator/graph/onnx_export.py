@@ -6,9 +6,9 @@ it. The graph keeps only what socsim records per op, so layer details are recove
 from the shapes: a conv's stride and padding are the smallest that give its output
 size (padding ``k // 2`` first), a pool's window from its FLOPs (``k²`` per output
 element; adaptive average pools sum every input once), an activation's function from
-its FLOPs per element. Max and average pooling cost the same in socsim and are both
-exported as ``MaxPool`` (adaptive and global pools as ``AveragePool`` /
-``GlobalAveragePool``). Re-importing the file with
+its FLOPs per element. A window pool is exported as ``MaxPool``, or ``AveragePool`` when
+the op is marked an average pool (``attrs['max'] = 0``, :meth:`GraphBuilder.avgpool`);
+adaptive and global pools as ``AveragePool`` / ``GlobalAveragePool``. Re-importing the file with
 :func:`simulator.graph.onnx_import.load_onnx` gives the graph's FLOPs and parameters
 (tested for every CNN of the zoo).
 
@@ -138,7 +138,8 @@ class _Exporter:
             k = math.isqrt(round(op.flops / op.output_elems))
             if k * k * op.output_elems == op.flops:
                 stride, pad = _stride_pad(x[-1], out, k, op)
-                self.emit("MaxPool", inputs, name, **_window(k, stride, pad))
+                op_type = "AveragePool" if op.attrs.get("max") == 0 else "MaxPool"
+                self.emit(op_type, inputs, name, **_window(k, stride, pad))
             else:  # adaptive average pool: exact for divisible sizes
                 k = x[-1] // out
                 self.emit("AveragePool", inputs, name, kernel_shape=[k, k], strides=[k, k])

@@ -110,6 +110,25 @@ def _view(op: Op) -> float | None:
     return 1.0 if op.is_view else 0.0
 
 
+def _pool_taps(op: Op) -> float | None:
+    """FLOPs per output element of a pool: its window's taps (k^2 for a k x k window),
+    the input pixels + 1 for a global pool (the importer's and GraphBuilder's counts)."""
+    return op.flops / op.output_elems if op.kind == "pool" and op.output_elems else None
+
+
+def _pool_stride(op: Op) -> float | None:
+    """Input elements per output element of a pool (about stride^2; the input pixels for
+    a global pool)."""
+    return op.input_elems / op.output_elems if op.kind == "pool" and op.output_elems else None
+
+
+def _pool_max(op: Op) -> float | None:
+    """1 for a pool that compares (max, min), 0 for one that sums (average, sum); None
+    for other kinds and for a pool not marked either way (``attrs['max']``)."""
+    value = op.attrs.get("max") if op.kind == "pool" else None
+    return float(value) if value in (0, 1) else None
+
+
 def _intensity(op: Op) -> float:
     return op.flops / op.bytes_moved if op.bytes_moved else 0.0
 
@@ -158,6 +177,18 @@ FEATURES: Mapping[str, tuple[str, Callable[[Op], float | None]]] = FrozenMap(
             "reshape only: 1 when it reinterprets its input without copying (Reshape, "
             "Flatten, Squeeze, Unsqueeze), 0 when it copies (Transpose, Split, Slice...)",
             _view,
+        ),
+        "pool_taps": (
+            "pool only: FLOPs per output element (window taps; input pixels + 1 for a global pool)",
+            _pool_taps,
+        ),
+        "pool_stride": (
+            "pool only: input elements per output element (about stride^2)",
+            _pool_stride,
+        ),
+        "pool_max": (
+            "pool only: 1 for a max (or min) pool, 0 for an average (or sum) pool",
+            _pool_max,
         ),
         "net_weight_bytes": (
             "bytes of all weights of the op's network (ModelGraph.weight_bytes): how much "
@@ -212,6 +243,10 @@ KIND_FEATURES: Mapping[str, tuple[str, ...]] = FrozenMap(
         ),
         "fc": (*GENERIC_FEATURES, "in_features", "out_features", "tokens"),
         "reshape": (*GENERIC_FEATURES, "view"),
+        # window, stride and max/average: chosen on the fit set's 5-fold CV of runs C-F
+        # of 2026-12-06 (docs/calibration.md, "Pool features, the constant from
+        # networks")
+        "pool": (*GENERIC_FEATURES, "pool_taps", "pool_stride", "pool_max"),
     }
 )
 

@@ -3,7 +3,9 @@
 An inline ``conv`` / ``dwconv`` op may declare ``in_channels``, ``out_channels``,
 ``kernel`` (square), ``groups`` and ``bias``; an ``fc`` op ``in_features``,
 ``out_features`` and ``bias`` — the keys and meanings of
-:class:`~simulator.graph.layers.GraphBuilder`'s ``Op.attrs``. Without them channel
+:class:`~simulator.graph.layers.GraphBuilder`'s ``Op.attrs``. A ``pool`` op may declare
+its type (``pool: max`` or ``average``: ``attrs['max']``), which the kernel predictor
+reads. Without the shape keys channel
 pruning and depthwise-separable substitution cannot act on the op (and say so). They
 are checked against the kind (GraphBuilder's rule: a conv with ``groups == in_channels
 > 1`` is a ``dwconv``) and against the op's figures: ``params`` defaults to the count
@@ -16,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from simulator.schema import Boolean, Context, Field, Loc, Number
+from simulator.schema import Boolean, Context, Field, Loc, Number, Text
 
 #: Shape keys of a conv / dwconv op, GraphBuilder's names.
 CONV_KEYS: tuple[str, ...] = ("in_channels", "out_channels", "kernel", "groups")
@@ -36,6 +38,8 @@ REQUIRED: Mapping[str, tuple[str, ...]] = {
 }
 
 _COUNT = Number(integer=True, ge=1)
+#: A pool op's ``pool`` key -> its ``attrs['max']`` (as the ONNX importer marks pools).
+POOL_TYPES: tuple[str, ...] = ("max", "average")
 #: Schema fields INLINE_OP adds (all optional).
 SHAPE_FIELDS: Mapping[str, Field] = {
     "in_channels": Field(_COUNT, default=None, doc="conv / dwconv input channels"),
@@ -45,6 +49,12 @@ SHAPE_FIELDS: Mapping[str, Field] = {
     "in_features": Field(_COUNT, default=None, doc="fc input features"),
     "out_features": Field(_COUNT, default=None, doc="fc output features"),
     "bias": Field(Boolean(), default=None, doc="conv / fc has a bias (default false)"),
+    "pool": Field(
+        Text(choices=POOL_TYPES, what="pool type"),
+        default=None,
+        doc="a pool op's type: max (compares) or average (sums); the kernel predictor "
+        "reads it (without it a learned model does not predict the op: the roofline does)",
+    ),
     "view": Field(
         Boolean(),
         default=False,
@@ -64,12 +74,13 @@ def shape_attrs(op: dict[str, Any], raw: Mapping[str, Any], loc: Loc, ctx: Conte
     problem in ``ctx``.
     """
     view = _view_attrs(op.pop("view", False), op, raw, loc, ctx)
-    if view is None:
+    pooling = _pool_attrs(op.pop("pool", None), op, raw, loc, ctx)
+    if view is None or pooling is None:
         return None
     given = {k: op.pop(k) for k in SHAPE_FIELDS if k in op}
     given = {k: v for k, v in given.items() if v is not None}
     if not given:
-        return view
+        return {**view, **pooling}
     kind = op["kind"]
     allowed = KEYS_BY_KIND.get(kind)
     if allowed is None:
@@ -107,12 +118,7 @@ def _view_attrs(view: bool, op: dict, raw: Mapping, loc: Loc, ctx: Context) -> d
     computes nothing, holds no weights and has no tabled time (it costs dispatch only)."""
     if not view:
         return {}
-    if op["kind"] != "reshape":
-        ctx.problem(
-            loc.child(raw, "view"),
-            f"only a reshape op can be a view (this op is a {op['kind']}); "
-            "set kind: reshape or drop view",
-        )
+    if not _of_kind(op, "reshape", "view", "only a reshape op can be a view", raw, loc, ctx):
         return None
     for key in _NOT_IN_A_VIEW:
         value = raw.get(key)
@@ -124,6 +130,29 @@ def _view_attrs(view: bool, op: dict, raw: Mapping, loc: Loc, ctx: Context) -> d
             )
             return None
     return {"view": 1}
+
+
+def _pool_attrs(pool: str | None, op: dict, raw: Mapping, loc: Loc, ctx: Context) -> dict | None:
+    """``{'max': 1}`` for ``pool: max``, ``{'max': 0}`` for ``pool: average`` (``{}``
+    without the key), None after reporting that only a pool op has a pool type."""
+    if pool is None:
+        return {}
+    if not _of_kind(op, "pool", "pool", "only a pool op has a pool type", raw, loc, ctx):
+        return None
+    return {"max": int(pool == "max")}
+
+
+def _of_kind(
+    op: dict, kind: str, key: str, rule: str, raw: Mapping, loc: Loc, ctx: Context
+) -> bool:
+    """True when ``op`` is of ``kind``; else reports ``rule`` at ``key`` with the fix."""
+    if op["kind"] == kind:
+        return True
+    ctx.problem(
+        loc.child(raw, key),
+        f"{rule} (this op is a {op['kind']}); set kind: {kind} or drop {key}",
+    )
+    return False
 
 
 def _conv_groups(attrs: dict, kind: str, raw: Mapping, loc: Loc, ctx: Context) -> bool:

@@ -18,7 +18,7 @@ from calibration.fit import (
     split_overhead,
     without_profiler,
 )
-from calibration.table import make_table
+from calibration.table import is_sweep, make_table
 from simulator.errors import SocsimError
 
 RATES = HostRates({"fp32": 100e9}, 40e9, threads=1)
@@ -137,6 +137,33 @@ def test_end_to_end_runs_faster_than_their_kernel_sums_give_the_profilers_cost()
     assert result.bandwidth_bps == pytest.approx(TRUE_BW_BPS, rel=1e-3)
     assert result.efficiency["conv"] == pytest.approx(TRUE_EFF["conv"], rel=1e-3)
     assert result.model_stats["mape"] < 0.01
+
+
+def test_stage_two_is_fitted_on_the_networks_not_the_sweeps():
+    """Networks m0-m3 end 1.5 µs per op under their kernel sums, sweeps m4-m6 (renamed
+    sweep_*) 5 µs over: the constant is the networks' (-1.5 µs: profiler_s 1.5 µs), not
+    a compromise; a table of sweeps alone fits theirs (+5 µs of overhead)."""
+    frame = synthetic_rows(4, noise=0.0, outliers=0)
+    frame["model"] = frame["model"].replace({f"m{i}": f"sweep_x_{i}" for i in (4, 5, 6)})
+    unit = make_unit("cpu", RATES, TRUE_EFF, TRUE_BW_BPS, TRUE_DISPATCH_S)
+    ops = [row_op(r, i) for i, r in enumerate(frame.to_dict("records"))]
+    frame["median_s"] = predict(ops, unit)
+    per_op = {True: 5e-6, False: -1.5e-6}
+    walls = [
+        {
+            **group.iloc[0].to_dict(),
+            "level": "model",
+            "node": "",
+            "kind": "",
+            "median_s": group["median_s"].sum() + per_op[is_sweep(m)] * len(group),
+        }
+        for m, group in frame.groupby("model")
+    ]
+    table = pd.concat([frame, make_table(walls)], ignore_index=True)
+    result = fit(table, RATES)
+    assert (result.overhead_s, result.profiler_s) == (0.0, pytest.approx(1.5e-6, rel=1e-3))
+    sweeps_only = table[table["model"].map(is_sweep)]
+    assert fit(sweeps_only, RATES).overhead_s == pytest.approx(5e-6, rel=1e-3)
 
 
 def test_the_profilers_cost_is_bounded_by_the_fastest_kernel_and_floored():

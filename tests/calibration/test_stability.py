@@ -10,7 +10,8 @@ import pytest
 
 from calibration.compare import compare_folders, compare_markdown
 from calibration.measure import boundary
-from calibration.reference import spread
+from calibration.reference import contended, speedup, spread
+from calibration.report import ThreadResult, holdout_section
 from calibration.sweeps import FAMILIES, build_sweep
 from calibration.table import network_rows
 from simulator.cli import main
@@ -61,6 +62,37 @@ def test_reference_spread():
     table = pd.DataFrame({"median_s": [1.0e-3, 1.2e-3, 1.1e-3, 1.0e-3]})
     assert spread(table) == pytest.approx({"median_s": 1.05e-3, "spread_pct": 20.0})
     assert math.isnan(spread(table.iloc[:0])["spread_pct"])
+
+
+def test_reference_speedup_and_contention_by_hand():
+    """1-thread round medians 0.20/0.21/0.22 ms (median 0.21); at 2 threads 0.125/0.13/
+    0.135 (0.13): 0.21 / 0.13 = 1.615x, free cores. 0.20/0.21/0.22 again at 2 threads:
+    1.0x, below 1 + 0.1 x (2 - 1) = 1.1: contended. 1 thread is never contended."""
+    one = pd.DataFrame({"median_s": [0.20e-3, 0.21e-3, 0.22e-3]})
+    free = pd.DataFrame({"median_s": [0.125e-3, 0.13e-3, 0.135e-3]})
+    assert speedup(one, free) == pytest.approx(0.21 / 0.13)
+    assert speedup(one, one) == pytest.approx(1.0)
+    assert (contended(speedup(one, free), 2), contended(1.0, 2)) == (False, True)
+    assert (contended(1.09, 2), contended(1.11, 2), contended(1.25, 4)) == (True, False, True)
+    assert not contended(0.5, 1)
+    assert math.isnan(speedup(one, one.iloc[:0]))
+
+
+def test_the_report_says_when_the_extra_threads_found_the_cores_busy():
+    holdout = pd.DataFrame(
+        {"model": ["a"], "measured_s": [1e-3], "iqr_s": [1e-5], "predicted_s_original": [1.05e-3],
+         "error_pct_original": [5.0], "ops_original": [2]}
+    )  # fmt: skip
+    kernels = pd.DataFrame(
+        {"model": ["a", "a"], "node": ["x", "y"], "kind": ["conv", "pool"],
+         "measured_s": [6e-4, 3e-4], "error_pct": [2.0, -20.0]}
+    )  # fmt: skip
+    for gain, busy in (("1.00", True), ("1.62", False)):
+        prov = {"reference_speedup": gain}
+        result = ThreadResult(2, "host_cpu_2t.yaml", prov, holdout, kernels, holdout, kernels)
+        text = "\n".join(holdout_section(result))
+        assert f"The reference model ran {gain}x as fast at 2 threads as at 1" in text
+        assert ("describe a contended host" in text) is busy
 
 
 def _run(folder, predicted_ms, measured_ms, reference_ms=None, suffix=""):

@@ -10,7 +10,9 @@ import pytest
 from calibration.predictor_fit import train_predictor
 from calibration.predictor_synth import conv_op, fc_op
 from simulator.graph.layers import GraphBuilder
-from simulator.graph.model import FOOTPRINT_KEY, Edge, ModelGraph
+from simulator.graph.model import FOOTPRINT_KEY, Edge, ModelGraph, Op
+from simulator.graph.onnx_export import export_onnx
+from simulator.graph.onnx_import import load_onnx
 from simulator.graph.techniques.prune import prune_channels
 from simulator.graph.zoo import build_zoo_model
 from simulator.hardware.kernel_features import (
@@ -72,11 +74,53 @@ def test_a_transformed_graph_is_restamped_and_the_original_keeps_its_value():
 def test_every_kind_trains_on_the_context_feature_by_default():
     for kind in ("conv", "dwconv", "fc", "pool", "concat"):
         assert kind_features(kind)[-len(CONTEXT_FEATURES) :] == CONTEXT_FEATURES
-    assert kind_features("pool") == (*GENERIC_FEATURES, "net_weight_bytes")
+    assert kind_features("concat") == (*GENERIC_FEATURES, "net_weight_bytes")
+    assert kind_features("pool") == (
+        *GENERIC_FEATURES, "pool_taps", "pool_stride", "pool_max", "net_weight_bytes"
+    )  # fmt: skip
+
+
+def test_pool_features_by_hand():
+    """Window taps (FLOPs per output), input per output (about stride^2) and max/average,
+    for GraphBuilder's pools; the exported ONNX re-imports with the same features."""
+    b = GraphBuilder(model="pools")
+    x = b.maxpool(b.input((3, 28, 28)), 3, stride=2, padding=1, name="max")  # 3 x 14 x 14
+    x = b.avgpool(x, 3, stride=1, padding=1, name="avg")  # 3 x 14 x 14
+    b.global_avgpool(x, name="gap")  # 3 x 1 x 1
+    graph = b.build("pools")
+    features = {op.name: op_features(op) for op in graph}
+    assert features["max"]["pool_taps"] == 9 and features["avg"]["pool_taps"] == 9
+    assert features["max"]["pool_stride"] == 28 * 28 / (14 * 14)  # 4.0
+    assert features["avg"]["pool_stride"] == 1.0
+    assert features["gap"]["pool_taps"] == 14 * 14 + 1  # every input summed, one divide
+    assert features["gap"]["pool_stride"] == 14 * 14
+    assert [features[n]["pool_max"] for n in ("max", "avg", "gap")] == [1.0, 0.0, 0.0]
+    # exported as MaxPool / AveragePool / GlobalAveragePool, the importer marks them alike
+    back = load_onnx(export_onnx(graph, weights=False), fuse="none")
+    types = {node.name: node.op_type for node in export_onnx(graph, weights=False).graph.node}
+    assert [types[n] for n in ("max", "avg", "gap")] == [
+        "MaxPool",
+        "AveragePool",
+        "GlobalAveragePool",
+    ]
+    for name, mine in features.items():
+        assert {k: v for k, v in op_features(back.op(name)).items() if k.startswith("pool_")} == {
+            k: v for k, v in mine.items() if k.startswith("pool_")
+        }
+    assert "pool_taps" not in op_features(conv_op("c", 3, 8, 3, 1, 8))
+
+
+def test_an_unmarked_pool_lacks_pool_max_only():
+    """An inline pool without ``pool: max | average`` has window and stride features but
+    no pool_max, so a learned model needing it leaves the op to the roofline."""
+    pool = Op("p", "pool", flops=4.0 * 100, input_elems=400, output_elems=100)
+    features = op_features(pool)
+    assert (features["pool_taps"], features["pool_stride"]) == (4.0, 4.0)
+    assert "pool_max" not in features
 
 
 def _table(footprints: list[float | None]) -> pd.DataFrame:
-    """Pool rows whose time doubles in the big network: only the footprint tells."""
+    """Concat rows whose time doubles in the big network: only the footprint tells."""
     rows = []
     for i, footprint in enumerate(footprints):
         for j in range(30):
@@ -85,7 +129,7 @@ def _table(footprints: list[float | None]) -> pd.DataFrame:
             feats["feat_net_weight_bytes"] = np.nan if footprint is None else footprint
             time_s = (1e-5 + 1e-8 * j) * (2.0 if footprint and footprint > 1e8 else 1.0)
             rows.append(
-                {"level": "op", "model": f"m{i}", "node": f"c{j}", "kind": "pool",
+                {"level": "op", "model": f"m{i}", "node": f"c{j}", "kind": "concat",
                  "dtype": "fp32", "threads": 1, "median_s": time_s, "flops": op.flops,
                  "bytes": float(op.bytes_moved), "boundary": 0, **feats}
             )  # fmt: skip
@@ -97,7 +141,9 @@ def test_training_learns_the_footprint_and_skips_it_when_no_row_has_it():
     (model,) = with_context["models"]
     assert model["features"][-1] == "net_weight_bytes"
     assert model["training"]["cv_within_10pct"] >= 0.95
-    blind = train_predictor(_table([1e6, 5e8]), context=False, features={"pool": GENERIC_FEATURES})
+    blind = train_predictor(
+        _table([1e6, 5e8]), context=False, features={"concat": GENERIC_FEATURES}
+    )
     assert blind["models"][0]["training"]["cv_within_10pct"] <= 0.6  # half are 2x off
     without = train_predictor(_table([None, None]), context=False)
     assert "net_weight_bytes" not in without["models"][0]["features"]

@@ -136,6 +136,8 @@ def inline_twin(graph):
             entry.update(shape, bias=bool(shape["bias"]))
         else:
             entry["params"] = op.params  # shaped ops: params come from the shape
+        if "max" in op.attrs:  # a pool's type: the inline key 'pool'
+            entry["pool"] = "max" if op.attrs["max"] else "average"
         ops.append(entry)
     raw = {"ops": ops, "edges": [{"src": e.src, "dst": e.dst} for e in graph.edges()]}
     ctx, loc = Context(), Loc("models.net")
