@@ -183,14 +183,16 @@ def holdout_section(result: ThreadResult) -> list[str]:
         else "Kernel model: the roofline (no learned predictor).",
         "",
     ]
+    busy = False
     if prov.get("reference_speedup"):
         gain = float(prov["reference_speedup"])
+        busy = contended(gain, result.threads)
         lines += [
             f"The reference model ran {gain:.2f}x as fast at {result.threads} threads as at 1"
             + (
                 " (about 1.6x on two free cores): the extra threads found the cores busy, "
                 "and these figures describe a contended host."
-                if contended(gain, result.threads)
+                if busy
                 else "."
             ),
             "",
@@ -198,7 +200,8 @@ def holdout_section(result: ThreadResult) -> list[str]:
     if prov.get("parallel_fractions_measured"):
         lines += [
             "Amdahl parallel fractions measured per kind (1 vs "
-            f"{result.threads} threads, fit kernels): {prov['parallel_fractions_measured']}.",
+            f"{result.threads} threads, fit kernels): {prov['parallel_fractions_measured']}"
+            + (" (on that contended host: its figures, not the runtime's)." if busy else "."),
             "",
         ]
     lines += [

@@ -88,11 +88,12 @@ def test_the_report_says_when_the_extra_threads_found_the_cores_busy():
          "measured_s": [6e-4, 3e-4], "error_pct": [2.0, -20.0]}
     )  # fmt: skip
     for gain, busy in (("1.00", True), ("1.62", False)):
-        prov = {"reference_speedup": gain}
+        prov = {"reference_speedup": gain, "parallel_fractions_measured": "conv=0.958"}
         result = ThreadResult(2, "host_cpu_2t.yaml", prov, holdout, kernels, holdout, kernels)
         text = "\n".join(holdout_section(result))
         assert f"The reference model ran {gain}x as fast at 2 threads as at 1" in text
         assert ("describe a contended host" in text) is busy
+        assert ("conv=0.958 (on that contended host" in text) is busy
 
 
 def _run(folder, predicted_ms, measured_ms, reference_ms=None, suffix=""):
