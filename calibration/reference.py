@@ -27,8 +27,9 @@ REFERENCE_RUNS = 15
 #: Below this speedup of the reference model at n threads over 1 thread (per thread
 #: added), the extra threads had almost no core to run on. Measured on this 2-vCPU guest
 #: (2026-12-06/07, eight idle runs A-H): 1.65 at 2 threads in run B, 1.20-1.21 in A and
-#: F, 0.99-1.00 in the other five, whose hold-out models ran up to 40 % slower at 2
-#: threads in one run than in the next (SqueezeNet 1.1 slower at 2 threads than at 1).
+#: F, 0.99-1.00 in the other five, among which the 2-thread hold-out measurements moved
+#: 26-41 % from one run to the next (SqueezeNet 1.1 ran slower at 2 threads than at 1
+#: in G).
 CONTENDED_GAIN_PER_THREAD = 0.1
 #: Columns of ``reference.csv``.
 REFERENCE_COLUMNS = ("round", "median_s", "min_s", "runs", "threads", "clock")
