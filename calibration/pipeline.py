@@ -8,6 +8,7 @@ models, fit, write the device preset, validate on the hold-out set and write the
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import time
 import warnings
@@ -310,7 +311,7 @@ def run_all(
                 f"{kind}={p:.3f}" for kind, p in fractions.items()
             )
             gain = _reference_speedup(Layout(out, 1), layout)
-            if gain == gain:  # NaN: a run measured before the reference model existed
+            if not math.isnan(gain):  # NaN: measured before the reference model existed
                 extra["reference_speedup"] = f"{gain:.2f}"
                 if contended(gain, n):
                     stage(
