@@ -36,8 +36,8 @@ from calibration.predictor_context import apply_context, context_factors
 from calibration.table import network_rows
 from simulator.errors import SocsimError
 from simulator.hardware.kernel_features import (
-    CONTEXT_FEATURES,
     FEATURES,
+    GRAPH_FEATURES,
     feature_column,
     kind_features,
 )
@@ -298,13 +298,13 @@ def train_predictor(
 
     def names_for(kind: str, group: pd.DataFrame) -> tuple[str, ...]:
         """The kind's features: ``features`` if given, else the defaults without a
-        context feature no row has (a table of ops measured outside a graph)."""
+        graph-stamped feature no row has (a table of ops measured outside a graph)."""
         if features is not None and kind in features:
             return tuple(features[kind])
         return tuple(
             n
             for n in kind_features(kind)
-            if n not in CONTEXT_FEATURES or group[feature_column(n)].notna().any()
+            if n not in GRAPH_FEATURES or group[feature_column(n)].notna().any()
         )
 
     def fit_predict(train: pd.DataFrame, test: pd.DataFrame) -> np.ndarray | None:

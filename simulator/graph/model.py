@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import networkx as nx
 
 from simulator.errors import ModelError
 from simulator.frozen import FrozenMap
+from simulator.graph.context import stamp_context
 from simulator.graph.sparse import stored_weight_bytes
 
 #: Bytes per element of each supported dtype.
@@ -83,9 +84,11 @@ class Op:
         importer and declared by inline ops, docs/techniques.md). Technique
         keys (:mod:`simulator.graph.techniques`): ``fused`` (names of the ops a fused op
         absorbed, its own first), ``sparsity`` (fraction of zero weights) and
-        ``weight_format`` (``csr`` or ``bitmask``). Context key, set by
-        :class:`ModelGraph` on every op it holds: ``net_weight_bytes`` (the whole
-        network's weight bytes, a learned-predictor feature).
+        ``weight_format`` (``csr`` or ``bitmask``). Context keys, set by
+        :class:`ModelGraph` on every op it holds (:mod:`simulator.graph.context`):
+        ``net_weight_bytes`` (the whole network's weight bytes) and ``input_age_bytes``
+        (bytes touched since the op's oldest input was written), learned-predictor
+        features.
     """
 
     name: str
@@ -222,29 +225,6 @@ class Edge:
             raise ModelError(f"edge {self.src}->{self.dst}: comm_s must be >= 0, got {self.comm_s}")
 
 
-#: ``Op.attrs`` key ModelGraph stamps on every op: the bytes of all of the network's
-#: weights (:attr:`ModelGraph.weight_bytes`), a kernel-predictor feature.
-FOOTPRINT_KEY = "net_weight_bytes"
-
-
-def _stamp_footprint(graph: nx.DiGraph) -> None:
-    """Give every op ``attrs[FOOTPRINT_KEY]``: its network's weight bytes.
-
-    Why: an op's time depends on what else streams through the caches between its
-    runs. A memory-bound kernel inside a 100 MB network finds its input evicted more
-    often than the same kernel in a 5 MB one (docs/calibration.md, "Sweep context"),
-    and the learned predictor can only see that through a feature of the op. Ops are
-    frozen and may be shared with another graph, so a stamped copy replaces each op
-    (unless it already carries this network's value, e.g. after ``with_ops``).
-    """
-    nodes = graph.nodes
-    footprint = int(sum(data["op"].weight_bytes for _, data in nodes(data=True)))
-    for name in graph:
-        op = nodes[name]["op"]
-        if op.attrs.get(FOOTPRINT_KEY) != footprint:
-            nodes[name]["op"] = replace(op, attrs={**op.attrs, FOOTPRINT_KEY: footprint})
-
-
 class ModelGraph:
     """A model DAG: ops as nodes, tensors as edges.
 
@@ -258,7 +238,8 @@ class ModelGraph:
         Tensors between ops. An op without predecessors reads the request's input
         (``op.input_bytes``) from the source node; an op without successors sends its
         output back to the source node. The graph holds copies of them stamped with
-        ``attrs['net_weight_bytes']`` (:data:`FOOTPRINT_KEY`).
+        their context (``attrs['net_weight_bytes']``, ``attrs['input_age_bytes']``:
+        :mod:`simulator.graph.context`).
 
     Raises
     ------
@@ -275,7 +256,6 @@ class ModelGraph:
             graph.add_node(op.name, op=op, index=index)
         if graph.number_of_nodes() == 0:
             raise ModelError("a model needs at least one op", name)
-        _stamp_footprint(graph)
         for edge in edges:
             for end in (edge.src, edge.dst):
                 if end not in graph:
@@ -291,11 +271,13 @@ class ModelGraph:
             raise ModelError(f"the graph has a cycle: {path}", name)
         self._graph = graph
         # plain dicts of what the DiGraph's node views hold: read on every planning step
-        self._ops: dict[str, Op] = {n: data["op"] for n, data in graph.nodes(data=True)}
         self._index: dict[str, int] = {n: data["index"] for n, data in graph.nodes(data=True)}
         self._order = tuple(
             nx.lexicographical_topological_sort(graph, key=lambda n: graph.nodes[n]["index"])
         )
+        # after the order: an op's input age counts the ops run before it
+        stamp_context(graph, self._order)
+        self._ops: dict[str, Op] = {n: data["op"] for n, data in graph.nodes(data=True)}
 
     # -- structure -------------------------------------------------------------------
     @property

@@ -13,7 +13,8 @@ missing when the op has none (a 1-D or 3-D ONNX conv, an inline op without shape
 keys): a model needing a missing feature does not predict that op, and
 the roofline does. Context features describe the op's network, not the op
 (``net_weight_bytes``, stamped by :class:`~simulator.graph.model.ModelGraph`): an op
-costed outside a graph lacks them.
+costed outside a graph lacks them; ``input_age_bytes`` (stamped too: how long ago the
+op's oldest input was written, :mod:`simulator.graph.context`) is a concat feature.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ import math
 from collections.abc import Callable, Mapping
 
 from simulator.frozen import FrozenMap
-from simulator.graph.model import FOOTPRINT_KEY, Op
+from simulator.graph.context import FOOTPRINT_KEY, INPUT_AGE_KEY
+from simulator.graph.model import Op
 from simulator.graph.shape_attrs import kernel_area
 
 _CONV_KINDS = ("conv", "dwconv")
@@ -99,6 +101,13 @@ def _footprint(op: Op) -> float | None:
     """The network's weight bytes ModelGraph stamped on the op (0 is a real value: a
     network without weights); None for an op costed outside a graph."""
     value = op.attrs.get(FOOTPRINT_KEY)
+    return float(value) if isinstance(value, int | float) and value >= 0 else None
+
+
+def _input_age(op: Op) -> float | None:
+    """Bytes touched since the op's oldest input was written, as ModelGraph stamped it
+    (:mod:`simulator.graph.context`); None for an op costed outside a graph."""
+    value = op.attrs.get(INPUT_AGE_KEY)
     return float(value) if isinstance(value, int | float) and value >= 0 else None
 
 
@@ -195,6 +204,11 @@ FEATURES: Mapping[str, tuple[str, Callable[[Op], float | None]]] = FrozenMap(
             "data streams through the caches between two runs of the op",
             _footprint,
         ),
+        "input_age_bytes": (
+            "bytes the ops run between the op's oldest input's producer and the op "
+            "touched (ModelGraph's order): how far down the caches that input was pushed",
+            _input_age,
+        ),
     }
 )
 
@@ -212,6 +226,9 @@ GENERIC_FEATURES: tuple[str, ...] = (
 #: kind trains on them by default. Chosen on the fit set's leave-one-network-out
 #: cross-validation (docs/calibration.md, "Network footprint").
 CONTEXT_FEATURES: tuple[str, ...] = ("net_weight_bytes",)
+#: Features ModelGraph stamps (:mod:`simulator.graph.context`): an op measured or costed
+#: outside a graph lacks them, so training leaves out one that no row of a kind has.
+GRAPH_FEATURES: tuple[str, ...] = ("net_weight_bytes", "input_age_bytes")
 
 #: The op's own features training uses by default, per op kind (other kinds: the
 #: generic ones); :func:`kind_features` adds :data:`CONTEXT_FEATURES`.
@@ -243,6 +260,10 @@ KIND_FEATURES: Mapping[str, tuple[str, ...]] = FrozenMap(
         ),
         "fc": (*GENERIC_FEATURES, "in_features", "out_features", "tokens"),
         "reshape": (*GENERIC_FEATURES, "view"),
+        # a DenseNet concat reads layer outputs written megabytes ago, a sweep's what
+        # was just written: chosen on the fit set's leave-one-network-out CV of runs G
+        # and H (docs/calibration.md, "Input age")
+        "concat": (*GENERIC_FEATURES, "input_age_bytes"),
         # window, stride and max/average: chosen on the fit set's 5-fold CV of runs C-F
         # of 2026-12-06 (docs/calibration.md, "Pool features, the constant from
         # networks")

@@ -10,7 +10,7 @@ from onnx import helper
 from onnx_util import MODELS_DIR, make_models_module, model, weight
 
 from simulator.errors import ModelError
-from simulator.graph.model import FOOTPRINT_KEY
+from simulator.graph.context import CONTEXT_KEYS, FOOTPRINT_KEY
 from simulator.graph.onnx_import import load_onnx
 from simulator.graph.techniques import TECHNIQUES, apply_techniques
 from simulator.graph.zoo import build_zoo_model
@@ -38,7 +38,7 @@ def apply(graph, spec):
 
 def shape_attrs(op):
     """The op's attrs without the network footprint ModelGraph stamps on every op."""
-    return {k: v for k, v in op.attrs.items() if k != FOOTPRINT_KEY}
+    return {k: v for k, v in op.attrs.items() if k not in CONTEXT_KEYS}
 
 
 def figures(op):

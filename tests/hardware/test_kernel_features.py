@@ -9,8 +9,9 @@ import pytest
 
 from calibration.predictor_fit import train_predictor
 from calibration.predictor_synth import conv_op, fc_op
+from simulator.graph.context import FOOTPRINT_KEY
 from simulator.graph.layers import GraphBuilder
-from simulator.graph.model import FOOTPRINT_KEY, Edge, ModelGraph, Op
+from simulator.graph.model import Edge, ModelGraph, Op
 from simulator.graph.onnx_export import export_onnx
 from simulator.graph.onnx_import import load_onnx
 from simulator.graph.techniques.prune import prune_channels
@@ -74,7 +75,7 @@ def test_a_transformed_graph_is_restamped_and_the_original_keeps_its_value():
 def test_every_kind_trains_on_the_context_feature_by_default():
     for kind in ("conv", "dwconv", "fc", "pool", "concat"):
         assert kind_features(kind)[-len(CONTEXT_FEATURES) :] == CONTEXT_FEATURES
-    assert kind_features("concat") == (*GENERIC_FEATURES, "net_weight_bytes")
+    assert kind_features("concat") == (*GENERIC_FEATURES, "input_age_bytes", "net_weight_bytes")
     assert kind_features("pool") == (
         *GENERIC_FEATURES, "pool_taps", "pool_stride", "pool_max", "net_weight_bytes"
     )  # fmt: skip
