@@ -21,7 +21,7 @@ been pushed, and the learned kernel predictor sees them as features
 The order is the one ``ModelGraph.order`` gives, which for an ONNX model is the file's
 node order and, for graphs onnxruntime has optimised and saved, its execution order.
 Placement across several units changes what runs between two ops; the stamp stays the
-sequential one (a limit, documented in docs/cost-model.md).
+sequential one (a limit, documented in docs/predictors.md).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ import networkx as nx
 FOOTPRINT_KEY = "net_weight_bytes"
 #: ``Op.attrs`` key: bytes touched since the op's oldest input was written.
 INPUT_AGE_KEY = "input_age_bytes"
-#: Every key :func:`stamp_context` sets (a copy of an op outside its graph drops them).
+#: Every key :func:`stamp_context` sets (leave them out to compare an op across graphs).
 CONTEXT_KEYS: tuple[str, ...] = (FOOTPRINT_KEY, INPUT_AGE_KEY)
 
 
