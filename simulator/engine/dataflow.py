@@ -298,7 +298,7 @@ class Dataflow:
             track = HopTrack(
                 direction, self.network.links[direction], self.network.hop_radios[direction], now
             )
-            request.hops.add(track)
+            request.hops[track] = None
             timeout_s = request.app.entry.transfer_timeout_s
             if timeout_s is not None and not request.fell_back:  # else tracked to be undone
                 call_later(self.env, timeout_s, lambda: self._timed_out(request, track))
@@ -320,7 +320,7 @@ class Dataflow:
         hop = move.hops[k]
         self.network.release((hop.link, hop.src))
         if track is not None:
-            request.hops.discard(track)
+            request.hops.pop(track, None)
         if self.monitors and end_s > start_s:
             bps = move.nbytes * BITS_PER_BYTE / (end_s - start_s)
             for monitor in self.monitors:

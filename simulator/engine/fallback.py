@@ -98,13 +98,17 @@ class Fallback:
         already running finish (no preemption) and their energy stays booked to the
         request."""
         request.abandoned = True
-        for track in request.hops:
+        hops = request.hops
+        # one at a time, oldest first: cancelling a flow or releasing a radio may end or
+        # start another hop of this request, which changes ``hops`` under the loop
+        while hops:
+            track = next(iter(hops))
+            del hops[track]
             if track.flow is not None:
                 track.channel.cancel(track.flow)
                 for radio, _ in track.radios:
                     radio.release()
             # else: the radios are still waking; ``Network.send`` releases them
-        request.hops.clear()
         for server in request.rep.distinct_servers:
             server.cancel(lambda payload: payload[0] is request)
         plan = request.plan

@@ -256,7 +256,8 @@ class Request:
         # only requests whose attempt may be undone (a transfer timeout, a handover that
         # drops, a failure) track their hops and op phases
         tracked = app.tracked
-        self.hops: set[HopTrack] | None = set() if tracked else None
+        # insertion-ordered (a set's order follows ids: undoing in it is not reproducible)
+        self.hops: dict[HopTrack, None] | None = {} if tracked else None
         self.phase: list[int] | None = [0] * plan.size if tracked else None
         self.rt: Any = None  # a run-time app's decisions (simulator.engine.runtime.RequestState)
 

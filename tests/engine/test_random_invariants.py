@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 import yaml
 from engine.test_invariants import _integrate_power, _max_concurrent, _no_overlap, check_invariants
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 from strategies import scenarios
 
@@ -143,6 +143,155 @@ def _check_energy(doc: dict, result) -> None:
 
 @SETTINGS
 @given(multi_app_scenarios())
+# found by this test on 2026-12-07: undoing a timed-out attempt changed the request's
+# hops while it iterated over them (RuntimeError: Set changed size during iteration;
+# fails every time on the code before the fix)
+@example(
+    doc={
+        "name": "random",
+        "seed": 0,
+        "nodes": {
+            "phone": {
+                "role": "device",
+                "sync_us": 0.0,
+                "shared_memory_bandwidth_gb_s": 2.0,
+                "units": {
+                    "u0": {
+                        "kind": "cpu",
+                        "cores": 1,
+                        "cores_per_op": 1,
+                        "barrier_us": 0.0,
+                        "peak_gflops": {"fp32": 1.0},
+                        "memory_bandwidth_gb_s": 1.0,
+                        "dispatch_us": 0.0,
+                        "idle_w": 0.0,
+                        "active_w": 1.0,
+                    },
+                    "u1": {
+                        "kind": "gpu",
+                        "cores": 1,
+                        "cores_per_op": 1,
+                        "barrier_us": 0.0,
+                        "peak_gflops": {"fp32": 1.0},
+                        "memory_bandwidth_gb_s": 1.0,
+                        "dispatch_us": 0.0,
+                        "idle_w": 0.0,
+                        "active_w": 1.0,
+                    },
+                    "u2": {
+                        "kind": "dsp",
+                        "cores": 1,
+                        "cores_per_op": 1,
+                        "barrier_us": 0.0,
+                        "peak_gflops": {"fp32": 1.0},
+                        "memory_bandwidth_gb_s": 1.0,
+                        "dispatch_us": 0.0,
+                        "idle_w": 0.0,
+                        "active_w": 1.0,
+                    },
+                },
+            },
+            "cloud": {
+                "role": "cloud",
+                "units": {
+                    "gpu": {
+                        "kind": "gpu",
+                        "peak_gflops": {"fp32": 100.0},
+                        "idle_w": 0.0,
+                        "active_w": 50.0,
+                    }
+                },
+            },
+        },
+        "links": {
+            "up": {
+                "ends": ["phone", "cloud"],
+                "latency_ms": 0.0,
+                "bandwidth_mbps": 1.0,
+                "reverse_bandwidth_mbps": 1.0,
+                "radio": {"tx_w": 2.0, "rx_w": 2.0, "idle_w": 0.0},
+                "sharing": "fifo",
+            }
+        },
+        "models": {
+            "m": {
+                "ops": [
+                    {
+                        "name": "op0",
+                        "kind": "conv",
+                        "flops": 1000.0,
+                        "params": 0,
+                        "input_elems": 0,
+                        "output_elems": 0,
+                        "parallel_fraction": 0.0,
+                    },
+                    {
+                        "name": "op1",
+                        "kind": "conv",
+                        "flops": 1000.0,
+                        "params": 0,
+                        "input_elems": 0,
+                        "output_elems": 431,
+                        "parallel_fraction": 1.0,
+                    },
+                    {
+                        "name": "op2",
+                        "kind": "pool",
+                        "flops": 1004.0,
+                        "params": 0,
+                        "input_elems": 2,
+                        "output_elems": 0,
+                        "parallel_fraction": 1.0,
+                    },
+                    {
+                        "name": "op3",
+                        "kind": "conv",
+                        "flops": 1000.0,
+                        "params": 0,
+                        "input_elems": 0,
+                        "output_elems": 0,
+                        "parallel_fraction": 0.0,
+                    },
+                ],
+                "edges": [
+                    {"src": "op1", "dst": "op2"},
+                    {"src": "op0", "dst": "op3"},
+                    {"src": "op1", "dst": "op3"},
+                    {"src": "op2", "dst": "op3"},
+                ],
+            }
+        },
+        "workload": [
+            {
+                "app": "a",
+                "model": "m",
+                "source": "phone",
+                "arrival": {"process": "poisson", "rate_hz": 1.0},
+                "count": 1,
+            },
+            {
+                "app": "b0",
+                "model": "m",
+                "source": "phone",
+                "arrival": {"process": "poisson", "rate_hz": 1.0},
+                "count": 1,
+                "priority": 0,
+                "transfer_timeout_ms": 1.0,
+            },
+        ],
+        "placement": {
+            "policy": "manual",
+            "rules": [
+                {"ops": "op0", "unit": "phone.u0"},
+                {"ops": "op1", "unit": "phone.u0"},
+                {"ops": "op2", "unit": "phone.u1"},
+                {"ops": "op3", "unit": "cloud.gpu"},
+            ],
+            "default": "phone.u0",
+        },
+        "scheduler": "fcfs",
+    },
+).via("discovered failure")
 def test_invariants_with_several_apps(doc):
     result = simulate(parse_scenario(doc))
     _check_nothing_lost(doc, result)
