@@ -141,157 +141,65 @@ def _check_energy(doc: dict, result) -> None:
     )
 
 
-@SETTINGS
-@given(multi_app_scenarios())
-# found by this test on 2026-12-07: undoing a timed-out attempt changed the request's
-# hops while it iterated over them (RuntimeError: Set changed size during iteration;
-# fails every time on the code before the fix)
-@example(
-    doc={
+def _undo_regression() -> dict:
+    """Found by the test below on 2026-12-07: undoing app b0's timed-out attempt
+    changed the request's hops while it iterated over them (RuntimeError: Set changed
+    size during iteration; every time on the code before the fix). Three 1-GFLOP/s units
+    on the phone, a 1 Mbit/s link to the cloud, op3 offloaded, a 1 ms transfer timeout."""
+    unit = {"cores": 1, "cores_per_op": 1, "barrier_us": 0.0, "peak_gflops": {"fp32": 1.0}}
+    unit |= {"memory_bandwidth_gb_s": 1.0, "dispatch_us": 0.0, "idle_w": 0.0, "active_w": 1.0}
+    units = {f"u{i}": {"kind": kind, **unit} for i, kind in enumerate(("cpu", "gpu", "dsp"))}
+    shapes = [  # name, kind, flops, input_elems, output_elems, parallel_fraction
+        ("op0", "conv", 1000.0, 0, 0, 0.0),
+        ("op1", "conv", 1000.0, 0, 431, 1.0),
+        ("op2", "pool", 1004.0, 2, 0, 1.0),
+        ("op3", "conv", 1000.0, 0, 0, 0.0),
+    ]
+    ops = [
+        {"name": n, "kind": k, "flops": f, "params": 0, "input_elems": i, "output_elems": o}
+        | {"parallel_fraction": p}
+        for n, k, f, i, o, p in shapes
+    ]
+    edges = [("op1", "op2"), ("op0", "op3"), ("op1", "op3"), ("op2", "op3")]
+    arrival = {"process": "poisson", "rate_hz": 1.0}
+    where = {"op0": "phone.u0", "op1": "phone.u0", "op2": "phone.u1", "op3": "cloud.gpu"}
+    return {
         "name": "random",
         "seed": 0,
         "nodes": {
-            "phone": {
-                "role": "device",
-                "sync_us": 0.0,
-                "shared_memory_bandwidth_gb_s": 2.0,
-                "units": {
-                    "u0": {
-                        "kind": "cpu",
-                        "cores": 1,
-                        "cores_per_op": 1,
-                        "barrier_us": 0.0,
-                        "peak_gflops": {"fp32": 1.0},
-                        "memory_bandwidth_gb_s": 1.0,
-                        "dispatch_us": 0.0,
-                        "idle_w": 0.0,
-                        "active_w": 1.0,
-                    },
-                    "u1": {
-                        "kind": "gpu",
-                        "cores": 1,
-                        "cores_per_op": 1,
-                        "barrier_us": 0.0,
-                        "peak_gflops": {"fp32": 1.0},
-                        "memory_bandwidth_gb_s": 1.0,
-                        "dispatch_us": 0.0,
-                        "idle_w": 0.0,
-                        "active_w": 1.0,
-                    },
-                    "u2": {
-                        "kind": "dsp",
-                        "cores": 1,
-                        "cores_per_op": 1,
-                        "barrier_us": 0.0,
-                        "peak_gflops": {"fp32": 1.0},
-                        "memory_bandwidth_gb_s": 1.0,
-                        "dispatch_us": 0.0,
-                        "idle_w": 0.0,
-                        "active_w": 1.0,
-                    },
-                },
-            },
+            "phone": {"role": "device", "sync_us": 0.0, "units": units}
+            | {"shared_memory_bandwidth_gb_s": 2.0},
             "cloud": {
                 "role": "cloud",
                 "units": {
-                    "gpu": {
-                        "kind": "gpu",
-                        "peak_gflops": {"fp32": 100.0},
-                        "idle_w": 0.0,
-                        "active_w": 50.0,
-                    }
+                    "gpu": {"kind": "gpu", "peak_gflops": {"fp32": 100.0}}
+                    | {"idle_w": 0.0, "active_w": 50.0}
                 },
             },
         },
         "links": {
-            "up": {
-                "ends": ["phone", "cloud"],
-                "latency_ms": 0.0,
-                "bandwidth_mbps": 1.0,
-                "reverse_bandwidth_mbps": 1.0,
-                "radio": {"tx_w": 2.0, "rx_w": 2.0, "idle_w": 0.0},
-                "sharing": "fifo",
-            }
+            "up": {"ends": ["phone", "cloud"], "latency_ms": 0.0, "bandwidth_mbps": 1.0}
+            | {"reverse_bandwidth_mbps": 1.0, "sharing": "fifo"}
+            | {"radio": {"tx_w": 2.0, "rx_w": 2.0, "idle_w": 0.0}},
         },
-        "models": {
-            "m": {
-                "ops": [
-                    {
-                        "name": "op0",
-                        "kind": "conv",
-                        "flops": 1000.0,
-                        "params": 0,
-                        "input_elems": 0,
-                        "output_elems": 0,
-                        "parallel_fraction": 0.0,
-                    },
-                    {
-                        "name": "op1",
-                        "kind": "conv",
-                        "flops": 1000.0,
-                        "params": 0,
-                        "input_elems": 0,
-                        "output_elems": 431,
-                        "parallel_fraction": 1.0,
-                    },
-                    {
-                        "name": "op2",
-                        "kind": "pool",
-                        "flops": 1004.0,
-                        "params": 0,
-                        "input_elems": 2,
-                        "output_elems": 0,
-                        "parallel_fraction": 1.0,
-                    },
-                    {
-                        "name": "op3",
-                        "kind": "conv",
-                        "flops": 1000.0,
-                        "params": 0,
-                        "input_elems": 0,
-                        "output_elems": 0,
-                        "parallel_fraction": 0.0,
-                    },
-                ],
-                "edges": [
-                    {"src": "op1", "dst": "op2"},
-                    {"src": "op0", "dst": "op3"},
-                    {"src": "op1", "dst": "op3"},
-                    {"src": "op2", "dst": "op3"},
-                ],
-            }
-        },
+        "models": {"m": {"ops": ops, "edges": [{"src": a, "dst": b} for a, b in edges]}},
         "workload": [
-            {
-                "app": "a",
-                "model": "m",
-                "source": "phone",
-                "arrival": {"process": "poisson", "rate_hz": 1.0},
-                "count": 1,
-            },
-            {
-                "app": "b0",
-                "model": "m",
-                "source": "phone",
-                "arrival": {"process": "poisson", "rate_hz": 1.0},
-                "count": 1,
-                "priority": 0,
-                "transfer_timeout_ms": 1.0,
-            },
+            {"app": "a", "model": "m", "source": "phone", "arrival": arrival, "count": 1},
+            {"app": "b0", "model": "m", "source": "phone", "arrival": arrival, "count": 1}
+            | {"priority": 0, "transfer_timeout_ms": 1.0},
         ],
         "placement": {
             "policy": "manual",
-            "rules": [
-                {"ops": "op0", "unit": "phone.u0"},
-                {"ops": "op1", "unit": "phone.u0"},
-                {"ops": "op2", "unit": "phone.u1"},
-                {"ops": "op3", "unit": "cloud.gpu"},
-            ],
+            "rules": [{"ops": op, "unit": unit} for op, unit in where.items()],
             "default": "phone.u0",
         },
         "scheduler": "fcfs",
-    },
-).via("discovered failure")
+    }
+
+
+@SETTINGS
+@given(multi_app_scenarios())
+@example(doc=_undo_regression())
 def test_invariants_with_several_apps(doc):
     result = simulate(parse_scenario(doc))
     _check_nothing_lost(doc, result)
