@@ -164,8 +164,11 @@ class CostTable:
         tid = self._transfer_id.get(key)
         if tid is None:
             transfer = self.oracle.edge_transfer(edge, p, q)
-            tid = self._transfer_id[key] = self._distinct.setdefault(transfer, len(self._distinct))
-            self._distinct_transfers = list(self._distinct)
+            tid = self._distinct.get(transfer)
+            if tid is None:  # appended, not rebuilt: a graph of explicit comm_s misses often
+                tid = self._distinct[transfer] = len(self._distinct_transfers)
+                self._distinct_transfers.append(transfer)
+            self._transfer_id[key] = tid
         return tid
 
     def _time_of(self, nbytes: int, tid: int):
