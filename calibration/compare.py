@@ -6,11 +6,17 @@ hold-out model within ±3 % of each other. This reads two output folders
 :mod:`calibration.reference`) and says, per thread count, how far the predictions
 moved, how far the measurements moved, and how far the host's own reference model
 moved: predictions cannot agree better than the host they were fitted on.
+
+Kernel by kernel (``kernels*.csv``) it says how many of the hold-out models' kernels the
+two runs *measured* within ±10 % of each other: no predictor can be expected to match one
+run's kernel measurements much more often than a second measurement of the same kernel
+does, so this is the host's ceiling for the kernel-level accuracy figure.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +26,8 @@ from calibration.reference import spread
 from simulator.errors import SocsimError
 
 PREDICTED = "predicted_s_original"
+#: Kernel-level agreement band (a share of kernels within ±10 %, as the report's).
+KERNEL_BAND = 0.10
 
 
 def _suffixes(folder: Path) -> dict[str, int]:
@@ -69,6 +77,50 @@ def _q1_within(first: Path, second: Path, suffix: str) -> float:
     return float((joined["q1_s_y"] / joined["q1_s_x"] - 1).abs().max() * 100)
 
 
+def kernel_agreement(
+    first: pd.DataFrame, second: pd.DataFrame, models: Collection[str]
+) -> dict[str, float]:
+    """How two runs' kernel tables (``model``, ``node``, ``measured_s``, ``predicted_s``)
+    agree on the kernels of ``models``, as shares (0-1) within ±:data:`KERNEL_BAND`.
+
+    Returns ``n`` (kernels in both tables), ``measured`` (the two measurements of a
+    kernel within the band of each other, second / first - 1), ``predicted`` (the two
+    predictions likewise) and ``accuracy_1`` / ``accuracy_2`` (each run's predictions
+    within the band of its own measurements); all NaN when no kernel is in both.
+    """
+    columns = ["model", "node", "measured_s", "predicted_s"]
+    joined = first.loc[first["model"].isin(models), columns].merge(
+        second[columns], on=["model", "node"], suffixes=("_1", "_2")
+    )
+    if joined.empty:
+        nan = float("nan")
+        return {"n": 0, "measured": nan, "predicted": nan, "accuracy_1": nan, "accuracy_2": nan}
+
+    def within(num: str, den: str) -> float:
+        return float(((joined[num] / joined[den] - 1).abs() <= KERNEL_BAND + 1e-12).mean())
+
+    return {
+        "n": len(joined),
+        "measured": within("measured_s_2", "measured_s_1"),
+        "predicted": within("predicted_s_2", "predicted_s_1"),
+        "accuracy_1": within("predicted_s_1", "measured_s_1"),
+        "accuracy_2": within("predicted_s_2", "measured_s_2"),
+    }
+
+
+def _kernels(
+    first: Path, second: Path, suffix: str, models: Collection[str]
+) -> dict[str, float] | None:
+    """:func:`kernel_agreement` of the folders' ``kernels{suffix}.csv``; None when either
+    folder lacks it."""
+    tables = [Path(f) / f"kernels{suffix}.csv" for f in (first, second)]
+    if not all(t.exists() for t in tables):
+        return None
+    needed = ("model", "node", "measured_s", "predicted_s")
+    one, two = (_read(t, needed) for t in tables)
+    return kernel_agreement(one, two, models)
+
+
 def compare_folders(first: Path, second: Path) -> list[dict]:
     """One summary per thread count both folders validated.
 
@@ -78,8 +130,9 @@ def compare_folders(first: Path, second: Path) -> list[dict]:
     measurement change: how far the method moved apart from the host) and
     ``tracking_worst`` (its model), ``measured_within_pct``,
     ``reference_change_pct`` (the reference model's median of round medians, second /
-    first - 1; NaN without reference tables) and ``reference_spread_pct`` (the larger
-    within-run spread of the two).
+    first - 1; NaN without reference tables), ``reference_spread_pct`` (the larger
+    within-run spread of the two) and ``kernels`` (:func:`kernel_agreement` over the
+    hold-out models' kernels; None without kernel tables).
 
     Raises
     ------
@@ -116,6 +169,7 @@ def compare_folders(first: Path, second: Path) -> list[dict]:
             "reference_change_pct": float("nan"),
             "reference_spread_pct": float("nan"),
             "q1_within_pct": _q1_within(first, second, suffix),
+            "kernels": _kernels(first, second, suffix, set(table["model"])),
         }
         refs = [Path(f) / f"reference{suffix}.csv" for f in (first, second)]
         if all(r.exists() for r in refs):
@@ -147,6 +201,19 @@ def compare_markdown(first: Path, second: Path, summaries: list[dict]) -> str:
             f"{q1}; {reference}. Each prediction moved with its own measurement within "
             f"{s['tracking_pts']:.1f} points (worst {s['tracking_worst']}).**",
             "",
+        ]
+        kernels = s.get("kernels")
+        if kernels and kernels["n"]:
+            lines += [
+                f"Kernels of these models ({kernels['n']}): the two runs measured "
+                f"{kernels['measured'] * 100:.1f} % of them within ±10 % of each other (no "
+                "prediction can be expected to match one run's kernels much more often), "
+                f"predicted {kernels['predicted'] * 100:.1f} % within ±10 % of each other; "
+                f"each run's predictions within ±10 % of its own measurements: "
+                f"{kernels['accuracy_1'] * 100:.1f} % and {kernels['accuracy_2'] * 100:.1f} %.",
+                "",
+            ]
+        lines += [
             "| model | predicted ms, run 1 | run 2 | change "
             "| measured ms, run 1 | run 2 | change |",
             "|---|---:|---:|---:|---:|---:|---:|",

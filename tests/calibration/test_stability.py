@@ -15,6 +15,7 @@ from calibration.report import ThreadResult, holdout_section
 from calibration.sweeps import FAMILIES, build_sweep
 from calibration.table import network_rows
 from simulator.cli import main
+from simulator.errors import SocsimError
 from simulator.exitcodes import EXIT_INVALID, EXIT_OK
 from simulator.graph.model import Edge, ModelGraph, Op
 
@@ -188,3 +189,53 @@ def test_compare_reports_lower_quartiles(tmp_path):
     (summary,) = compare_folders(one, two)
     assert summary["q1_within_pct"] == pytest.approx(5.0)
     assert "(their lower quartiles within 5.0 %)" in compare_markdown(one, two, [summary])
+
+
+def _kernel_rows(folder, measured_us, predicted_us, suffix=""):
+    """kernels{suffix}.csv of hold-out models a, b (two kernels each) and fit model f."""
+    pd.DataFrame(
+        {
+            "model": ["a", "a", "b", "b", "f"],
+            "node": ["n1", "n2", "n1", "n2", "n1"],
+            "measured_s": [m * 1e-6 for m in measured_us],
+            "predicted_s": [p * 1e-6 for p in predicted_us],
+        }
+    ).to_csv(folder / f"kernels{suffix}.csv", index=False)
+
+
+def test_compare_kernel_agreement_hand_computed(tmp_path):
+    """Shares of the hold-out models' kernels within ±10 %: between the two runs'
+    measurements, between their predictions, and each run's against its own; the fit
+    model's kernel (f) is not counted, a change of exactly 10 % is within."""
+    one, two = tmp_path / "one", tmp_path / "two"
+    _run(one, [10.0, 20.0], [10.0, 20.0])
+    _run(two, [10.0, 20.0], [10.0, 20.0])
+    _kernel_rows(one, [100, 100, 100, 100, 100], [100, 100, 100, 100, 100])
+    # measured: +5, +10, +20, -15 % -> 2 of 4; predicted: +0, +30, +0, +0 % -> 3 of 4
+    # run 2 against itself: 100/105, 130/110, 100/120, 100/85 -> only the first
+    _kernel_rows(two, [105, 110, 120, 85, 500], [100, 130, 100, 100, 1])
+    (summary,) = compare_folders(one, two)
+    kernels = summary["kernels"]
+    assert kernels["n"] == 4
+    assert kernels["measured"] == pytest.approx(0.5)
+    assert kernels["predicted"] == pytest.approx(0.75)
+    assert kernels["accuracy_1"] == pytest.approx(1.0)
+    assert kernels["accuracy_2"] == pytest.approx(0.25)
+    text = compare_markdown(one, two, [summary])
+    assert "Kernels of these models (4): the two runs measured 50.0 % of them" in text
+    assert "predicted 75.0 % within ±10 % of each other" in text
+    assert "own measurements: 100.0 % and 25.0 %." in text
+
+
+def test_compare_without_kernel_tables_says_nothing_of_kernels(tmp_path):
+    one, two = tmp_path / "one", tmp_path / "two"
+    _run(one, [10.0, 20.0], [10.0, 20.0])
+    _run(two, [10.0, 20.0], [10.0, 20.0])
+    (summary,) = compare_folders(one, two)
+    assert summary["kernels"] is None
+    assert "Kernels of" not in compare_markdown(one, two, [summary])
+    _kernel_rows(one, [100] * 5, [100] * 5)
+    _kernel_rows(two, [100] * 5, [100] * 5)
+    (two / "kernels.csv").write_text("model,node\na,n1\n")
+    with pytest.raises(SocsimError, match="lacks column"):
+        compare_folders(one, two)
