@@ -87,6 +87,8 @@ def device_yaml(
         "runtime_overhead_us_per_op": _g(result.overhead_s * 1e6),
         # the profiler's cost inside each profiled kernel time, taken off before fitting
         "profiler_us_per_kernel": _g(result.profiler_s * 1e6),
+        # an op's unprofiled time over its profiled kernel time less the profiler's cost
+        "runtime_scale": _g(result.runtime_scale),
         "ops_fitted": str(result.op_stats.get("n", 0)),
         "op_mape_pct": _g(result.op_stats.get("mape", float("nan"))),
         "op_within_10pct": _g(result.op_stats.get("within_10", float("nan"))),

@@ -178,7 +178,8 @@ def fit_file(
     fitted = sorted(set(table.loc[table["level"] == "op", "model"]))
     learned_model = (
         train_predictor_file(
-            without_profiler(table, result.profiler_s),  # predict unprofiled kernels
+            # predict the kernels of an unprofiled run
+            without_profiler(table, result.profiler_s, result.runtime_scale),
             result,
             prov,
             predictor_path(device),

@@ -93,24 +93,26 @@ def kernel_table(
     ``graphs[model]`` is the graph ORT ran (``fuse="none"``: one op per profiled node,
     same names). The prediction is the unit's op time without the runtime's per-op
     overhead between kernels (``calibration.runtime_overhead_us_per_op``), which the
-    profiler does not see, and with the profiler's own cost per kernel
-    (``calibration.profiler_us_per_kernel``), which it does: a profiled kernel is
-    compared with a profiled kernel.
+    profiler does not see, divided by the runtime scale (``calibration.runtime_scale``,
+    1 in presets fitted before it), with the profiler's own cost per kernel
+    (``calibration.profiler_us_per_kernel``), which it does see, added: a profiled
+    kernel is compared with a profiled kernel.
     """
     from simulator.hardware.cost import op_time_s
 
     node = node_of(device_path)
     unit = load_platform(device_path, node).unit(f"{node}.{UNIT}")
     comments = read_calibration_comments(device_path)
-    # profiled kernel = op time - the runtime's overhead + the profiler's cost
-    offset = float(comments.get("profiler_us_per_kernel", 0.0)) * 1e-6
-    offset -= float(comments.get("runtime_overhead_us_per_op", 0.0)) * 1e-6
+    # profiled kernel = (op time - the runtime's overhead) / scale + the profiler's cost
+    profiler_s = float(comments.get("profiler_us_per_kernel", 0.0)) * 1e-6
+    overhead_s = float(comments.get("runtime_overhead_us_per_op", 0.0)) * 1e-6
+    scale = float(comments.get("runtime_scale", 1.0))
     rows = []
     for record in measured[measured["level"] == "op"].to_dict("records"):
         graph = graphs.get(record["model"])
         if graph is None or record["node"] not in graph:
             continue
-        predicted = op_time_s(graph.op(record["node"]), unit) + offset
+        predicted = (op_time_s(graph.op(record["node"]), unit) - overhead_s) / scale + profiler_s
         rows.append(
             {
                 "model": record["model"],

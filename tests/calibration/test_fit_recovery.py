@@ -7,6 +7,8 @@ import pandas as pd
 import pytest
 
 from calibration.fit import (
+    MIN_SCALE_MODELS,
+    SCALE_MIN_THREADS,
     FitResult,
     HostRates,
     fit,
@@ -166,6 +168,62 @@ def test_stage_two_is_fitted_on_the_networks_not_the_sweeps():
     assert fit(sweeps_only, RATES).overhead_s == pytest.approx(5e-6, rel=1e-3)
 
 
+def test_runtime_scale_by_hand():
+    """Six networks of 10 ops, kernel sums 1, 2, ..., 6 ms; walls = 1.05 x (sum - 10 x
+    2 µs): stage 2 finds scale 1.05 and a profiler's cost of 2 µs (constant -2 µs). The
+    kernel times an unprofiled run takes: 1.05 x (t - 2 µs), so a 100 µs kernel is
+    102.9 µs and a 3 µs one 1.05 x 1.5 = 1.575 µs (half kept: under twice the cost).
+    With four networks (fewer than MIN_SCALE_MODELS) the scale stays 1."""
+    sums = {f"n{i}": i * 1e-3 for i in range(1, 7)}
+    counts = dict.fromkeys(sums, 10)
+    walls = pd.DataFrame(
+        {"model": list(sums), "median_s": [1.05 * (v - 10 * 2e-6) for v in sums.values()]}
+    )
+    scale, constant = fit_overhead(walls, sums, counts, 3e-6)
+    assert scale == pytest.approx(1.05, rel=1e-6)
+    assert constant == pytest.approx(-2e-6, rel=1e-6)
+    assert split_overhead(constant, scale) == (0.0, pytest.approx(2e-6, rel=1e-6))
+    assert split_overhead(4e-6, 1.05) == (pytest.approx(4.2e-6), 0.0)
+    rows = pd.DataFrame({"level": ["op", "op", "model"], "median_s": [100e-6, 3e-6, 1.0]})
+    out = without_profiler(rows, 2e-6, 1.05)["median_s"].tolist()
+    assert out == pytest.approx([102.9e-6, 1.575e-6, 1.0])
+    few = walls.iloc[:4]
+    assert fit_overhead(few, sums, counts, 3e-6)[0] == 1.0
+    assert MIN_SCALE_MODELS == 5
+
+
+def test_fit_takes_the_runtime_scale_at_two_threads_only():
+    """Seven models whose walls are 1.05 x (kernel sum - 1.5 µs x ops): at two threads
+    ``fit`` finds scale 1.05, the profiler's cost 1.5 µs, and fits the kernels x 1.05
+    (dispatch 1.05 x (4 - 1.5) = 2.625 µs, bandwidth / 1.05, the walls matched); at one
+    thread the scale stays 1 (SCALE_MIN_THREADS)."""
+    rates = HostRates({"fp32": 100e9}, 40e9, threads=2)
+    frame = synthetic_rows(4, noise=0.0, outliers=0)
+    unit = make_unit("cpu", rates, TRUE_EFF, TRUE_BW_BPS, TRUE_DISPATCH_S)
+    ops = [row_op(r, i) for i, r in enumerate(frame.to_dict("records"))]
+    frame["median_s"] = predict(ops, unit)
+    assert frame["median_s"].min() > 2 * 1.5e-6 and frame["model"].nunique() >= 5
+    walls = [
+        {
+            **group.iloc[0].to_dict(),
+            "level": "model",
+            "node": "",
+            "kind": "",
+            "median_s": 1.05 * (group["median_s"].sum() - 1.5e-6 * len(group)),
+        }
+        for _model, group in frame.groupby("model")
+    ]
+    table = pd.concat([frame, make_table(walls)], ignore_index=True)
+    result = fit(table, rates)
+    assert result.runtime_scale == pytest.approx(1.05, rel=1e-4)
+    assert (result.overhead_s, result.profiler_s) == (0.0, pytest.approx(1.5e-6, rel=1e-3))
+    assert result.kernel_dispatch_s == pytest.approx(1.05 * (TRUE_DISPATCH_S - 1.5e-6), rel=1e-3)
+    assert result.bandwidth_bps == pytest.approx(TRUE_BW_BPS / 1.05, rel=1e-3)
+    assert result.model_stats["mape"] < 0.01
+    assert SCALE_MIN_THREADS == 2
+    assert fit(table, RATES).runtime_scale == 1.0
+
+
 def test_the_profilers_cost_is_bounded_by_the_fastest_kernel_and_floored():
     """Walls of zero time would want a constant of -(sum / ops); it stops at the fastest
     kernel (2 µs). Taking 2 µs off keeps half of a 3 µs kernel (1.5, not 1) and of a
@@ -175,10 +233,10 @@ def test_the_profilers_cost_is_bounded_by_the_fastest_kernel_and_floored():
          "median_s": [2e-6, 3e-6, 10e-6, 1e-9]}
     )  # fmt: skip
     ops = rows[rows["level"] == "op"]
-    constant = fit_overhead(
+    scale, constant = fit_overhead(
         rows[rows["level"] == "model"], {"m": ops["median_s"].sum()}, {"m": 3}, 2e-6
     )
-    assert constant == pytest.approx(-2e-6)
+    assert (scale, constant) == (1.0, pytest.approx(-2e-6))  # one model: no scale
     assert split_overhead(constant) == (0.0, pytest.approx(2e-6))
     assert split_overhead(3e-6) == (3e-6, 0.0)
     out = without_profiler(rows, 2e-6)
@@ -200,3 +258,29 @@ def test_recovers_with_threads_and_parallel_fractions():
     eff, _, _ = fit_kernels(frame, rates)
     assert eff["matmul"] == pytest.approx(0.85, rel=1e-4)
     assert eff["dwconv"] == pytest.approx(0.08, rel=1e-4)
+
+
+def test_validate_compares_kernels_as_the_profiler_saw_them(tmp_path):
+    """A preset with runtime scale 1.05, the profiler's cost 2 µs, dispatch 1 µs, 1 GB/s:
+    an activation moving 1 MB takes 1 + 1000 = 1001 µs in an unprofiled run, so the
+    profiled kernel it predicts is 1001 / 1.05 + 2 = 955.33 µs; measured 955.33 µs is
+    0 % off."""
+    from calibration.device import write_device
+    from calibration.table import Provenance
+    from calibration.validate import kernel_table
+    from simulator.graph.model import ModelGraph, Op
+
+    result = FitResult({"default": 0.5}, 1e9, 1e-6, 0.0, RATES, profiler_s=2e-6, runtime_scale=1.05)
+    device = tmp_path / "host_cpu.yaml"
+    write_device(device, result, Provenance("2026-12-07", "test host", "onnxruntime 1.0", 1))
+    op = Op("relu", "activation", input_elems=125_000, output_elems=125_000)
+    assert op.bytes_moved == 1_000_000
+    graph = ModelGraph("m", [op], [])
+    expected_s = (1e-6 + 1e-3) / 1.05 + 2e-6
+    measured = pd.DataFrame(
+        [{"level": "op", "model": "m", "node": "relu", "kind": "activation",
+          "op_type": "Relu", "median_s": expected_s}]
+    )  # fmt: skip
+    rows = kernel_table(measured, device, {"m": graph})
+    assert rows["predicted_s"].iloc[0] == pytest.approx(expected_s, rel=1e-9)
+    assert rows["error_pct"].iloc[0] == pytest.approx(0.0, abs=1e-9)
