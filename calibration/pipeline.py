@@ -12,7 +12,7 @@ import math
 import os
 import time
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -145,6 +145,21 @@ def rates_from(table: pd.DataFrame, threads: int) -> HostRates:
     if len(ops):
         peak = max(peak, float((ops["flops"] / ops["median_s"]).max()))
     return HostRates({"fp32": peak}, bandwidth, threads)
+
+
+def warning_summary(caught: Sequence[warnings.WarningMessage]) -> str:
+    """One progress line for the warnings of a validation: their count, then per
+    category (most frequent first) its count, distinct messages and one of them, so a
+    frequent expected warning (the calibrated preset's 0 W) does not hide the others
+    (e.g. a predictor extrapolating)."""
+    by_category: dict[str, list[str]] = {}
+    for w in caught:
+        by_category.setdefault(w.category.__name__, []).append(str(w.message))
+    parts = [
+        f"{len(messages)} {name} ({len(set(messages))} distinct; e.g. {messages[0]})"
+        for name, messages in sorted(by_category.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+    ]
+    return f"{len(caught)} warning(s) while predicting: " + "; ".join(parts)
 
 
 def fit_file(
@@ -347,7 +362,7 @@ def run_all(
                 layout.fit_csv, target, layout, loader, held_out=False, statistic=stat
             )
         if caught:
-            stage(f"{len(caught)} warning(s) while predicting, e.g. {caught[0].message}")
+            stage(warning_summary(caught))
         holdout.to_csv(layout.validation_csv, index=False, float_format="%.9g")
         pd.concat([hold_kernels, fit_kernels]).to_csv(
             layout.kernels_csv, index=False, float_format="%.9g"

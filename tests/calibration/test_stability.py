@@ -239,3 +239,26 @@ def test_compare_without_kernel_tables_says_nothing_of_kernels(tmp_path):
     (two / "kernels.csv").write_text("model,node\na,n1\n")
     with pytest.raises(SocsimError, match="lacks column"):
         compare_folders(one, two)
+
+
+def test_warning_summary_names_every_category():
+    """Three 0 W warnings of one unit and two predictor-range warnings of two features:
+    the summary counts each category (the most frequent first) and its distinct
+    messages, and quotes one message of each."""
+    import warnings
+
+    from calibration.pipeline import warning_summary
+    from simulator.hardware.predictor import PredictorRangeWarning
+    from simulator.spec.assumptions import UnitAssumptionWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(3):
+            warnings.warn("unit 'cpu' draws 0 W", UnitAssumptionWarning, stacklevel=1)
+        warnings.warn("concat net_weight_bytes above range", PredictorRangeWarning, stacklevel=1)
+        warnings.warn("pool pool_taps above range", PredictorRangeWarning, stacklevel=1)
+    assert warning_summary(caught) == (
+        "5 warning(s) while predicting: "
+        "3 UnitAssumptionWarning (1 distinct; e.g. unit 'cpu' draws 0 W); "
+        "2 PredictorRangeWarning (2 distinct; e.g. concat net_weight_bytes above range)"
+    )
