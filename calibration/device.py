@@ -8,6 +8,7 @@ VALUE`` comment lines at the top, which :func:`read_calibration_comments` reads 
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -177,6 +178,32 @@ def read_calibration_comments(path: Path) -> dict[str, str]:
         if match:
             found[match.group(1)] = match.group(2).strip()
     return found
+
+
+def calibration_number(
+    path: Path, comments: Mapping[str, str], key: str, default: float, low: float = 0.0
+) -> float:
+    """The number of a preset's ``# calibration.KEY: VALUE`` line (``default`` without
+    one), finite and >= ``low``.
+
+    Raises
+    ------
+    SocsimError
+        When the value is not such a number (a hand-edited file), naming file and key.
+    """
+    text = comments.get(key)
+    if text is None:
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value >= low):
+        raise SocsimError(
+            f"{path}: '# calibration.{key}: {text}' must be a finite number >= {low:g} "
+            f"(written by socsim calibrate; {default:g} when the line is absent)"
+        )
+    return value
 
 
 def load_platform(device_path: Path, node: str = NODE):

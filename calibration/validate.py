@@ -17,6 +17,7 @@ import pandas as pd
 
 from calibration.device import (
     UNIT,
+    calibration_number,
     load_platform,
     node_of,
     predict_latency_s,
@@ -104,9 +105,9 @@ def kernel_table(
     unit = load_platform(device_path, node).unit(f"{node}.{UNIT}")
     comments = read_calibration_comments(device_path)
     # profiled kernel = (op time - the runtime's overhead) / scale + the profiler's cost
-    profiler_s = float(comments.get("profiler_us_per_kernel", 0.0)) * 1e-6
-    overhead_s = float(comments.get("runtime_overhead_us_per_op", 0.0)) * 1e-6
-    scale = float(comments.get("runtime_scale", 1.0))
+    profiler_s = calibration_number(device_path, comments, "profiler_us_per_kernel", 0.0) * 1e-6
+    overhead_s = calibration_number(device_path, comments, "runtime_overhead_us_per_op", 0.0) * 1e-6
+    scale = calibration_number(device_path, comments, "runtime_scale", 1.0, low=1e-3)
     rows = []
     for record in measured[measured["level"] == "op"].to_dict("records"):
         graph = graphs.get(record["model"])

@@ -284,3 +284,26 @@ def test_validate_compares_kernels_as_the_profiler_saw_them(tmp_path):
     rows = kernel_table(measured, device, {"m": graph})
     assert rows["predicted_s"].iloc[0] == pytest.approx(expected_s, rel=1e-9)
     assert rows["error_pct"].iloc[0] == pytest.approx(0.0, abs=1e-9)
+
+
+@pytest.mark.parametrize("value", ["abc", "-1", "nan"])
+def test_a_hand_edited_runtime_scale_is_a_clear_error(tmp_path, value):
+    """``validate`` reads the preset's ``# calibration.runtime_scale`` line: a value that
+    is not a positive finite number is an error naming the file and the line."""
+    from calibration.device import calibration_number, read_calibration_comments, write_device
+    from calibration.table import Provenance
+
+    device = tmp_path / "host_cpu.yaml"
+    result = FitResult({"default": 0.5}, 1e9, 1e-6, 0.0, RATES, runtime_scale=1.05)
+    write_device(device, result, Provenance("2026-12-07", "test host", "onnxruntime 1.0", 1))
+    comments = read_calibration_comments(device)
+    assert calibration_number(device, comments, "runtime_scale", 1.0, low=1e-3) == 1.05
+    assert calibration_number(device, {}, "runtime_scale", 1.0) == 1.0  # older presets
+    text = device.read_text().replace(
+        "calibration.runtime_scale: 1.05", f"calibration.runtime_scale: {value}"
+    )
+    device.write_text(text)
+    with pytest.raises(
+        SocsimError, match=rf"host_cpu.yaml: '# calibration.runtime_scale: {value}' must"
+    ):
+        calibration_number(device, read_calibration_comments(device), "runtime_scale", 1.0, 1e-3)
