@@ -58,6 +58,9 @@ __all__ = [
     "predicted_parts_s",
 ]
 
+#: Relative slack of the training-range check: measurement tables hold features to 9
+#: significant digits (``calibration.table.write_table``), a graph computes them exactly.
+RANGE_RTOL = 1e-8
 #: Memoised predictions kept per artifact before the memo is cleared.
 _MEMO_LIMIT = 200_000
 
@@ -239,15 +242,20 @@ class KernelPredictor:
         return kernel
 
     def _check_range(self, model: KindModel, x: np.ndarray) -> None:
-        if ((x >= model.low) & (x <= model.high)).all():
+        # the training features came through a table of 9 significant digits: a layer
+        # the training saw (VGG-19's conv3_2 is VGG-16's) is not outside its own range
+        low = model.low - RANGE_RTOL * np.abs(model.low)
+        high = model.high + RANGE_RTOL * np.abs(model.high)
+        if ((x >= low) & (x <= high)).all():
             return
-        for name, value, low, high in zip(model.features, x, model.low, model.high, strict=True):
-            for side, outside in (("below", value < low), ("above", value > high)):
+        for i, (name, value) in enumerate(zip(model.features, x, strict=True)):
+            for side, outside in (("below", value < low[i]), ("above", value > high[i])):
                 if outside:
                     self._warn_once(
                         (model.kind, model.dtype, name, side),
                         f"{model.kind} {name} = {value:.6g} is {side} the training range "
-                        f"[{low:.6g}, {high:.6g}]: the prediction is extrapolated",
+                        f"[{model.low[i]:.6g}, {model.high[i]:.6g}]: the prediction is "
+                        "extrapolated",
                     )
 
     def _warn_once(

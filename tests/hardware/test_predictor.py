@@ -10,6 +10,7 @@ import math
 import pickle
 import warnings
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -310,3 +311,19 @@ def test_batch_and_single_row_walks_agree(seed, rows, depth):
     ]
     assert batch.tolist() == single
     assert np.isfinite(batch).all()
+
+
+def test_a_feature_at_its_rounded_training_bound_is_inside():
+    """Training ranges come from tables of 9 significant digits: a kernel size of
+    7.000000001 (1.4e-10 above the stored bound 7) is the layer the model saw and does
+    not warn; 7.0001 is outside and does."""
+    predictor = KernelPredictor(tiny_artifact())
+    model = predictor._models[("conv", "fp32")][0]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        predictor._check_range(model, np.array([1e5, 7.000000001]))
+        assert not caught
+        predictor._check_range(model, np.array([1e5, 7.0001]))
+    assert [str(w.message).split(": ", 1)[1] for w in caught] == [
+        "conv kernel = 7.0001 is above the training range [1, 7]: the prediction is extrapolated"
+    ]
