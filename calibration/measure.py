@@ -14,7 +14,9 @@ import subprocess
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from calibration.ortrun import ModelRun, RunSettings, run_models, time_stats
+import numpy as np
+
+from calibration.ortrun import ModelRun, RunSettings, binned_time_stats, run_models, time_stats
 from calibration.table import Provenance
 from simulator.errors import SocsimError
 from simulator.graph.model import ModelGraph
@@ -79,10 +81,10 @@ def model_rows(model: str, run: ModelRun, graph: ModelGraph, threads: int) -> li
     for node in run.nodes:
         if node.node not in graph:
             continue
-        op = graph.op(node.node)
-        times = time_stats(node.times_s)
-        if times["median_s"] <= 0:
+        if np.median(node.times_s) <= 0:
             continue  # below the profiler's 1 µs resolution in most runs
+        op = graph.op(node.node)
+        times = binned_time_stats(node.times_s)  # the profiler truncates to whole µs
         rows.append(
             {
                 "level": "op",

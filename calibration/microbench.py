@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from calibration.ortrun import RunSettings, run_models, time_stats
+from calibration.ortrun import RunSettings, binned_time_stats, run_models
 
 if TYPE_CHECKING:  # the builders import onnx when they run
     import onnx
@@ -168,7 +168,7 @@ def run_suite(micros: tuple[Micro, ...], settings: RunSettings, workdir: Path) -
                 "shapes": node.shapes,
                 "flops": micro.flops,
                 "bytes": micro.bytes,
-                **time_stats(node.times_s),
+                **binned_time_stats(node.times_s),
                 "runs": len(node.times_s),
                 "threads": settings.threads,
             }

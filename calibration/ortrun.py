@@ -24,6 +24,9 @@ from simulator.errors import SocsimError
 
 KERNEL_SUFFIX = "_kernel_time"
 US = 1e-6
+#: The ORT profiler's time step: it truncates each kernel's ``dur`` to whole
+#: microseconds (``duration_cast<microseconds>`` in ``TimeDiffMicroSeconds``).
+PROFILE_QUANTUM_S = US
 #: End-to-end clocks (seconds): wall time, or the calling thread's CPU time.
 CLOCKS: Mapping[str, Callable[[], float]] = MappingProxyType(
     {"wall": time.perf_counter, "cpu": time.thread_time}
@@ -321,6 +324,41 @@ def median_iqr(values) -> tuple[float, float]:
     """(median, inter-quartile range) of ``values``."""
     q1, med, q3 = np.percentile(np.asarray(values, float), [25, 50, 75])
     return float(med), float(q3 - q1)
+
+
+def binned_time_stats(values, quantum_s: float = PROFILE_QUANTUM_S) -> dict[str, float]:
+    """:func:`time_stats` of durations the clock truncated to whole ``quantum_s`` (ORT's
+    profiler: whole microseconds), as grouped data.
+
+    A reading ``d`` stands for a duration in ``[d, d + quantum_s)``; each quartile is
+    interpolated inside its bin, as if the bin's readings were spread evenly over it
+    (the textbook median of grouped data). The plain quartiles of truncated readings are
+    low by up to one quantum and move in whole steps: a 3.9 µs Reshape read as 3 µs in
+    every run has the plain median 3 µs (−23 %), this median 3.5 µs; two kernels of
+    3.4 and 3.6 µs are both "3 µs" to the plain median, so anything fitted to such
+    readings is noisy by ±0.5 µs, ±17 % of a 3 µs kernel.
+
+    Raises
+    ------
+    ValueError
+        When ``values`` is empty or ``quantum_s`` is not positive.
+    """
+    if quantum_s <= 0:
+        raise ValueError(f"quantum_s must be positive, got {quantum_s}")
+    steps = np.rint(np.asarray(values, float) / quantum_s).astype(np.int64)
+    if steps.size == 0:
+        raise ValueError("no readings")
+    bins, counts = np.unique(steps, return_counts=True)
+    below_end = np.cumsum(counts)
+
+    def quantile(fraction: float) -> float:
+        target = fraction * steps.size
+        i = int(np.searchsorted(below_end, target, side="left"))
+        below = below_end[i] - counts[i]
+        return float((bins[i] + (target - below) / counts[i]) * quantum_s)
+
+    q1, med, q3 = quantile(0.25), quantile(0.5), quantile(0.75)
+    return {"median_s": med, "iqr_s": q3 - q1, "q1_s": q1}
 
 
 def time_stats(values) -> dict[str, float]:

@@ -117,7 +117,7 @@ def measure_corpora(
     notes = (
         f"end-to-end clock: {settings.clock}; load average {load:.1f} when measuring began; "
         f"reference kernel {steady['median_s'] * 1e3:.3f} ms, its round medians spread "
-        f"{steady['spread_pct']:.1f} %"
+        f"{steady['spread_pct']:.1f} %; kernel times: the profiler's whole µs as grouped data"
     )
     home = "fit" if "fit" in paths else next(iter(paths))
     tables = {}

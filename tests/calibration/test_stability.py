@@ -7,6 +7,8 @@ import math
 
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from calibration.compare import compare_folders, compare_markdown
 from calibration.measure import boundary
@@ -262,3 +264,74 @@ def test_warning_summary_names_every_category():
         "3 UnitAssumptionWarning (1 distinct; e.g. unit 'cpu' draws 0 W); "
         "2 PredictorRangeWarning (2 distinct; e.g. concat net_weight_bytes above range)"
     )
+
+
+def test_binned_time_stats_by_hand():
+    """Whole-µs readings as grouped data: each reading d stands for [d, d + 1) µs."""
+    from calibration.ortrun import binned_time_stats
+
+    # every run read 3 µs: the kernel took 3 to 4 µs; quartiles at 1/4, 1/2, 3/4 of the bin
+    stats = binned_time_stats([3e-6] * 8)
+    assert stats["median_s"] == pytest.approx(3.5e-6)
+    assert stats["q1_s"] == pytest.approx(3.25e-6)
+    assert stats["iqr_s"] == pytest.approx(0.5e-6)
+    # 2 readings of 3 µs, 6 of 4 µs: the median (4th of 8) is 2 of the 6 into [4, 5): 4 + 2/6
+    stats = binned_time_stats([3e-6, 3e-6] + [4e-6] * 6)
+    assert stats["median_s"] == pytest.approx(4e-6 + 2 / 6 * 1e-6)
+    # q1 (2nd of 8) ends the 3 µs bin; q3 (6th of 8) is 4 of 6 into the 4 µs bin
+    assert stats["q1_s"] == pytest.approx(4e-6)
+    assert stats["iqr_s"] == pytest.approx(4 / 6 * 1e-6)
+    with pytest.raises(ValueError, match="no readings"):
+        binned_time_stats([])
+    with pytest.raises(ValueError, match="positive"):
+        binned_time_stats([1e-6], quantum_s=0.0)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(min_value=0, max_value=200), min_size=1, max_size=60))
+def test_binned_quartiles_split_the_readings_intervals(readings_us):
+    """A reading d stands for [d, d + 1) µs: at most a quarter (half) of those intervals lie
+    wholly below the lower quartile (median) and at most three quarters (half) wholly
+    above; each lies between its middle readings and one step above them."""
+    from calibration.ortrun import binned_time_stats
+
+    n = len(readings_us)
+    ordered = sorted(readings_us)
+    stats = binned_time_stats([r * 1e-6 for r in readings_us])
+    tol = 1e-9
+    for fraction, value_s in ((0.25, stats["q1_s"]), (0.5, stats["median_s"])):
+        q = value_s / 1e-6
+        assert sum(d + 1 <= q - tol for d in readings_us) <= fraction * n
+        assert sum(d >= q + tol for d in readings_us) <= (1 - fraction) * n
+        rank = fraction * (n - 1)
+        assert ordered[math.floor(rank)] - tol <= q <= ordered[math.ceil(rank)] + 1 + tol
+    assert stats["iqr_s"] >= 0
+
+
+def test_kernel_rows_read_the_profiler_as_grouped_data(tmp_path):
+    """``measure`` tabulates a kernel's whole-µs readings as grouped data and drops a
+    kernel the profiler read as 0 µs in most runs."""
+    from calibration.measure import model_rows
+    from calibration.ortrun import ModelRun, NodeTimes
+
+    ops = [
+        Op("a", "activation", input_elems=100, output_elems=100),
+        Op("b", "activation", input_elems=100, output_elems=100),
+        Op("c", "activation", input_elems=100, output_elems=100),
+    ]
+    graph = ModelGraph("g", ops, [Edge("a", "b", 400), Edge("b", "c", 400)])
+    run = ModelRun(
+        nodes=(
+            NodeTimes("a", "Relu", "", (3e-6,) * 4),
+            NodeTimes("b", "Relu", "", (0.0, 0.0, 0.0, 1e-6)),  # under 1 µs in most runs
+            NodeTimes("c", "Relu", "", (5e-6, 5e-6, 6e-6, 6e-6)),
+        ),
+        e2e_s=(20e-6, 21e-6, 22e-6),
+        optimized_path=tmp_path / "g.onnx",
+    )
+    rows = {r["node"]: r for r in model_rows("g", run, graph, threads=1)}
+    assert set(rows) == {"a", "c", ""}
+    assert rows["a"]["median_s"] == pytest.approx(3.5e-6)
+    assert rows["c"]["median_s"] == pytest.approx(6e-6)  # the 5 µs bin ends at the median
+    # end-to-end times come from a fine clock: plain quartiles
+    assert rows[""]["median_s"] == pytest.approx(21e-6)
