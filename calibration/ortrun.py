@@ -152,6 +152,22 @@ def session_options(threads: int, optimized_path: Path | None = None, profile_pr
     return options
 
 
+def save_optimized_graph(path: Path, optimized_path: Path, threads: int) -> None:
+    """Have ORT write the graph it runs (its fusions applied) to ``optimized_path``, from a
+    session of its own that is dropped at once.
+
+    A session that saves its optimised graph keeps every initializer besides the packed
+    weights it runs on: ``sweep_fc_0`` (618 MB of weights) held 1.24 GB resident with the
+    save and 0.70 GB without (2026-12-07), and :func:`run_models` keeps every model
+    open. This session never runs, so it packs nothing.
+    """
+    import onnxruntime as ort
+
+    options = session_options(threads, optimized_path)
+    options.add_session_config_entry("session.disable_prepacking", "1")
+    ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+
+
 def feeds(session, seed: int = 0) -> dict[str, np.ndarray]:
     """Seeded random inputs for every session input (symbolic dims taken as 1)."""
     rng = np.random.default_rng(seed)
@@ -262,9 +278,10 @@ def run_models(
         if progress:
             progress(f"loading {name} ({i + 1} of {len(paths)})")
         optimized = workdir / f"{Path(path).stem}.ort_extended.onnx"
+        save_optimized_graph(Path(path), optimized, settings.threads)
         prefix = str(workdir / f"{Path(path).stem}.profile")
         profiled = ort.InferenceSession(
-            str(path), session_options(settings.threads, optimized, prefix), providers=providers
+            str(path), session_options(settings.threads, profile_prefix=prefix), providers=providers
         )
         inputs = feeds(profiled)
         warm: list[float] = []

@@ -335,3 +335,23 @@ def test_kernel_rows_read_the_profiler_as_grouped_data(tmp_path):
     assert rows["c"]["median_s"] == pytest.approx(6e-6)  # the 5 µs bin ends at the median
     # end-to-end times come from a fine clock: plain quartiles
     assert rows[""]["median_s"] == pytest.approx(21e-6)
+
+
+def test_the_optimised_graph_comes_from_a_session_of_its_own(tmp_path):
+    """ORT writes the graph it runs (Conv + Relu fused) with its weights beside it; the
+    profiled session that times the model does not save it (memory: see the docstring)."""
+    import onnx
+
+    from calibration.onnxbuild import Builder
+    from calibration.ortrun import save_optimized_graph
+
+    b = Builder(seed=0)
+    x = b.input([1, 8, 16, 16])
+    b.relu(b.conv(x, 8, 32, 3))
+    source = tmp_path / "m.onnx"
+    source.write_bytes(b.model("m").SerializeToString())
+    optimized = tmp_path / "m.ort_extended.onnx"
+    save_optimized_graph(source, optimized, threads=1)
+    graph = onnx.load(str(optimized), load_external_data=False).graph
+    assert [n.op_type for n in graph.node] == ["FusedConv"]
+    assert (tmp_path / "m.ort_extended.onnx.data").stat().st_size >= 8 * 32 * 9 * 4
