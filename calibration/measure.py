@@ -11,20 +11,12 @@ from __future__ import annotations
 import datetime as dt
 import platform as host_platform
 import subprocess
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import numpy as np
 
-from calibration.ortrun import (
-    ModelRun,
-    RunSettings,
-    binned_time_stats,
-    in_rounds,
-    run_models,
-    time_stats,
-)
+from calibration.ortrun import ModelRun, RunSettings, binned_time_stats, run_models, time_stats
 from calibration.table import Provenance
 from simulator.errors import SocsimError
 from simulator.graph.model import ModelGraph
@@ -145,27 +137,15 @@ def measure_models(
     loader: GraphLoader = onnx_graph,
     progress: Callable[[str], None] | None = None,
     on_round: Callable[[int], None] | None = None,
-    select: Callable[[], Sequence[bool] | None] | None = None,
 ) -> list[dict]:
     """Measure every model of ``paths`` (name -> ONNX file), interleaved; the table's rows.
 
-    ``on_round`` is called at the start of every round and after the last
-    (:func:`run_models`); ``select()``, called after the runs, says which rounds' runs
-    the rows summarise (None: all; e.g. :meth:`calibration.reference.Reference.undisturbed`)."""
+    ``on_round`` is called at the start of every round (:func:`run_models`)."""
     runs = run_models({n: Path(p) for n, p in paths.items()}, settings, workdir, progress, on_round)
-    keep = select() if select is not None else None
     rows: list[dict] = []
     for i, (name, run) in enumerate(runs.items()):
         if progress:
             progress(f"costing {name} ({i + 1} of {len(runs)})")
         graph = loader(run.optimized_path, "none")
-        rows.extend(model_rows(name, only_rounds(run, keep), graph, settings.threads))
+        rows.extend(model_rows(name, run, graph, settings.threads))
     return rows
-
-
-def only_rounds(run: ModelRun, keep: Sequence[bool] | None) -> ModelRun:
-    """``run`` with the timed runs of the rounds ``keep`` marks (all when None)."""
-    if keep is None:
-        return run
-    nodes = tuple(replace(n, times_s=in_rounds(n.times_s, run.round_runs, keep)) for n in run.nodes)
-    return replace(run, nodes=nodes, e2e_s=in_rounds(run.e2e_s, run.round_runs, keep))

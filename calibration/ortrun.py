@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -124,9 +124,6 @@ class ModelRun:
     e2e_s: tuple[float, ...]
     optimized_path: Path
     extra: Mapping[str, str] = field(default_factory=dict)
-    #: Timed runs in each round, in order: every node's ``times_s`` and ``e2e_s`` hold
-    #: round 0's runs first, then round 1's... (empty: not known).
-    round_runs: tuple[int, ...] = ()
 
 
 def session_options(threads: int, optimized_path: Path | None = None, profile_prefix: str = ""):
@@ -259,9 +256,8 @@ def run_models(
 ) -> dict[str, ModelRun]:
     """Profile every model per node and time it end to end, interleaved in rounds.
 
-    ``on_round(r)`` is called at the start of round ``r`` and once more, with
-    ``r = settings.rounds``, after the last round (e.g. to time a reference model at
-    each round's start and end, :class:`calibration.reference.Reference`).
+    ``on_round(r)`` is called at the start of round ``r`` (e.g. to time a reference
+    model, :class:`calibration.reference.Reference`).
 
     Each model gets a profiled session (per-node kernel times) and, unless one run takes
     longer than :data:`ONE_SESSION_S`, a plain one (end-to-end times by
@@ -331,36 +327,14 @@ def run_models(
                 begin = clock()
                 plain.run(None, inputs)
                 e2e.append(clock() - begin)
-    if on_round is not None:
-        on_round(settings.rounds)  # the last round's end
     out = {}
-    for name, (profiled, _, _, optimized, e2e, counts, warmed) in sessions.items():
+    for name, (profiled, _, _, optimized, e2e, _, warmed) in sessions.items():
         profile_file = Path(profiled.end_profiling())
         events = json.loads(profile_file.read_text())
         profile_file.unlink()
         nodes = parse_profile(events, warmed, str(profile_file), frozenset(untimed[name]))
-        out[name] = ModelRun(tuple(nodes), tuple(e2e), optimized, round_runs=tuple(counts))
+        out[name] = ModelRun(tuple(nodes), tuple(e2e), optimized)
     return out
-
-
-def in_rounds(times: Sequence[float], round_runs: Sequence[int], keep: Sequence[bool]):
-    """The ``times`` of the rounds ``keep`` marks, ``times`` holding ``round_runs[r]``
-    runs of each round ``r`` in turn.
-
-    Raises
-    ------
-    ValueError
-        When the runs per round do not add up to ``len(times)`` or ``keep`` has another
-        length than ``round_runs``.
-    """
-    if sum(round_runs) != len(times) or len(keep) != len(round_runs):
-        raise ValueError(
-            f"{len(times)} times in rounds of {list(round_runs)} runs, keep {list(keep)}"
-        )
-    ends = np.cumsum(round_runs)
-    return tuple(
-        t for r, end in enumerate(ends) if keep[r] for t in times[end - round_runs[r] : end]
-    )
 
 
 def median_iqr(values) -> tuple[float, float]:

@@ -31,7 +31,7 @@ from calibration.measure import GraphLoader, host_name, measure_models, onnx_gra
 from calibration.microbench import host_rates, run_suite, suite
 from calibration.ortrun import RunSettings
 from calibration.predictor_file import predictor_path, train_predictor_file
-from calibration.reference import DISTURBED_RATIO, Reference, contended, speedup, spread
+from calibration.reference import Reference, contended, speedup, spread
 from calibration.report import (
     ThreadResult,
     plot,
@@ -111,23 +111,14 @@ def measure_corpora(
     every = {name: path for group in paths.values() for name, path in group.items()}
     log(f"measuring {len(every)} models at {settings.threads} thread(s)")
     reference = Reference(layout.work / "reference.onnx", settings)
-    rows = measure_models(
-        every, settings, layout.work, loader, log, reference, reference.undisturbed
-    )
+    rows = measure_models(every, settings, layout.work, loader, log, reference)
     steady = spread(reference.table())
     reference.table().to_csv(layout.reference_csv, index=False, float_format="%.9g")
-    kept = reference.undisturbed()
     notes = (
         f"end-to-end clock: {settings.clock}; load average {load:.1f} when measuring began; "
         f"reference kernel {steady['median_s'] * 1e3:.3f} ms, its round medians spread "
         f"{steady['spread_pct']:.1f} %; kernel times: the profiler's whole µs as grouped data"
     )
-    if kept is not None:
-        notes += (
-            f"; timed runs of {sum(kept)} of {len(kept)} rounds (in the others the reference "
-            f"model ran over {DISTURBED_RATIO}x its fastest round)"
-        )
-        log(f"keeping the timed runs of {sum(kept)} of {len(kept)} undisturbed rounds")
     home = "fit" if "fit" in paths else next(iter(paths))
     tables = {}
     for corpus, group in paths.items():

@@ -15,7 +15,6 @@ runs' predictions can agree.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -32,14 +31,6 @@ REFERENCE_RUNS = 15
 #: 26-41 % from one run to the next (SqueezeNet 1.1 ran slower at 2 threads than at 1
 #: in G).
 CONTENDED_GAIN_PER_THREAD = 0.1
-#: A round at whose start or end the reference model's median was more than this
-#: multiple of its fastest round's was disturbed (another process took a core). On this
-#: 2-vCPU guest at 2 threads (2026-12-07, runs Z1-Z5) the round medians were either
-#: within 1.2x of the fastest or 1.5-1.8x above it; at 1 thread idle runs stay within
-#: 1.01x.
-DISTURBED_RATIO = 1.25
-#: Fewest undisturbed rounds for the measurement to keep only theirs.
-MIN_UNDISTURBED_ROUNDS = 3
 #: Columns of ``reference.csv``.
 REFERENCE_COLUMNS = ("round", "median_s", "min_s", "runs", "threads", "clock")
 
@@ -57,8 +48,7 @@ def reference_model():
 
 @dataclass
 class Reference:
-    """Times the reference model; call it at the start of each round and once after the
-    last (:func:`calibration.ortrun.run_models` does), so each round is bracketed.
+    """Times the reference model once per round; call it at the start of each round.
 
     Parameters
     ----------
@@ -99,14 +89,6 @@ class Reference:
             times.append(clock() - begin)
         self.rounds.append((float(np.median(times)), float(np.min(times))))
 
-    def undisturbed(self) -> tuple[bool, ...] | None:
-        """Per round, whether the reference model ran within :data:`DISTURBED_RATIO` of
-        its fastest round at both the round's start and its end (this was called once
-        per round and once after the last); None, keep every round, when all were
-        undisturbed, fewer than :data:`MIN_UNDISTURBED_ROUNDS` were, or the calls do not
-        bracket the rounds."""
-        return undisturbed_rounds([median for median, _ in self.rounds])
-
     def table(self) -> pd.DataFrame:
         """One row per round (:data:`REFERENCE_COLUMNS`)."""
         return pd.DataFrame(
@@ -146,16 +128,3 @@ def contended(gain: float, threads: int) -> bool:
     ``1 + CONTENDED_GAIN_PER_THREAD x (threads - 1)``: the measurements at that thread
     count describe a busy host more than the runtime."""
     return threads > 1 and gain < 1.0 + CONTENDED_GAIN_PER_THREAD * (threads - 1)
-
-
-def undisturbed_rounds(boundary_medians_s: list[float]) -> tuple[bool, ...] | None:
-    """:meth:`Reference.undisturbed` of the reference model's medians at the rounds'
-    boundaries (``rounds + 1`` of them: each round's start, then the last one's end)."""
-    medians = np.asarray(boundary_medians_s, float)
-    if len(medians) < 2 or not np.all(medians > 0):
-        return None
-    fast = medians <= DISTURBED_RATIO * medians.min()
-    keep = tuple(bool(a and b) for a, b in pairwise(fast))
-    if all(keep) or sum(keep) < MIN_UNDISTURBED_ROUNDS:
-        return None
-    return keep

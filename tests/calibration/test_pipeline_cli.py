@@ -73,13 +73,12 @@ def test_all_writes_preset_report_and_figure(quick_run):
 
 
 def test_reference_rounds_and_boundary_rows(quick_run):
-    """The reference model is timed at each round's start and the last one's end; the
-    sweep's own kernels are marked in-network, its ReLU inputs and ReduceMax outputs
-    boundary."""
+    """The reference model is timed once per round; the sweep's own kernels are marked
+    in-network, its ReLU inputs and ReduceMax outputs boundary."""
     _, root, _, device = quick_run
     for suffix in ("", "_2t"):
         reference = pd.read_csv(root / "run" / f"reference{suffix}.csv")
-        assert list(reference["round"]) == list(range(6))  # --runs 5: 5 rounds of 1, + end
+        assert list(reference["round"]) == list(range(5))  # --runs 5: 5 rounds of 1
         assert (reference["median_s"] > 0).all()
     assert "; reference kernel " in read_calibration_comments(device)["notes"]
     fit = read_table(root / "run" / "fit.csv")

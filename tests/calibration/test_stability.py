@@ -4,7 +4,6 @@ spread and ``socsim calibrate compare`` (hand-computed values, no onnxruntime)."
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -356,40 +355,3 @@ def test_the_optimised_graph_comes_from_a_session_of_its_own(tmp_path):
     graph = onnx.load(str(optimized), load_external_data=False).graph
     assert [n.op_type for n in graph.node] == ["FusedConv"]
     assert (tmp_path / "m.ort_extended.onnx.data").stat().st_size >= 8 * 32 * 9 * 4
-
-
-def test_undisturbed_rounds_by_hand():
-    """Run Z2's 2-thread reference medians (ms) at each round's start, then an end value:
-    a round counts when the model ran within 1.25x of its fastest (0.116 ms, so up to
-    0.145 ms) at both its start and its end."""
-    from calibration.reference import undisturbed_rounds
-
-    medians_ms = [0.116, 0.117, 0.118, 0.209, 0.137, 0.21, 0.211, 0.287, 0.173, 0.137, 0.12]
-    keep = undisturbed_rounds([m * 1e-3 for m in medians_ms])
-    assert keep == (True, True, False, False, False, False, False, False, False, True)
-    # an idle host: every round undisturbed, nothing to drop
-    assert undisturbed_rounds([0.209e-3, 0.208e-3, 0.21e-3, 0.209e-3]) is None
-    # two undisturbed rounds are too few to stand for the run: keep all
-    assert undisturbed_rounds([0.116e-3, 0.117e-3, 0.118e-3, 0.209e-3, 0.21e-3]) is None
-    assert undisturbed_rounds([]) is None
-    assert undisturbed_rounds([0.0, 0.1e-3, 0.1e-3, 0.1e-3]) is None
-
-
-def test_timed_runs_of_the_kept_rounds():
-    from calibration.measure import only_rounds
-    from calibration.ortrun import ModelRun, NodeTimes, in_rounds
-
-    assert in_rounds((1.0, 2.0, 3.0, 4.0, 5.0), (2, 2, 1), (True, False, True)) == (1.0, 2.0, 5.0)
-    with pytest.raises(ValueError, match="rounds of"):
-        in_rounds((1.0, 2.0), (2, 1), (True, True))
-    with pytest.raises(ValueError, match="keep"):
-        in_rounds((1.0, 2.0), (1, 1), (True,))
-    run = ModelRun(
-        nodes=(NodeTimes("a", "Relu", "", (3e-6, 4e-6, 9e-6)),),
-        e2e_s=(10e-6, 11e-6, 30e-6),
-        optimized_path=Path("m.onnx"),
-        round_runs=(1, 1, 1),
-    )
-    kept = only_rounds(run, (True, True, False))
-    assert kept.nodes[0].times_s == (3e-6, 4e-6) and kept.e2e_s == (10e-6, 11e-6)
-    assert only_rounds(run, None) is run
