@@ -338,8 +338,8 @@ def test_kernel_rows_read_the_profiler_as_grouped_data(tmp_path):
 
 
 def test_the_optimised_graph_comes_from_a_session_of_its_own(tmp_path):
-    """ORT writes the graph it runs (Conv + Relu fused) with its weights beside it; the
-    profiled session that times the model does not save it (memory: see the docstring)."""
+    """A throwaway session writes the graph ORT runs (Conv + Relu fused into one node)
+    with its weights in the file beside it, so the profiled session need not save it."""
     import onnx
 
     from calibration.onnxbuild import Builder
