@@ -145,7 +145,7 @@ class CostOracle:
             self._rows.clear()
         self._rows[id(op)] = (op, row, full)
 
-    def op_time_rows(self, ops: Sequence[Op]) -> list[Mapping[str, float | None]]:
+    def op_time_rows(self, ops: Sequence[Op]) -> Sequence[Mapping[str, float | None]]:
         """Per op, uid -> execution time (s) on every unit in declaration order, None
         where the unit cannot run it. Read-only: the rows are the oracle's memory."""
         rows: list[Row] = []

@@ -141,7 +141,9 @@ class Arrivals:
             return 0
         predicted = None
         if app.adaptive is not None:
-            committed = self.load.remaining_s(now)
+            load = self.load
+            assert load is not None  # tracked whenever an app is adaptive (__init__)
+            committed = load.remaining_s(now)
             awake, live = self.network.conditions(now)
             predicted = app.adaptive.predict(now, committed, awake, live)
         loads = [

@@ -49,7 +49,8 @@ def after(env: simpy.Environment, delay_s: float, callback: Callable[[Any], None
 
     ``callback`` receives the scheduled record as SimPy passes events to callbacks.
     """
-    heappush(env._queue, (env._now + delay_s, NORMAL, next(env._eid), Call(callback)))
+    entry = (env._now + delay_s, NORMAL, next(env._eid), Call(callback))
+    heappush(env._queue, entry)  # type: ignore[misc]  # a record, not an Event
 
 
 def wake(
@@ -66,4 +67,5 @@ def wake(
     pending, and ``callbacks`` may be shared between wake-ups (the loop only reads it).
     """
     record.callbacks = callbacks
-    heappush(env._queue, (env._now + delay_s, NORMAL, next(env._eid), record))
+    entry = (env._now + delay_s, NORMAL, next(env._eid), record)
+    heappush(env._queue, entry)  # type: ignore[misc]  # a record, not an Event

@@ -254,7 +254,9 @@ class Dataflow:
                 self.watch.ended(step.watched, request, i)
             return booked
         if step.dvfs is not None:
-            level = request.levels[i]
+            levels = request.levels
+            assert levels is not None  # set when the op started (a DVFS op notes its level)
+            level = levels[i]
             energy = step.level_j[level]
             if step.dram is not None:  # the op lasted its time at the level + the stall
                 stall_s = max(end_s - (start_s + step.level_s[level]), 0.0)  # exact 0 unstalled

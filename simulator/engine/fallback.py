@@ -50,14 +50,17 @@ class Fallback:
     def timeout(self, request: Request, track: HopTrack, now: float) -> Request | None:
         """The timeout of ``track`` expired at ``now``: give the attempt up if the hop is
         still unfinished. Returns the fallback attempt to start, if there is one."""
-        if request.abandoned or track not in request.hops:
-            return None  # the hop made it (or the attempt was already given up)
+        if request.abandoned:
+            return None  # the attempt was already given up
+        # a timeout is set only on a tracked hop (Dataflow._start_hop), from the app's
+        # transfer timeout: the request tracks its hops and the timeout is a number
+        hops, timeout_s = request.hops, request.app.entry.transfer_timeout_s
+        assert hops is not None and timeout_s is not None
+        if track not in hops:
+            return None  # the hop made it
         flow = track.flow
         link, src = track.direction
-        reason = (
-            f"a hop on link '{link}' from '{src}' was unfinished after "
-            f"{request.app.entry.transfer_timeout_s * 1e3:g} ms"
-        )
+        reason = f"a hop on link '{link}' from '{src}' was unfinished after {timeout_s * 1e3:g} ms"
         again = self.abandon(request, now, reason)  # cancels the flow: its bits are final
         sent = flow.bits_total - max(flow.bits_left, 0.0) if flow is not None else 0.0
         # what the link delivered to this hop since it was submitted (~0 while it is down)
@@ -112,6 +115,8 @@ class Fallback:
         for server in request.rep.distinct_servers:
             server.cancel(lambda payload: payload[0] is request)
         plan = request.plan
+        # only a tracked attempt is given up (an untracked one runs to the end)
+        assert request.phase is not None
         for i, phase in enumerate(request.phase):
             if phase == DONE and request.holders[i] > 0:
                 self.ledger.free(plan.units[i], plan.output_bytes[i])

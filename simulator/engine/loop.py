@@ -81,7 +81,9 @@ def _process(env: simpy.Environment, count: int) -> bool:
         if not queue:
             return False
         env._now, _, _, event = heappop(queue)
-        callbacks, event.callbacks = event.callbacks, None
+        # SimPy types Event.callbacks without the None of a processed event (its own
+        # ``step`` ignores this line's error too)
+        callbacks, event.callbacks = event.callbacks, None  # type: ignore[assignment]
         for callback in callbacks:
             callback(event)
         if not event._ok and not hasattr(event, "_defused"):

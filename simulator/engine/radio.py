@@ -18,6 +18,7 @@ from collections.abc import Callable
 import simpy
 
 from simulator.engine.clock import after
+from simulator.engine.power import NodePower
 from simulator.engine.servers import Alarm
 from simulator.network.radio import Radio
 
@@ -52,7 +53,8 @@ class RadioState:
         self._tail = Alarm(env)
         self._since = 0.0
         self.intervals: list[tuple[str, float, float, float]] = []  # state, start, end, W
-        self.power_listener = None  # the node's NodePower, when something watches it
+        # the node's NodePower, when something watches it
+        self.power_listener: NodePower | None = None
         self.on_idle: Callable[[], None] | None = None  # told when the radio goes idle
 
     # -- power bookkeeping -----------------------------------------------------------------
@@ -179,7 +181,9 @@ class RadioState:
             return None
         if self._stage is None:
             return -math.inf
-        return now_s - self.released_s
+        released_s = self.released_s
+        assert released_s is not None  # in a tail stage: set when the tail began (release)
+        return now_s - released_s
 
     @property
     def last_change_s(self) -> float:

@@ -15,7 +15,7 @@ import simpy
 from simulator.engine.clock import Wakeup
 from simulator.engine.dram import DramChannel
 from simulator.engine.ledger import Ledger
-from simulator.engine.links import FluidLink
+from simulator.engine.links import FluidLink, _Flow
 from simulator.engine.medium import MediumPort
 from simulator.engine.offload import AdaptiveApp
 from simulator.engine.servers import Server
@@ -149,7 +149,9 @@ class OpStep:
         #: per level, the op's time (s) and energy (J): looked up when it starts
         self.level_s: tuple[float, ...] = ()
         self.level_j: tuple[float, ...] = ()
-        if self.dvfs is not None:  # computed (and the parts checked) once, not at every start
+        # computed (and the parts checked) once, not at every start; parts is set whenever
+        # dvfs is (the second test only narrows its type)
+        if self.dvfs is not None and parts is not None:
             self.level_s, self.level_j = self.dvfs.op_costs(*parts, self.core_share)
         #: the node's DramChannel when the op pulls from it, else None
         self.dram = dram if plan.dram[i] is not None else None
@@ -182,7 +184,8 @@ class HopTrack:
         self.channel = channel
         self.radios = radios
         self.submitted_s = submitted_s
-        self.flow = None  # set once every radio is connected and the flow is on the link
+        # set once every radio is connected and the flow is on the link
+        self.flow: _Flow | None = None
 
 
 class Request:
@@ -245,8 +248,8 @@ class Request:
         self.levels: list[int] | None = None  # the level each DVFS op started at
         self.stretched_s: list[float] | None = None  # each varied op's time, set at its start
         self.outputs_left = plan.n_outputs
-        self.first_start_s = None
-        self.finish_s = None
+        self.first_start_s: float | None = None
+        self.finish_s: float | None = None
         self.energy_j = 0.0
         self.device_energy_j = 0.0
         self.abandoned = False

@@ -45,7 +45,8 @@ def request_table(record: RunRecord, seed: int, replicate: int) -> pd.DataFrame:
     finish_s = [r.finish_s for r in records]
     done = [f is not None for f in finish_s]
     latency_s = [
-        f - r.arrival_s if d else math.nan for f, r, d in zip(finish_s, records, done, strict=True)
+        f - r.arrival_s if f is not None else math.nan
+        for f, r in zip(finish_s, records, strict=True)
     ]
     deadline_s = [entry.deadline_s for entry in entries]
     columns = {

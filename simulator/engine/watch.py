@@ -125,7 +125,9 @@ class PowerWatch:
             request, i = run.request, run.i
             state = request.steps[i].dvfs
             if state is not None:  # at the level it started at
-                busy_w = state.busy_w[request.levels[i]]
+                levels = request.levels
+                assert levels is not None  # a running DVFS op noted its level at its start
+                busy_w = state.busy_w[levels[i]]
             else:
                 busy_w = self.units[run.uid].active_w
             ledger.partial_op(run.uid, run.start_s, now, request.steps[i].core_share, busy_w)

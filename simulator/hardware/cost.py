@@ -202,7 +202,8 @@ def op_time_parts_s(op: Op, unit: ComputeUnit, unit_id: str = "") -> tuple[float
     if tabled is not None:
         return 0.0, tabled, 0.0
     compute, memory = compute_time_s(op, unit), memory_time_s(op, unit)
-    if predicted_time_s(op, unit) is not None:
+    # (predicted_time_s is None without a predictor: the first test only narrows its type)
+    if unit.predictor is not None and predicted_time_s(op, unit) is not None:
         return predicted_parts_s(op, unit.predictor, unit.op_cores, compute, memory)
     return unit.dispatch_s + barrier_time_s(unit), compute, memory
 

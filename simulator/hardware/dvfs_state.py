@@ -58,6 +58,8 @@ class DvfsState:
     )
 
     def __init__(self, unit: ComputeUnit):
+        # made only for a unit with a table: every caller checks ``unit.dvfs`` first
+        assert unit.dvfs is not None
         self.table = unit.dvfs
         self.options = dict(unit.governor_options)
         self._rule = governor_rule(unit.governor, self.table, self.options)

@@ -210,10 +210,12 @@ class Radio:
         radio, the fit (or flat ``tx_w``/``rx_w``) saturating at ``max_w``.
         """
         if not self.stateful:
+            tx_w, rx_w = self.tx_w, self.rx_w
+            assert tx_w is not None and rx_w is not None  # a constant radio has both (checked)
             return (
                 self.idle_w
-                + (self.tx_w - self.idle_w) * (up_bps > 0)
-                + (self.rx_w - self.idle_w) * (down_bps > 0)
+                + (tx_w - self.idle_w) * (up_bps > 0)
+                + (rx_w - self.idle_w) * (down_bps > 0)
             )
         power_w = self._linear_w(up_bps, down_bps)
         return power_w if self.max_w is None else min(power_w, self.max_w)

@@ -86,6 +86,7 @@ class _Replay:
         if key not in self._at_level:
             fixed_s, compute_s, memory_s = parts
             table = self.oracle.platform.unit(self.plan.units[i]).dvfs
+            assert table is not None  # an op has DVFS parts only on a unit with a table
             self._at_level[key] = table.op_time_at_level_s(compute_s, memory_s, fixed_s, level)
         return self._at_level[key]
 

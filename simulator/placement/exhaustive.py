@@ -55,8 +55,9 @@ def _min_bottom_levels(costs: CostTable) -> list[float]:
     level = [0.0] * n
     for i in reversed(range(n)):
         tail = max((level[j] for j in costs.succs[i]), default=0.0)
-        if costs.return_cost[i]:
-            tail = max(tail, min(float(v) for v in costs.return_cost[i].values()))
+        returns = costs.return_cost[i]
+        if returns:
+            tail = max(tail, min(float(v) for v in returns.values()))
         level[i] = min(float(v) for v in costs.time[i].values()) + tail
     return level
 
@@ -83,7 +84,9 @@ class _BranchAndBound:
     def _ready_time(self, i: int, u: str, unit_of: dict, finish: dict) -> float:
         costs = self.costs
         if not costs.preds[i]:
-            return float(costs.input_cost[i][u])
+            inputs = costs.input_cost[i]
+            assert inputs is not None  # an entry op (no predecessors) has its input cost
+            return float(inputs[u])
         return max(finish[p] + float(costs.comm(p, i, unit_of[p], u)) for p in costs.preds[i])
 
     def _search(self, schedule, unit_of, finish, unit_free, waiting, ready, makespan) -> None:

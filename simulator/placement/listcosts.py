@@ -74,7 +74,8 @@ class CostTable:
                 self._edge_of[(i, j)] = (edge.bytes, edge.comm_s, edge)
         node_of = {u: oracle.platform.node_of(u).name for u in units}
         self.node_of = node_of
-        self.time = []
+        # per op: its time on each candidate unit (s; Fraction when exact)
+        self.time: list[dict[str, Any]] = []
         num = self.num
         rows = oracle.op_time_rows([graph.op(name) for name in self.ops])
         every_unit = list(oracle.platform.unit_ids) == units and not self.exact
@@ -219,9 +220,10 @@ class CostTable:
         zero = self.num(0.0)
         rank = [zero] * len(self.ops)
         for i in reversed(range(len(self.ops))):
+            returns = self.return_cost[i]
             tail = max(
                 (self.mean_comm(i, j) + rank[j] for j in self.succs[i]),
-                default=self._mean(self.return_cost[i], zero) if self.return_cost[i] else zero,
+                default=self._mean(returns, zero) if returns else zero,
             )
             rank[i] = self.mean_time(i) + tail
         return rank
@@ -233,7 +235,9 @@ class CostTable:
         rank = [zero] * len(self.ops)
         for j in range(len(self.ops)):
             if not self.preds[j]:
-                rank[j] = self._mean(self.input_cost[j], zero)
+                inputs = self.input_cost[j]
+                assert inputs is not None  # an entry op (no predecessors) has its input cost
+                rank[j] = self._mean(inputs, zero)
                 continue
             rank[j] = max(rank[i] + self.mean_time(i) + self.mean_comm(i, j) for i in self.preds[j])
         return rank

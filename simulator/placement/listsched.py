@@ -80,8 +80,9 @@ class Schedule:
         ready = None
         for p in costs.preds[i]:
             finish = self.finish[p]
-            arrive = [finish + c for c in costs.comm_row(p, i, self.unit_of[p], units)]
+            arrive = [finish + c for c in costs.comm_row(p, i, self.unit(p), units)]
             ready = arrive if ready is None else list(map(max, ready, arrive))
+        assert ready is not None  # op i has predecessors (an entry op returned above)
         return ready
 
     def best_unit(self, i: int, insertion: bool, units=None):
@@ -97,6 +98,8 @@ class Schedule:
             score = start + duration + (returns[u] if returns else self.zero)
             if best is None or score < best[0]:
                 best = (score, u, start)
+        # ``units`` is never empty: an op has a candidate unit (the cost table checks)
+        assert best is not None
         return best[1], best[2]
 
     def assign(self, i: int, u: str, start) -> None:
@@ -108,13 +111,21 @@ class Schedule:
     def makespan(self) -> float:
         """When the last output is back at the source (s)."""
         costs = self.costs
-        return float(
-            max(
-                self.finish[i]
-                + (costs.return_cost[i][self.unit_of[i]] if costs.return_cost[i] else self.zero)
-                for i in range(len(costs.ops))
-            )
-        )
+        return float(max(self._back_at_source(i) for i in range(len(costs.ops))))
+
+    def _back_at_source(self, i: int):
+        """When op i's output is back at the source: its finish, plus the return of an
+        exit op's output."""
+        returns = self.costs.return_cost[i]
+        if not returns:
+            return self.finish[i] + self.zero
+        return self.finish[i] + returns[self.unit(i)]
+
+    def unit(self, i: int) -> str:
+        """The unit op i was assigned (it must be scheduled already)."""
+        unit = self.unit_of[i]
+        assert unit is not None, f"op {i} is not scheduled yet"
+        return unit
 
     def placement(self, policy: str, source: str, tie_order: list[int], notes: dict) -> Placement:
         """The schedule as a placement: ops by start time, ties in ``tie_order``."""
@@ -122,7 +133,7 @@ class Schedule:
         order = sorted(range(len(self.costs.ops)), key=lambda i: (self.start[i], position[i]))
         names = self.costs.ops
         return Placement(
-            {names[i]: self.unit_of[i] for i in order},
+            {names[i]: self.unit(i) for i in order},
             tuple(names[i] for i in order),
             policy,
             source,

@@ -120,13 +120,14 @@ def resolve_locations(
     if options.get("device"):
         device = usable(_resolve(oracle, options["device"], source, policy), "device")
     else:
-        device = _default_unit(graph, oracle, list(platform.units_of(source)), allowed)
-        if device is None:
+        found = _default_unit(graph, oracle, list(platform.units_of(source)), allowed)
+        if found is None:
             raise PlacementError(
                 f"no usable unit of the source node '{source}' runs any op; "
                 "name the device unit with option 'device'",
                 policy,
             )
+        device = found
 
     remote_ref, node = options.get("remote"), options.get("node")
     if remote_ref and node:
@@ -147,12 +148,13 @@ def resolve_locations(
             raise PlacementError(
                 f"unknown node '{node}'; nodes: {', '.join(platform.nodes)}", policy
             )
-        remote = _default_unit(graph, oracle, list(platform.units_of(node)), allowed - {device})
-        if remote is None:
+        found = _default_unit(graph, oracle, list(platform.units_of(node)), allowed - {device})
+        if found is None:
             raise PlacementError(
                 f"no usable unit of node '{node}' runs any op; name one with option 'remote'",
                 policy,
             )
+        remote = found
     if remote == device:
         raise PlacementError(f"device and remote are the same unit '{device}'", policy)
     return device, remote

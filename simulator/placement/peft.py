@@ -108,4 +108,5 @@ def _best_by_oeft(schedule: Schedule, i: int, oct_row: Mapping[str, Any]):
         score = start + time[u] + oct_row[u]
         if best is None or score < best[0]:
             best = (score, u, start)
+    assert best is not None  # an op has a candidate unit (the cost table checks)
     return best[1], best[2]

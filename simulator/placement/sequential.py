@@ -80,6 +80,7 @@ class SequentialCosts:
                 return None
             time_s = self.oracle.op_time_s(op, uid)
             energy_j = self.oracle.op_energy_j(op, uid)
+        assert energy_j is not None  # callers give a plan's time and energy together
         factor = self.load.get(uid)
         if factor is not None:
             time_s *= factor

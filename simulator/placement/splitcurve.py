@@ -56,8 +56,7 @@ def node_transfer(oracle: CostOracle, src_node: str, dst_node: str) -> Transfer:
 def _stateful(transfer: Transfer, oracle: CostOracle) -> bool:
     links = oracle.platform.network.links
     return any(
-        links[hop.link].radio is not None and links[hop.link].radio.stateful
-        for hop in transfer.hops
+        (radio := links[hop.link].radio) is not None and radio.stateful for hop in transfer.hops
     )
 
 
@@ -201,8 +200,8 @@ def prefix_cut_estimates(
                 np.maximum(end_r[:m], ready_in_r, out=end_r[:m])
             if i in pending:
                 c, arrivals = pending.pop(i)
-                part = end_r[c : c + len(arrivals)]
-                np.maximum(part, arrivals, out=part)
+                window = end_r[c : c + len(arrivals)]
+                np.maximum(window, arrivals, out=window)
             end_r[:m] += dur_r[i]
             op_j[:m] += energy_r[i]
             if remote_role:

@@ -118,6 +118,7 @@ def arrival_s(
             t += hop.latency_s - hop.lead_s
             continue
         held = []
+        assert oracle is not None  # radios are given with the oracle that finds them
         for node, radio in _device_radios(hop, oracle):
             if radio.stateful:
                 use = radios.setdefault((hop.link, node), RadioUse(radio))
