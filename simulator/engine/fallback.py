@@ -76,11 +76,12 @@ class Fallback:
         """
         self.undo(request)
         app = request.app
-        if app.adaptive is None:
+        fallback = app.adaptive.fallback if app.adaptive is not None else None
+        if fallback is None:  # not adaptive, or every replica uses the network
             self.book.drop(request, reason)
             self.on_over(app)
             return None
-        rep = app.replicas[app.adaptive.fallback]
+        rep = app.replicas[fallback]
         if app.exits is None:
             again = Request(request.rid, app, rep, request.arrival_s)
         else:  # the same exit on the fallback replica

@@ -90,16 +90,19 @@ class AdaptiveApp:
         self.plans = tuple(plans)
         self.oracle = oracle
         self.monitor = LinkMonitor(options.ewma_alpha, options.stale_s)
+        # where an attempt given up (a hop timed out, or a handover dropped its transfer)
+        # restarts: the named replica, else the first that uses no network, else none
+        # (the request is dropped; with a transfer timeout that is an error)
         self.fallback = options.fallback
-        if self.fallback is None and timeout_s is not None:
+        if self.fallback is None:
             local = [i for i, plan in enumerate(self.plans) if not _uses_network(plan)]
-            if not local:
+            if not local and timeout_s is not None:
                 raise PlacementError(
                     f"app '{app}': transfer_timeout_ms is set but every replica uses the "
                     "network; name the replica to fall back to with adaptive.fallback",
                     "adaptive",
                 )
-            self.fallback = local[0]
+            self.fallback = local[0] if local else None
         self._units = tuple(dict.fromkeys(uid for plan in self.plans for uid in plan.units))
         self._load = declared_load(oracle.platform)
         self.predictions = 0

@@ -100,8 +100,9 @@ ADAPTIVE = Record(
         "fallback": Field(
             Number(integer=True, ge=0),
             default=None,
-            doc="replica index a request whose hop timed out restarts on; default: the "
-            "first replica that uses no network",
+            doc="replica index a request given up (a hop timed out, or a handover dropped "
+            "its transfer) restarts on; default: the first replica that uses no network "
+            "(none: the request is dropped)",
         ),
     },
     name="adaptive options",

@@ -188,3 +188,45 @@ def test_resend_ends_where_the_rates_say(start_s, nbytes):
     assert upload(result)[1] == pytest.approx(expect_s, rel=1e-9)
     resent = result.requests["handover"].iloc[0] != ""
     assert resent == (alone_s > 33.0)
+
+
+def _shipped_walk(adaptive_change=None, replicas=None):
+    from pathlib import Path
+
+    import yaml
+
+    examples = Path("scenarios/examples")
+    doc = yaml.safe_load((examples / "mobility_handover.yaml").read_text())
+    entry = doc["workload"][0]
+    if adaptive_change is not None:
+        adaptive_change(entry["adaptive"])
+    if replicas is not None:
+        entry["replicas"] = replicas
+    return simulate(parse_scenario(doc, base_dir=examples)).requests
+
+
+def test_without_a_named_fallback_a_dropped_frame_is_redone_on_the_local_replica():
+    """adaptive.fallback defaults to the first replica that uses no network (the schema's
+    documented default); a handover's drop used to fail the run (replicas[None])."""
+    named = _shipped_walk()
+    unnamed = _shipped_walk(lambda adaptive: adaptive.pop("fallback"))
+    touched = unnamed[unnamed["handover"] != ""]
+    assert touched["handover"].tolist() == [
+        "dropped, redone on replica 0: handover of link 'wifi' from ap1 to ap2 at 88.4 s"
+    ]
+    pd.testing.assert_frame_equal(named, unnamed)
+
+
+def test_with_every_replica_on_the_network_a_dropped_frame_stays_dropped():
+    """Nothing local to fall back to and no transfer timeout: the frame the handover
+    interrupted is dropped with the reason, like a non-adaptive app's."""
+    edge = {"policy": "offload", "node": "edge"}
+    requests = _shipped_walk(lambda adaptive: adaptive.pop("fallback"), [edge, dict(edge)])
+    touched = requests[requests["handover"] != ""]
+    assert touched["handover"].tolist() == [
+        "dropped: handover of link 'wifi' from ap1 to ap2 at 88.4 s"
+    ]
+    assert touched["drop_reason"].tolist() == [
+        "handover of link 'wifi' from ap1 to ap2 at 88.4 s interrupted a transfer under way"
+    ]
+    assert (requests.drop(touched.index)["status"] == "completed").all()
