@@ -122,6 +122,12 @@ def estimate(
     -------
     Estimate
         ``latency_s`` is ``inf`` when an observed bandwidth on a used direction is 0.
+
+    Raises
+    ------
+    ValueError
+        When ``levels`` is neither, or ``conditions`` give a radio tail for a link that
+        has no radio.
     """
     if levels not in ("governor", "top"):
         raise ValueError(f"estimate: levels must be 'governor' or 'top', got {levels!r}")
@@ -138,6 +144,10 @@ def estimate(
     radios: dict[tuple[str, str], RadioUse] = {}
     for (link, node), ago_s in conditions.radio_tail_s.items():
         link_radio = oracle.platform.network.links[link].radio
+        if link_radio is None:  # the engine lists only links with a radio
+            raise ValueError(
+                f"estimate: conditions give a radio tail for link '{link}', which has no radio"
+            )
         radios[(link, node)] = RadioUse(link_radio, -ago_s)
     unit_free = dict(conditions.unit_free_s)
     load = conditions.load_factor

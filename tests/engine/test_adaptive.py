@@ -270,6 +270,14 @@ def test_estimate_follows_a_radio_met_in_its_tail():
     assert (idle - busy, in_fach - busy, in_dch - busy) == pytest.approx((2.0, 1.5, 0.0))
 
 
+def test_estimate_refuses_a_radio_tail_on_a_link_without_a_radio():
+    scenario = parse_scenario(adaptive_doc([0]))  # the link 'up' has no radio model
+    oracle = CostOracle(scenario.platform)
+    cloud = plan_replicas(scenario, oracle)["cam"][1]
+    with pytest.raises(ValueError, match="link 'up', which has no radio"):
+        estimate(cloud, oracle, Conditions(radio_tail_s={("up", "phone"): 1.0}))
+
+
 # -- bad input ---------------------------------------------------------------------------------
 def problems(doc) -> list[str]:
     with pytest.raises(ScenarioError) as info:
