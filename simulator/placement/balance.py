@@ -111,7 +111,7 @@ def water_fill(units_lines: Sequence[Sequence[Line]]) -> tuple[list[float], floa
         binding = [
             min(
                 ((a, b) for a, b in units_lines[u] if b > 0),
-                key=lambda line, m=mid: (m - line[0]) / line[1],
+                key=lambda line: (mid - line[0]) / line[1],
             )
             for u in active
         ]

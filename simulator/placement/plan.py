@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from simulator.graph.model import ModelGraph
@@ -368,7 +369,7 @@ def _op_costs(
         energy_j = tuple(oracle.op_energy_j(op, uid) for op, uid in zip(ops, units, strict=True))
         models = tuple(oracle.cost_model(op, uid) for op, uid in zip(ops, units, strict=True))
     dram: tuple[tuple[float, float] | None, ...] = tuple(
-        dram_demand(op, uid, oracle, lambda i=i: parts(i), uid in pools)
+        dram_demand(op, uid, oracle, partial(parts, i), uid in pools)
         for i, (op, uid) in enumerate(zip(ops, units, strict=True))
     )
     return {
