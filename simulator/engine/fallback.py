@@ -86,8 +86,10 @@ class Fallback:
             again = Request(request.rid, app, rep, request.arrival_s)
         else:  # the same exit on the fallback replica
             again = app.exits.request(request.rid, app, rep, request.arrival_s, request.exit)
-        if not app.failures:  # the fallback runs to the end, whatever it takes
+        if not (app.failures or app.handover_drops):  # it runs to the end, whatever it takes
             again.hops = again.phase = None
+        # else it stays tracked: a failure or a handover may give it up as well (its hops
+        # get no timeout: Dataflow._start_hop skips a fallen-back attempt)
         again.fell_back = True
         again.first_start_s = request.first_start_s
         again.energy_j = request.energy_j

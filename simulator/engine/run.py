@@ -240,6 +240,7 @@ class Engine:
                     online=start,
                     tracked=tracked,
                     failures=bool(self.down),
+                    handover_drops=drops,
                 )
             )
             for replica in replicas:

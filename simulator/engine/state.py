@@ -297,3 +297,5 @@ class App:
     waiter: simpy.Event | None = None
     #: a unit of the scenario may fail (its requests' attempts may be undone)
     failures: bool = False
+    #: a handover may drop its transfers under way (its requests' attempts may be undone)
+    handover_drops: bool = False

@@ -190,7 +190,7 @@ def test_resend_ends_where_the_rates_say(start_s, nbytes):
     assert resent == (alone_s > 33.0)
 
 
-def _shipped_walk(adaptive_change=None, replicas=None):
+def _shipped_walk(adaptive_change=None, replicas=None, entry_change=None):
     from pathlib import Path
 
     import yaml
@@ -202,6 +202,8 @@ def _shipped_walk(adaptive_change=None, replicas=None):
         adaptive_change(entry["adaptive"])
     if replicas is not None:
         entry["replicas"] = replicas
+    if entry_change is not None:
+        entry_change(entry)
     return simulate(parse_scenario(doc, base_dir=examples)).requests
 
 
@@ -230,3 +232,28 @@ def test_with_every_replica_on_the_network_a_dropped_frame_stays_dropped():
         "handover of link 'wifi' from ap1 to ap2 at 88.4 s interrupted a transfer under way"
     ]
     assert (requests.drop(touched.index)["status"] == "completed").all()
+
+
+def test_a_fallback_on_the_network_dropped_at_the_handover_is_redone_there():
+    """Every upload outlasts a 50 ms transfer timeout, so each frame falls back to replica
+    1, itself an offload over the mobile link; the handover at 88.4 s interrupts frame
+    86's fallback upload, which is redone on replica 1 after the 400 ms interruption. The
+    fallback attempt used to be untracked, and giving it up failed the run (an
+    AssertionError in Fallback.undo)."""
+    edge = {"policy": "offload", "node": "edge"}
+
+    def named_network_fallback(adaptive):
+        adaptive["fallback"] = 1
+
+    def with_timeout(doc_entry):
+        doc_entry["transfer_timeout_ms"] = 50
+
+    requests = _shipped_walk(named_network_fallback, [edge, dict(edge)], with_timeout)
+    assert len(requests) == 161 and (requests["status"] == "completed").all()
+    assert requests["fell_back"].all() and (requests["replica"] == 1).all()
+    touched = requests[requests["handover"] != ""]
+    assert touched["handover"].tolist() == [
+        "dropped, redone on replica 1: handover of link 'wifi' from ap1 to ap2 at 88.4 s"
+    ]
+    assert touched["request_id"].tolist() == [86]
+    assert touched["start_s"].iloc[0] >= 88.4 + 0.4  # the redo waits out the interruption
