@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, TypeVar
+
+K = TypeVar("K")
+V = TypeVar("V")
 
 
-class FrozenMap(Mapping):
+# generic in its keys and values for type checkers (some specs key by tuples); at run
+# time its bases and method order are Mapping's, as before
+class FrozenMap(Mapping[K, V]):
     """A read-only dict that pickles (``types.MappingProxyType`` does not).
 
     Specs are frozen dataclasses; their mapping fields hold a FrozenMap so that nobody
@@ -16,18 +21,18 @@ class FrozenMap(Mapping):
 
     __slots__ = ("_data",)
 
-    def __init__(self, data: Mapping[str, Any] | None = None):
-        self._data = dict(data or {})
+    def __init__(self, data: Mapping[K, V] | None = None):
+        self._data: dict[K, V] = dict(data or {})
 
-    def __getitem__(self, key: str) -> Any:
+    def __getitem__(self, key: K) -> V:
         return self._data[key]
 
-    def __iter__(self) -> Iterator[str]:
+    def __iter__(self) -> Iterator[K]:
         return iter(self._data)
 
     # the dict's own lookups: Mapping's generic ones go through __getitem__ and a caught
     # KeyError, a hot cost where planning reads ops' attributes
-    def get(self, key: str, default: Any = None) -> Any:
+    def get(self, key: K, default: Any = None) -> Any:
         return self._data.get(key, default)
 
     def __contains__(self, key: object) -> bool:
@@ -50,5 +55,5 @@ class FrozenMap(Mapping):
     def __reduce__(self):
         return (FrozenMap, (self._data,))
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[K, V]:
         return dict(self._data)

@@ -18,7 +18,7 @@ import simpy
 from simulator.engine.book import RequestBook
 from simulator.engine.load import LoadTracker
 from simulator.engine.network import Network
-from simulator.engine.servers import Server
+from simulator.engine.servers import UnitServer
 from simulator.engine.state import App, Request
 from simulator.errors import SimulationError
 from simulator.limits import MAX_REQUESTS
@@ -41,7 +41,7 @@ class Arrivals:
     apps : sequence of App
     book : RequestBook
         New requests are added to it (their ids are its count).
-    units : mapping of unit id -> Server
+    units : mapping of unit id -> UnitServer
         Their backlogs feed the dispatchers.
     network : Network
         Its radios and flows feed adaptive apps' predictions (and the end of battery runs).
@@ -52,7 +52,7 @@ class Arrivals:
         env: simpy.Environment,
         apps: Sequence[App],
         book: RequestBook,
-        units: Mapping[str, Server],
+        units: Mapping[str, UnitServer],
         network: Network,
     ):
         self.env = env

@@ -23,7 +23,7 @@ from simulator.engine.ledger import Ledger
 from simulator.engine.memory import MemoryGate
 from simulator.engine.network import Network
 from simulator.engine.offload import LinkMonitor
-from simulator.engine.servers import PARKED, Server, call_later
+from simulator.engine.servers import PARKED, UnitServer, call_later
 from simulator.engine.state import (
     DONE,
     RUNNING,
@@ -109,7 +109,7 @@ class Dataflow:
         #: has a pool)
         self.memory: MemoryGate | None = None
 
-    def serve(self, servers: Iterable[Server]) -> None:
+    def serve(self, servers: Iterable[UnitServer]) -> None:
         """Run ops on ``servers`` (the units): their jobs start and end here."""
         for server in servers:
             server.serve_with(self._op_start, self._op_done)
@@ -386,7 +386,8 @@ class Dataflow:
         self.book.complete(request, now)  # sets finish_s; releases it under trace none
         request.rep.in_flight -= 1
         # nothing reads a finished request's counters again; dropping them keeps the
-        # garbage collector's passes short on long runs
-        request.waits = request.ready_s = request.holders = request.inbufs = None
+        # garbage collector's passes short on long runs. ignore: typed without None so the
+        # per-op code, which reads them only in flight, needs no None test (state.Request)
+        request.waits = request.ready_s = request.holders = request.inbufs = None  # type: ignore[assignment]
         request.levels = request.stretched_s = None  # each op's level and time: booked already
         self.on_over(request.app)

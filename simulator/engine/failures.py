@@ -21,7 +21,7 @@ from simulator.engine.clock import after
 from simulator.engine.fallback import Fallback
 from simulator.engine.ledger import Ledger
 from simulator.engine.memory import MemoryGate
-from simulator.engine.servers import FailingServer, Server
+from simulator.engine.servers import FailingServer, UnitServer
 from simulator.engine.state import DONE, App, Replica, Request
 from simulator.engine.watch import PowerWatch
 from simulator.errors import SimulationError
@@ -71,7 +71,7 @@ class Failures:
     ----------
     env : simpy.Environment
     down : mapping of unit id -> merged down intervals (s)
-    servers : mapping of unit id -> Server
+    servers : mapping of unit id -> UnitServer
     apps : sequence of App
     book : RequestBook
     fallback : Fallback
@@ -89,7 +89,7 @@ class Failures:
         self,
         env: simpy.Environment,
         down: Mapping[str, Sequence[tuple[float, float]]],
-        servers: Mapping[str, Server],
+        servers: Mapping[str, UnitServer],
         apps: Sequence[App],
         book: RequestBook,
         fallback: Fallback,

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from simulator.engine.servers import Server
+from simulator.engine.servers import UnitServer
 from simulator.engine.tally import LinkTally, UnitTally
 from simulator.engine.trace import (
     CHUNK_ROWS,
@@ -69,7 +69,7 @@ class Ledger:
     def __init__(
         self,
         platform: Platform,
-        units: dict[str, Server],
+        units: dict[str, UnitServer],
         keep_rows: bool = True,
         new_tally: Callable[[str], UnitTally] | None = None,
     ):

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from simulator.engine.book import RequestBook
-from simulator.engine.servers import Server
+from simulator.engine.servers import UnitServer
 
 
 class LoadTracker:
@@ -28,12 +28,12 @@ class LoadTracker:
     ----------
     book : RequestBook
         Where each request's current attempt is (a fallback replaces it).
-    units : mapping of unit id -> Server
+    units : mapping of unit id -> UnitServer
     """
 
     __slots__ = ("book", "rids", "units")
 
-    def __init__(self, book: RequestBook, units: Mapping[str, Server]):
+    def __init__(self, book: RequestBook, units: Mapping[str, UnitServer]):
         self.book = book
         self.units = units
         self.rids: list[int] = []  # issued, possibly in flight (pruned when read)

@@ -21,12 +21,14 @@ import numpy as np
 import simpy
 
 from simulator.engine.clock import Wakeup, after, wake
-from simulator.engine.servers import PARKED, OnFinish, OnStart, requeue, split_jobs
-from simulator.errors import SimulationError
-
-
-def _unbound(*_args: Any) -> None:
-    raise SimulationError("a pool server served a job before serve_with set its callbacks")
+from simulator.engine.servers import (
+    PARKED,
+    OnFinish,
+    OnStart,
+    requeue,
+    split_jobs,
+    unbound_callback,
+)
 
 
 class PoolServer:
@@ -95,8 +97,8 @@ class PoolServer:
         self.busy_s = 0.0
         self.backlog_s = 0.0
         self.jobs_served = 0
-        self.on_start: OnStart = _unbound
-        self.on_finish: OnFinish = _unbound
+        self.on_start: OnStart = unbound_callback
+        self.on_finish: OnFinish = unbound_callback
         self.parked: list[tuple[Any, float, Any]] = []  # jobs whose start said PARKED
 
     @property

@@ -25,7 +25,7 @@ from heapq import heappop, heappush
 from typing import Any
 
 from simulator.engine.ledger import Ledger
-from simulator.engine.servers import Server
+from simulator.engine.servers import UnitServer, unbound_callback
 from simulator.engine.state import Replica
 from simulator.errors import SimulationError
 from simulator.placement.online import OnlineHeft, online_apps, shared_units
@@ -39,7 +39,7 @@ class ReservedUnit:
 
     Parameters
     ----------
-    server : Server
+    server : UnitServer
         The unit's server; only ops of online apps may be queued on it.
 
     It has :meth:`submit` with the server's signature, so the dataflow queues an op on
@@ -49,7 +49,7 @@ class ReservedUnit:
 
     __slots__ = ("busy", "keys", "pending", "ready", "server")
 
-    def __init__(self, server: Server):
+    def __init__(self, server: UnitServer):
         self.server = server
         self.pending: list[tuple] = []  # heap: keys of the reserved ops not yet started
         self.keys: dict[tuple[int, int], tuple] = {}  # (request id, op index) -> key
@@ -82,7 +82,7 @@ class ReservedUnit:
         server = self
         unit = self.server
         done, start = unit.on_finish, unit.on_start
-        if done is None or start is None:
+        if done is unbound_callback or start is unbound_callback:
             raise SimulationError(f"unit {unit.name}: gated before its callbacks were set")
 
         def on_finish(payload, start_s: float, end_s: float) -> None:
@@ -107,7 +107,7 @@ class OnlineRun:
     plans : mapping of app name -> tuple of ExecutionPlan
         Every app's static plans (an online app's: HEFT for a lone request at t = 0).
     oracle : CostOracle
-    units : mapping of unit id -> Server
+    units : mapping of unit id -> UnitServer
     ledger : Ledger
         Weights of an op become resident on a unit when a request is first planned
         there (the static plan's from t = 0, as for any app).
@@ -124,7 +124,7 @@ class OnlineRun:
         scenario: Scenario,
         plans: Mapping[str, ExecutionPlan | tuple[ExecutionPlan, ...]],
         oracle: CostOracle,
-        units: Mapping[str, Server],
+        units: Mapping[str, UnitServer],
         ledger: Ledger,
         build: BuildReplica,
     ):

@@ -48,7 +48,7 @@ from simulator.engine.power import Battery
 from simulator.engine.radio import RadioState
 from simulator.engine.reserved import OnlineRun
 from simulator.engine.runtime import RuntimeDataflow, uses_runtime
-from simulator.engine.servers import FailingServer, Server
+from simulator.engine.servers import FailingServer, Server, UnitServer
 from simulator.engine.state import App, FastMove, OpStep, Replica, Request
 from simulator.engine.thermal import NodeThermal
 from simulator.engine.variation import Stretches
@@ -79,7 +79,7 @@ class RunRecord:
     dvfs : dict of unit id -> DvfsState
     thermal : dict of node -> NodeThermal
     batteries : dict of node -> Battery
-    units : dict of unit id -> Server
+    units : dict of unit id -> UnitServer
     links : dict of (link, src node) -> FluidLink
     stopped_at_s : float or None
         When a battery ran out (the run ended then), else None.
@@ -101,7 +101,7 @@ class RunRecord:
     dvfs: dict[str, DvfsState]
     thermal: dict[str, NodeThermal]
     batteries: dict[str, Battery]
-    units: dict[str, Server]
+    units: dict[str, UnitServer]
     links: dict[tuple[str, str], FluidLink | MediumPort]
     stopped_at_s: float | None
     stop_reason: str
@@ -166,7 +166,7 @@ class Engine:
                 scenario.failures, nodes, scenario.seed, replicate
             )
         # only a unit that may fail pays for asking whether it is down (FailingServer)
-        self.units = {
+        self.units: dict[str, UnitServer] = {
             uid: (FailingServer if uid in self.down else Server)(env, uid, platform.unit(uid).slots)
             for uid in platform.unit_ids
         }
@@ -303,6 +303,8 @@ class Engine:
             online.attach()
             self.arrivals.online = online
         if isinstance(self.dataflow, RuntimeDataflow):
+            # mypy's one error (left on purpose): prepare reads Server's workers, which a
+            # PoolServer lacks, so a run-time app beside a core pool fails (AttributeError)
             self.dataflow.prepare(apps, self.units, oracle, scenario.models, self._step)
 
     def _step(self, plan: ExecutionPlan, i: int, app: str, trace_code: int, servers=None) -> OpStep:

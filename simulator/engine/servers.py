@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from heapq import heapify, heappop, heappush
-from typing import Any
+from typing import Any, Protocol
 
 import simpy
 from simpy.events import NORMAL
 
 from simulator.engine.clock import Wakeup, after, wake
+from simulator.errors import SimulationError
 
 #: ``on_start(payload, t)``, called when a job starts: may return a duration that replaces
 #: the job's (decided at start), or a :class:`~simulator.engine.dram.Stream` when the op
@@ -35,6 +36,46 @@ PARKED: Any = object()
 
 #: a queued job: (scheduler key, duration s, payload)
 Job = tuple[Any, float, Any]
+
+
+def unbound_callback(*_args: Any) -> None:
+    """A server's ``on_start`` and ``on_finish`` until :meth:`Server.serve_with` sets them
+    (typed as the callbacks, so the workers call them with no None test per op)."""
+    raise SimulationError("a server served a job before serve_with set its callbacks")
+
+
+class InService(Protocol):
+    """A server's worker, or a pool's job, as :class:`~simulator.engine.load.LoadTracker`
+    reads it: ``payload`` is None while it serves nothing."""
+
+    payload: Any
+    start_s: float
+    duration_s: float
+
+
+class UnitServer(Protocol):
+    """What the engine asks of a compute unit's server: a :class:`Server`, or a
+    :class:`~simulator.engine.pool.PoolServer` for a unit some plan runs as a core pool."""
+
+    name: str
+    busy_s: float
+    backlog_s: float
+    jobs_served: int
+    parked: list[Job]
+    on_start: OnStart
+    on_finish: OnFinish
+
+    def serve_with(self, on_start: OnStart, on_finish: OnFinish) -> None: ...
+
+    def submit(self, key: Any, duration_s: float, payload: Any) -> None: ...
+
+    def cancel(self, predicate: Callable[[Any], bool]) -> int: ...
+
+    def unpark(self, predicate: Callable[[Any], bool]) -> None: ...
+
+    # read-only: a pool builds it from its jobs in service (LoadTracker reads it)
+    @property
+    def _workers(self) -> tuple[InService, ...]: ...
 
 
 def split_jobs(jobs: list[Job], predicate: Callable[[Any], bool]) -> tuple[list[Job], list[Job]]:
@@ -104,8 +145,8 @@ class Server:
         self.busy_s = 0.0
         self.backlog_s = 0.0
         self.jobs_served = 0
-        self.on_start: OnStart | None = None
-        self.on_finish: OnFinish | None = None
+        self.on_start: OnStart = unbound_callback
+        self.on_finish: OnFinish = unbound_callback
         self.parked: list[tuple[Any, float, Any]] = []  # jobs whose start said PARKED
         # kept only to read what each serves (LoadTracker); the idle list drives them
         self._workers = tuple(_Worker(self) for _ in range(workers))

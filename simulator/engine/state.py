@@ -18,7 +18,7 @@ from simulator.engine.ledger import Ledger
 from simulator.engine.links import FluidLink, _Flow
 from simulator.engine.medium import MediumPort
 from simulator.engine.offload import AdaptiveApp
-from simulator.engine.servers import Server
+from simulator.engine.servers import UnitServer
 from simulator.engine.tally import UnitTally
 from simulator.engine.variation import Stretch
 from simulator.hardware.dvfs_state import DvfsState
@@ -117,7 +117,7 @@ class OpStep:
         self,
         plan: ExecutionPlan,
         i: int,
-        server: Server,
+        server: UnitServer,
         on_device: bool,
         dvfs: DvfsState | None,
         dram: DramChannel | None,
@@ -241,6 +241,7 @@ class Request:
         #: the key part its ops share (a :func:`~simulator.scheduling.by_request` scheduler's,
         #: set when the dataflow starts it); None: the scheduler is called per op
         self.key_part: tuple | None = None
+        # per op, read only while in flight: Dataflow._complete drops them (None) when over
         self.waits = list(plan.waits)
         self.ready_s = [arrival_s] * plan.size
         self.holders = list(runs.holders)
@@ -273,7 +274,7 @@ class Replica:
     plan: ExecutionPlan
     input_moves: tuple[FastMove, ...]
     steps: tuple[OpStep, ...]
-    distinct_servers: tuple[Server, ...]
+    distinct_servers: tuple[UnitServer, ...]
     #: the plan's holders (:attr:`ExecutionPlan.holders`, computed once, not per request)
     holders: tuple[int, ...]
     in_flight: int = 0

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from simulator.engine.book import RequestBook
 from simulator.engine.ledger import Ledger
-from simulator.engine.servers import Server
+from simulator.engine.servers import UnitServer
 from simulator.engine.tally import UnitTally
 from simulator.platform import Platform
 from simulator.results.run_result import RequestFigures
@@ -32,7 +32,7 @@ class WindowLedger(Ledger):
     def __init__(
         self,
         platform: Platform,
-        units: dict[str, Server],
+        units: dict[str, UnitServer],
         keep_rows: bool,
         window: tuple[float, float],
         new_tally: Callable[[str], UnitTally] | None = None,

@@ -12,12 +12,17 @@ replace the nominal ones where given.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING, overload
 
 from simulator.network.radio_power import Radio
 from simulator.network.topology import BITS_PER_BYTE
 from simulator.placement.conditions import NOMINAL, Conditions
 from simulator.placement.plan import Move
 from simulator.platform import CostOracle
+
+if TYPE_CHECKING:  # only annotations name them: the module computes with floats
+    import numpy as np
+    from numpy.typing import NDArray
 
 
 def move_time_s(move: Move) -> float:
@@ -90,13 +95,33 @@ def _serialise_s(hop, nbytes: float, conditions: Conditions) -> float:
     return nbytes * BITS_PER_BYTE / observed
 
 
+@overload
 def arrival_s(
     move: Move,
     start_s: float,
     oracle: CostOracle | None = None,
     radios: dict | None = None,
     conditions: Conditions = NOMINAL,
-) -> float:
+) -> float: ...
+
+
+@overload
+def arrival_s(
+    move: Move,
+    start_s: NDArray[np.float64],
+    oracle: CostOracle | None = None,
+    radios: None = None,
+    conditions: Conditions = NOMINAL,
+) -> NDArray[np.float64]: ...
+
+
+def arrival_s(
+    move: Move,
+    start_s: float | NDArray[np.float64],
+    oracle: CostOracle | None = None,
+    radios: dict | None = None,
+    conditions: Conditions = NOMINAL,
+) -> float | NDArray[np.float64]:
     """When a move started at ``start_s`` arrives, without contention.
 
     Adds hop by hop (serialise, then propagate; a download propagates first,
@@ -105,6 +130,9 @@ def arrival_s(
     -> :class:`RadioUse`, filled as hops meet radios), a hop through a stateful radio
     waits for the promotion the radio's state calls for (from idle, or from a tail stage
     such as UMTS FACH) and the radio's tail starts when the hop has serialised.
+    Without ``radios``, ``start_s`` may be an array of start times (one per cut, in
+    :func:`~simulator.placement.splitcurve.prefix_cut_estimates`): each arrives by the
+    same additions, elementwise.
     """
     if not move.hops:
         return start_s + move.fixed_delay_s
