@@ -303,9 +303,18 @@ class Engine:
             online.attach()
             self.arrivals.online = online
         if isinstance(self.dataflow, RuntimeDataflow):
-            # mypy's one error (left on purpose): prepare reads Server's workers, which a
-            # PoolServer lacks, so a run-time app beside a core pool fails (AttributeError)
-            self.dataflow.prepare(apps, self.units, oracle, scenario.models, self._step)
+            # a run-time decision reads each unit's workers and queue (Server's); a core
+            # pool books cores instead, which the rules do not model yet
+            plain = {u: s for u, s in self.units.items() if isinstance(s, Server)}
+            pooled = sorted(set(self.units) - set(plain))
+            if pooled:
+                raise PlacementError(
+                    "a run-time policy (met, eft, etf, stf, etf_lb) cannot be combined with "
+                    f"a unit run as a core pool: a placement gives unit '{pooled[0]}' per-op "
+                    "cores (docs/cost-model.md); give its ops the unit's default cores, or "
+                    "use a static policy such as heft"
+                )
+            self.dataflow.prepare(apps, plain, oracle, scenario.models, self._step)
 
     def _step(self, plan: ExecutionPlan, i: int, app: str, trace_code: int, servers=None) -> OpStep:
         """Op ``i`` of ``plan`` run for ``app`` with its unit's run-time objects

@@ -7,7 +7,7 @@ import copy
 import pytest
 
 from simulator.engine import plan_replicas, simulate
-from simulator.errors import ScenarioError
+from simulator.errors import PlacementError, ScenarioError
 from simulator.graph import Op
 from simulator.hardware import ComputeUnit
 from simulator.hardware.cores import auto_cores, time_on_cores_s
@@ -182,3 +182,15 @@ def test_default_scenarios_build_no_pool():
     scenario = parse_scenario(doc)
     (plan,) = plan_replicas(scenario, CostOracle(scenario.platform))["a"]
     assert plan.op_cores == () and not plan.pool_units
+
+
+def test_a_run_time_policy_beside_a_core_pool_is_a_clear_placement_error():
+    """A run-time rule reads each unit's workers and queue; a core pool books cores. The
+    pair used to fail the run with an AttributeError deep in the engine."""
+    doc = branches_doc(2)
+    second = copy.deepcopy(doc["workload"][0])
+    second["app"] = "b"
+    second["placement"] = {"policy": "etf"}
+    doc["workload"].append(second)
+    with pytest.raises(PlacementError, match=r"core pool: a placement gives unit 'phone.cpu'"):
+        simulate(parse_scenario(doc))
