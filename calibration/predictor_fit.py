@@ -120,12 +120,19 @@ def op_rows(table: pd.DataFrame | Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     ------
     SocsimError
         When a needed column is missing (no feature columns: measured before socsim wrote
-        them; re-run ``socsim calibrate measure``).
+        them; re-run ``socsim calibrate measure``). A missing graph feature column
+        (:data:`~simulator.hardware.kernel_features.GRAPH_FEATURES`, e.g. one added since
+        the table was measured) is not an error: its rows lack that feature.
     """
     frame = table if isinstance(table, pd.DataFrame) else pd.DataFrame(list(table))
     needed = ["level", "kind", "dtype", "threads", "median_s", "flops", "bytes"]
-    needed += [feature_column(name) for name in FEATURES]
+    needed += [feature_column(name) for name in FEATURES if name not in GRAPH_FEATURES]
     missing = [c for c in needed if c not in frame.columns]
+    # a graph feature added after the table was measured: its ops lack it, as ops costed
+    # outside a graph do, and training leaves it out of every kind (``names_for``)
+    absent = [feature_column(n) for n in GRAPH_FEATURES if feature_column(n) not in frame]
+    if absent and not missing:
+        frame = frame.assign(**dict.fromkeys(absent, np.nan))
     if missing:
         raise SocsimError(
             f"the measurement table lacks column(s) {missing} that predictor training "

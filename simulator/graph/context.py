@@ -16,7 +16,13 @@ been pushed, and the learned kernel predictor sees them as features
   first layer output, read again by the block's last concat, has had megabytes pass
   through the cache since (docs/calibration.md, "Input age"). An op that reads no
   other op (the request's input) gets the whole network's touched bytes: its input was
-  written before the run.
+  written before the run;
+* ``input_count`` (:data:`INPUT_COUNT_KEY`): how many ops the op reads (its
+  predecessors; 1 for an op that reads only the request). A concat copies each input
+  in a block of its own: at the same total bytes, each extra input added 0.3-0.6 µs on
+  this host (docs/calibration.md, "Concat inputs (tried, not taken)"). Two inputs from
+  one producer (two outputs of a Split) count once: the graph has one edge between
+  two ops.
 
 The order is the one ``ModelGraph.order`` gives, which for an ONNX model is the file's
 node order and, for graphs onnxruntime has optimised and saved, its execution order.
@@ -35,8 +41,10 @@ import networkx as nx
 FOOTPRINT_KEY = "net_weight_bytes"
 #: ``Op.attrs`` key: bytes touched since the op's oldest input was written.
 INPUT_AGE_KEY = "input_age_bytes"
+#: ``Op.attrs`` key: how many ops the op reads (at least 1).
+INPUT_COUNT_KEY = "input_count"
 #: Every key :func:`stamp_context` sets (leave them out to compare an op across graphs).
-CONTEXT_KEYS: tuple[str, ...] = (FOOTPRINT_KEY, INPUT_AGE_KEY)
+CONTEXT_KEYS: tuple[str, ...] = (FOOTPRINT_KEY, INPUT_AGE_KEY, INPUT_COUNT_KEY)
 
 
 def input_ages(graph: nx.DiGraph, order: Sequence[str]) -> dict[str, int]:
@@ -81,6 +89,10 @@ def stamp_context(graph: nx.DiGraph, order: Sequence[str]) -> None:
     ages = input_ages(graph, order)
     for name in order:
         op = nodes[name]["op"]
-        context = {FOOTPRINT_KEY: footprint, INPUT_AGE_KEY: ages[name]}
+        context = {
+            FOOTPRINT_KEY: footprint,
+            INPUT_AGE_KEY: ages[name],
+            INPUT_COUNT_KEY: max(graph.in_degree(name), 1),
+        }
         if any(op.attrs.get(key) != value for key, value in context.items()):
             nodes[name]["op"] = replace(op, attrs={**op.attrs, **context})

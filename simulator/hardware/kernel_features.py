@@ -14,7 +14,8 @@ keys): a model needing a missing feature does not predict that op, and
 the roofline does. Context features describe the op's network, not the op
 (``net_weight_bytes``, stamped by :class:`~simulator.graph.model.ModelGraph`): an op
 costed outside a graph lacks them; ``input_age_bytes`` (stamped too: how long ago the
-op's oldest input was written, :mod:`simulator.graph.context`) is a concat feature.
+op's oldest input was written, :mod:`simulator.graph.context`) is a concat feature;
+``inputs`` (how many ops it reads) is stamped too and trained on only when asked.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import math
 from collections.abc import Callable, Mapping
 
 from simulator.frozen import FrozenMap
-from simulator.graph.context import FOOTPRINT_KEY, INPUT_AGE_KEY
+from simulator.graph.context import FOOTPRINT_KEY, INPUT_AGE_KEY, INPUT_COUNT_KEY
 from simulator.graph.model import Op
 from simulator.graph.shape_attrs import kernel_area
 
@@ -109,6 +110,12 @@ def _input_age(op: Op) -> float | None:
     (:mod:`simulator.graph.context`); None for an op costed outside a graph."""
     value = op.attrs.get(INPUT_AGE_KEY)
     return float(value) if isinstance(value, int | float) and value >= 0 else None
+
+
+def _input_count(op: Op) -> float | None:
+    """How many ops the op reads, as ModelGraph stamped it; None outside a graph."""
+    value = op.attrs.get(INPUT_COUNT_KEY)
+    return float(value) if isinstance(value, int | float) and value >= 1 else None
 
 
 def _view(op: Op) -> float | None:
@@ -209,6 +216,11 @@ FEATURES: Mapping[str, tuple[str, Callable[[Op], float | None]]] = FrozenMap(
             "touched (ModelGraph's order): how far down the caches that input was pushed",
             _input_age,
         ),
+        "inputs": (
+            "how many ops the op reads (ModelGraph's edges into it; at least 1): a concat "
+            "copies one block per input",
+            _input_count,
+        ),
     }
 )
 
@@ -228,7 +240,7 @@ GENERIC_FEATURES: tuple[str, ...] = (
 CONTEXT_FEATURES: tuple[str, ...] = ("net_weight_bytes",)
 #: Features ModelGraph stamps (:mod:`simulator.graph.context`): an op measured or costed
 #: outside a graph lacks them, so training leaves out one that no row of a kind has.
-GRAPH_FEATURES: tuple[str, ...] = ("net_weight_bytes", "input_age_bytes")
+GRAPH_FEATURES: tuple[str, ...] = ("net_weight_bytes", "input_age_bytes", "inputs")
 
 #: The op's own features training uses by default, per op kind (other kinds: the
 #: generic ones); :func:`kind_features` adds :data:`CONTEXT_FEATURES`.
@@ -262,7 +274,8 @@ KIND_FEATURES: Mapping[str, tuple[str, ...]] = FrozenMap(
         "reshape": (*GENERIC_FEATURES, "view"),
         # a DenseNet concat reads layer outputs written megabytes ago, a sweep's what
         # was just written: chosen on the fit set's leave-one-network-out CV of runs G
-        # and H (docs/calibration.md, "Input age")
+        # and H (docs/calibration.md, "Input age"); ``inputs`` was tried and not taken
+        # (docs/calibration.md, "Concat inputs (tried, not taken)")
         "concat": (*GENERIC_FEATURES, "input_age_bytes"),
         # window, stride and max/average: chosen on the fit set's 5-fold CV of runs C-F
         # of 2026-12-06 (docs/calibration.md, "Pool features, the constant from

@@ -109,6 +109,16 @@ def test_small_groups_stay_on_the_roofline_and_are_listed():
     ]
 
 
+def test_a_table_measured_before_a_graph_feature_existed_trains_without_it():
+    """``inputs`` came after tables with every other feature column had been measured:
+    a refit of such a table trains every kind without it instead of failing."""
+    table = synthetic_table(30, seed=1)
+    kwargs = {"settings": FAST, "folds": 2, "random_state": 0}
+    old = train_predictor(table.drop(columns=["feat_inputs"]), **kwargs)
+    assert all("inputs" not in model["features"] for model in old["models"])
+    assert artifact_bytes(old) == artifact_bytes(train_predictor(table, **kwargs))
+
+
 def test_training_errors_are_clear():
     table = synthetic_table(10, seed=1)
     with pytest.raises(SocsimError, match="lacks column"):

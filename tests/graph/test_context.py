@@ -1,13 +1,13 @@
-"""The context ModelGraph stamps on its ops: the network's weight bytes and each op's
-input age (bytes touched since its oldest input was written), by hand and as
-properties of random DAGs."""
+"""The context ModelGraph stamps on its ops: the network's weight bytes, each op's
+input age (bytes touched since its oldest input was written) and input count, by hand
+and as properties of random DAGs."""
 
 from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simulator.graph.context import FOOTPRINT_KEY, INPUT_AGE_KEY, input_ages
+from simulator.graph.context import FOOTPRINT_KEY, INPUT_AGE_KEY, INPUT_COUNT_KEY, input_ages
 from simulator.graph.model import Edge, ModelGraph, Op
 from simulator.hardware.kernel_features import op_features
 
@@ -55,9 +55,18 @@ def test_input_age_follows_the_run_order_not_the_declaration():
     }
 
 
+def test_input_count_by_hand():
+    graph = dense_block()
+    count = {o.name: o.attrs[INPUT_COUNT_KEY] for o in graph}
+    # x reads only the request (1); the chain one op each; cat reads x and b
+    assert count == {"x": 1, "a": 1, "v": 1, "b": 1, "cat": 2}
+    assert op_features(graph.op("cat"))["inputs"] == 2.0
+
+
 def test_an_op_outside_a_graph_has_no_input_age():
     bare = op("x")
     assert "input_age_bytes" not in op_features(bare)
+    assert "inputs" not in op_features(bare)
     ModelGraph("one", [bare], [])
     assert INPUT_AGE_KEY not in bare.attrs  # the graph stamps a copy
 
@@ -88,3 +97,5 @@ def test_input_age_properties(graph):
             between = order[first + 1 : position]
             assert age == sum(graph.op(b).bytes_moved for b in between)
     assert input_ages(graph.graph, order) == {o.name: o.attrs[INPUT_AGE_KEY] for o in graph}
+    for name in order:  # every op reads at least one thing: its producers, or the request
+        assert graph.op(name).attrs[INPUT_COUNT_KEY] == max(len(graph.predecessors(name)), 1)
