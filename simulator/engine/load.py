@@ -6,7 +6,9 @@
 * the ops queued on it, ready and not started (``Server.backlog_s``);
 * the ops placed on it by requests in flight that are not ready yet (their inputs
   are still on the way): the queue *behind* the ready ops, which a request arriving
-  now also waits for under first-come-first-served unit scheduling.
+  now also waits for under first-come-first-served unit scheduling. An op of an app
+  with a run-time policy (met, eft, etf...) has no unit until it is ready, so it
+  counts nowhere before then.
 
 Durations are the plan's (the op's time on an idle unit at its plan level). The
 tracker exists only when an app uses a predictive dispatcher: it costs one list append
@@ -62,6 +64,9 @@ class LoadTracker:
             for i, left in enumerate(request.waits):
                 if left > 0:  # not ready: its inputs are on the way
                     step = steps[i]
-                    remaining[step.uid] += step.duration_s
+                    # None: a run-time app's op, whose unit is decided only when it is
+                    # ready (simulator.engine.runtime): it commits no unit yet
+                    if step is not None:
+                        remaining[step.uid] += step.duration_s
         self.rids = live
         return remaining

@@ -220,6 +220,10 @@ class Network:
     def graph(self) -> nx.Graph:
         return self._graph
 
+    def reachable(self, src: str) -> frozenset[str]:
+        """The nodes some route joins to node ``src`` (``src`` included)."""
+        return frozenset(nx.node_connected_component(self._graph, src))
+
     def route(self, src: str, dst: str) -> tuple[Hop, ...]:
         """Hops from ``src`` to ``dst`` along the least-latency path (empty when equal).
 

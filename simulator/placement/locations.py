@@ -111,8 +111,18 @@ def resolve_locations(
     """
     platform = oracle.platform
     allowed = set(candidate_units(oracle, source, options, policy))
+    reachable = platform.network.reachable(source)
+
+    def unreachable(node: str) -> PlacementError:
+        return PlacementError(
+            f"no link joins node '{node}' to the source node '{source}': the request's "
+            "data cannot get there; add a link or name another node",
+            policy,
+        )
 
     def usable(uid: str, key: str) -> str:
+        if platform.node_of(uid).name not in reachable:
+            raise unreachable(platform.node_of(uid).name)
         if uid not in allowed:
             raise PlacementError(f"option '{key}' names '{uid}', which 'exclude' lists", policy)
         return uid
@@ -136,11 +146,19 @@ def resolve_locations(
         remote = usable(_resolve(oracle, remote_ref, source, policy), "remote")
     else:
         if not node:
-            others = [name for name in platform.nodes if name != source]
+            others = [name for name in platform.nodes if name != source and name in reachable]
+            if not others:
+                raise PlacementError(
+                    f"a device/remote split needs a second node that a link joins to the "
+                    f"source node '{source}', and there is none (nodes: "
+                    f"{', '.join(platform.nodes)}); to spread a model over the units of "
+                    "one node, use heft or co_execute",
+                    policy,
+                )
             if len(others) != 1:
                 raise PlacementError(
-                    f"name the remote side with 'node' or 'remote' (nodes: "
-                    f"{', '.join(platform.nodes)})",
+                    f"name the remote side with 'node' or 'remote' (nodes a link joins to "
+                    f"'{source}': {', '.join(others)})",
                     policy,
                 )
             node = others[0]
@@ -148,6 +166,8 @@ def resolve_locations(
             raise PlacementError(
                 f"unknown node '{node}'; nodes: {', '.join(platform.nodes)}", policy
             )
+        if node not in reachable:
+            raise unreachable(node)
         found = _default_unit(graph, oracle, list(platform.units_of(node)), allowed - {device})
         if found is None:
             raise PlacementError(

@@ -92,14 +92,20 @@ def objective_of(options: Mapping[str, Any]) -> Objective:
 
 
 def candidate_units(oracle: CostOracle, source: str, options: Mapping[str, Any], policy: str):
-    """Every unit of the platform except the excluded ones (bare names: on ``source``)."""
+    """Every unit of the platform that a route joins to ``source`` (a node no link
+    reaches cannot get the request's data), except the excluded ones (bare names: on
+    ``source``)."""
+    platform = oracle.platform
     excluded = set()
     for ref in options.get("exclude") or ():
         try:
-            excluded.add(oracle.platform.resolve_unit(ref, source))
+            excluded.add(platform.resolve_unit(ref, source))
         except SocsimError as exc:
             raise PlacementError(str(exc), policy) from None
-    units = [u for u in oracle.platform.unit_ids if u not in excluded]
+    reachable = platform.network.reachable(source)
+    units = [
+        u for u in platform.unit_ids if u not in excluded and platform.node_of(u).name in reachable
+    ]
     if not units:
         raise PlacementError("every unit is excluded", policy)
     return units

@@ -317,3 +317,24 @@ def test_cut_names_an_op_of_the_model():
     doc["workload"][0]["replicas"][1] = {"policy": "cut", "after": "xx", "node": "cloud"}
     with pytest.raises(PlacementError, match="did you mean 'x'"):
         simulate(parse_scenario(doc))
+
+
+def test_an_adaptive_decision_beside_a_run_time_app_reads_only_decided_ops():
+    """The shipped loaded cloud with its tenants placed by etf: an adaptive decision adds
+    up the units' committed work, and a run-time app's op that is not ready yet has no
+    unit. That used to fail the run (AttributeError: 'NoneType' object has no attribute
+    'uid') at the camera's first decision after the tenants began."""
+    import yaml
+
+    examples = Path("scenarios/examples")
+    doc = yaml.safe_load((examples / "loaded_cloud.yaml").read_text())
+    tenants = doc["workload"][1]
+    tenants["placement"] = {"policy": "etf"}
+    tenants["arrival"] = {"process": "closed_loop", "concurrency": 2}
+    for entry in doc["workload"]:
+        entry["duration_s"] = 1
+    requests = simulate(parse_scenario(doc, base_dir=examples)).requests
+    assert (requests["status"] == "completed").all()
+    camera = requests[requests["app"] == "camera"]
+    assert len(camera) == 3  # 2 Hz for 1 s, the last one issued at 1.0 s
+    assert (requests["app"] == "tenants").sum() > 100  # 298 measured: two in flight at a time

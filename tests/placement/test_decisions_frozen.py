@@ -6,6 +6,9 @@ note (split_point's whole curve, min_cut's cut value and tensors, HEFT's makespa
 the estimate of the result, or the error raised. Floats are compared as exact hex.
 PEFT, added later, is frozen as its code decided when it was added (``--add peft``): a
 change to it, or to the shared list-scheduling code, that moves a decision shows here.
+Rewritten once on purpose (2026-12-07, only the 30 entries of dvfs_race_to_idle's three
+link-less nodes): a node no link reaches stopped being a candidate, so HEFT and the
+others decide there instead of failing, and the splits fail with a clear PlacementError.
 """
 
 from __future__ import annotations

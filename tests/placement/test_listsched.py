@@ -141,3 +141,55 @@ def test_engine_never_exceeds_the_heft_schedule(doc, policy):
     scheduled = plan.placement.notes["scheduled_makespan_s"]
     assert estimate(plan, oracle).latency_s <= scheduled * (1 + 1e-9) + 1e-15
     assert plan_apps(scenario, oracle)["a"].units == plan.units  # deterministic
+
+
+def _islands(policy: dict) -> dict:
+    """A phone and a cloud that no link joins; one 1 MFLOP op from the phone."""
+    from conftest import phone_cloud_nodes
+
+    return {
+        "name": "islands",
+        "nodes": phone_cloud_nodes(),
+        "models": {"m": {"ops": [{"name": "a", "kind": "conv", "flops": 1e6}]}},
+        "workload": [
+            {
+                "app": "cam",
+                "model": "m",
+                "source": "phone",
+                "arrival": {"process": "periodic", "rate_hz": 10},
+                "count": 3,
+                "placement": policy,
+            }
+        ],
+    }
+
+
+@pytest.mark.parametrize("policy", ["heft", "cpop", "peft", "greedy_eft", "etf"])
+def test_a_node_no_link_reaches_is_not_a_candidate(policy):
+    """Two nodes and no link: a multi-unit policy places the phone's model on the phone
+    (the cloud's GPU is 1000x faster but nothing can carry the input there). Every such
+    policy used to fail with "no network route from node 'phone' to node 'cloud'"."""
+    result = simulate(parse_scenario(_islands({"policy": policy})))
+    assert set(result.ops["unit"]) == {"phone.cpu"}
+    assert result.requests["latency_s"].tolist() == pytest.approx([1e-3] * 3, rel=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("policy", "message"),
+    [
+        ({"policy": "min_cut"}, "needs a second node that a link joins to the source node"),
+        ({"policy": "min_cut", "remote": "cloud.gpu"}, "no link joins node 'cloud' to the source"),
+        ({"policy": "split_point", "node": "cloud"}, "no link joins node 'cloud' to the source"),
+    ],
+)
+def test_a_split_to_a_node_no_link_reaches_is_a_clear_error(policy, message):
+    """A device/remote split needs a route to the remote side: say which is missing."""
+    with pytest.raises(PlacementError, match=message):
+        simulate(parse_scenario(_islands(policy)))
+
+
+def test_a_split_on_a_one_node_platform_says_what_it_needs():
+    doc = _islands({"policy": "split_point"})
+    del doc["nodes"]["cloud"]
+    with pytest.raises(PlacementError, match=r"needs a second node .* use heft or co_execute"):
+        simulate(parse_scenario(doc))
