@@ -29,6 +29,11 @@ MIN_HOLD_S = 1e-4
 #: runs longer workloads as several points). Closed-loop apps bounded only by a duration
 #: are held to it while running.
 MAX_REQUESTS = 1_000_000
+#: Most requests one closed-loop app may issue at one simulated instant: a request that
+#: ends the moment it is issued (dropped at once, e.g. its unit is down and the app's
+#: on_failure is drop) is issued again at once, for ever (a concurrency of MAX_CONCURRENCY
+#: re-issuing once each stays below it).
+MAX_SAME_INSTANT_REQUESTS = 100_000
 #: Most closed-loop clients in flight (C10k: ten thousand concurrent clients, the classic
 #: server scale); each holds a request record from t = 0.
 MAX_CONCURRENCY = 10_000

@@ -21,7 +21,7 @@ from simulator.engine.network import Network
 from simulator.engine.servers import UnitServer
 from simulator.engine.state import App, Request
 from simulator.errors import SimulationError
-from simulator.limits import MAX_REQUESTS
+from simulator.limits import MAX_REQUESTS, MAX_SAME_INSTANT_REQUESTS
 from simulator.scheduling import ReplicaLoad
 from simulator.workload import AfterCompletion
 
@@ -96,6 +96,8 @@ class Arrivals:
         env = self.env
         entry = app.entry
         limit = entry.count
+        # a closed loop whose requests end as they are issued would spin at one instant
+        instant_s, at_instant = -1.0, 0
         for item in entry.arrivals(rng):
             if limit is not None and app.issued >= limit:
                 return
@@ -106,6 +108,12 @@ class Arrivals:
                 app.unconsumed -= 1
                 if item.think_s > 0:
                     yield env.timeout(item.think_s)
+                elif env.now == instant_s:
+                    at_instant += 1
+                    if at_instant > MAX_SAME_INSTANT_REQUESTS:
+                        raise SimulationError(self._spinning(app))
+                else:
+                    instant_s, at_instant = env.now, 1
             else:
                 if entry.duration_s is not None and item > entry.duration_s:
                     return
@@ -133,6 +141,16 @@ class Arrivals:
                 self.load.add(request.rid)
             start(request, now)
             app.issued += 1
+
+    def _spinning(self, app: App) -> str:
+        """Why a closed loop issued MAX_SAME_INSTANT_REQUESTS at one instant, and the way out."""
+        return (
+            f"app '{app.entry.app}': more than {MAX_SAME_INSTANT_REQUESTS:,} requests issued at "
+            f"t = {self.env.now:g} s without time passing: a closed loop with no think time "
+            "issues again the moment a request ends, and its requests end as soon as they "
+            "are issued (dropped at once, e.g. their unit is down and on_failure is drop); "
+            "give the arrival a think_ms, or on_failure: wait or retry"
+        )
 
     def _choose(self, app: App, now: float, rng: np.random.Generator) -> int:
         """The replica of ``app`` that serves a request arriving ``now``."""
