@@ -142,6 +142,27 @@ def two_node_doc(link: dict, times_ms: list[float], input_bytes: int = 1_000_000
     }
 
 
+def one_op_document(name: str, placement: dict, arrival: dict, **entry) -> dict:
+    """A phone and a cloud (:func:`phone_cloud_nodes`) and no link; app 'a' runs one 1 MFLOP
+    conv (1 ms on the phone's cpu) from the phone with ``placement`` and ``arrival``;
+    ``entry`` adds keys to its workload entry (``count``, ``duration_s``, ``on_failure``)."""
+    return {
+        "name": name,
+        "nodes": phone_cloud_nodes(),
+        "models": {"m": {"ops": [{"name": "a", "kind": "conv", "flops": 1e6}]}},
+        "workload": [
+            {
+                "app": "a",
+                "model": "m",
+                "source": "phone",
+                "arrival": arrival,
+                "placement": placement,
+                **entry,
+            }
+        ],
+    }
+
+
 def phone_cloud_document() -> dict:
     """A phone and a cloud over one 10/20 Mbit/s link with 20 ms latency and a radio."""
     return {

@@ -81,29 +81,19 @@ def test_a_closed_loop_dropped_at_once_is_a_clear_error_not_a_spin(monkeypatch):
     """A closed loop with no think time on a unit that is down, on_failure drop: each
     request is dropped the moment it is issued and issued again at once. The run used to
     stop at MAX_REQUESTS ("lower count or duration_s"), which said nothing of why."""
-    from conftest import phone_cloud_nodes
+    from conftest import one_op_document
 
     import simulator.engine.arrivals as arrivals
 
     monkeypatch.setattr(arrivals, "MAX_SAME_INSTANT_REQUESTS", 1000)
-    doc = {
-        "name": "spin",
-        "nodes": phone_cloud_nodes(),
-        "links": {"l": {"ends": ["phone", "cloud"], "bandwidth_mbps": 10, "latency_ms": 5}},
-        "models": {"m": {"ops": [{"name": "a", "kind": "conv", "flops": 1e6}]}},
-        "workload": [
-            {
-                "app": "loop",
-                "model": "m",
-                "source": "phone",
-                "arrival": {"process": "closed_loop", "concurrency": 1},
-                "duration_s": 1.0,
-                "placement": {"policy": "single", "unit": "cpu"},
-                "on_failure": "drop",
-            }
-        ],
-        "failures": [{"target": "phone.cpu", "at_s": 0.3, "for_s": 0.4}],
-    }
+    doc = one_op_document(
+        "spin",
+        {"policy": "single", "unit": "cpu"},
+        {"process": "closed_loop", "concurrency": 1},
+        duration_s=1.0,
+        on_failure="drop",
+    )
+    doc["failures"] = [{"target": "phone.cpu", "at_s": 0.3, "for_s": 0.4}]
     with pytest.raises(SimulationError, match=r"more than 1,000 requests issued at t = 0.3 s"):
         simulate(parse_scenario(doc))
     doc["workload"][0]["arrival"]["think_ms"] = 50  # time passes between two drops

@@ -145,23 +145,9 @@ def test_engine_never_exceeds_the_heft_schedule(doc, policy):
 
 def _islands(policy: dict) -> dict:
     """A phone and a cloud that no link joins; one 1 MFLOP op from the phone."""
-    from conftest import phone_cloud_nodes
+    from conftest import one_op_document
 
-    return {
-        "name": "islands",
-        "nodes": phone_cloud_nodes(),
-        "models": {"m": {"ops": [{"name": "a", "kind": "conv", "flops": 1e6}]}},
-        "workload": [
-            {
-                "app": "cam",
-                "model": "m",
-                "source": "phone",
-                "arrival": {"process": "periodic", "rate_hz": 10},
-                "count": 3,
-                "placement": policy,
-            }
-        ],
-    }
+    return one_op_document("islands", policy, {"process": "periodic", "rate_hz": 10}, count=3)
 
 
 @pytest.mark.parametrize("policy", ["heft", "cpop", "peft", "greedy_eft", "etf"])
