@@ -192,6 +192,23 @@ def attach_exits(
     return ExitModel(graph.name, ops, edges, exits, final_accuracy_top1)
 
 
+def fused_into(graph: ModelGraph, name: str) -> str:
+    """The op of ``graph`` whose output is op ``name``'s: ``name`` itself, or the fused op
+    whose last member it was (a fusion keeps its head's name and its tail's output);
+    ``name`` when neither (:func:`exit_problems` reports it)."""
+    if name in graph:
+        return name
+    for op in graph:
+        if op.fused and op.fused[-1] == name:
+            return op.name
+    return name
+
+
+def _merged(graph: ModelGraph, name: str) -> Op | None:
+    """The fused op that absorbed op ``name`` (None: no fusion did)."""
+    return next((op for op in graph if name in op.fused), None)
+
+
 def exit_problems(
     graph: ModelGraph, exits: Sequence[Exit], heads: Sequence[Sequence[Op]]
 ) -> list[tuple[int, str, str, str | None]]:
@@ -214,7 +231,14 @@ def exit_problems(
             why = "is the model's own output" if e.name == FINAL else "is used twice"
             out.append((i, "name", f"exit name '{e.name}' {why}; give another", None))
         names.add(e.name)
-        if e.after not in graph:
+        if e.after not in graph and (fused := _merged(graph, e.after)) is not None:
+            why = (
+                f"exit '{e.name}' names op '{e.after}', which a fusion merged into "
+                f"'{fused.name}' ({' + '.join(fused.fused)}): its output no longer exists; "
+                f"name '{fused.fused[-1]}', whose output the fused op gives"
+            )
+            out.append((i, "after", why, None))
+        elif e.after not in graph:
             hint = nearest(e.after, graph.order)
             out.append((i, "after", f"exit '{e.name}' names unknown op '{e.after}'", hint))
         elif e.after in sinks and not head:

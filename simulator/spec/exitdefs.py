@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from simulator.errors import ModelError
-from simulator.graph.exits import Exit, ExitModel, attach_exits, exit_problems
+from simulator.graph.exits import Exit, ExitModel, attach_exits, exit_problems, fused_into
 from simulator.graph.model import ModelGraph, Op
 from simulator.schema import Context, Loc
 from simulator.spec.inline_shapes import shape_attrs
@@ -51,7 +51,8 @@ def build_exits(
         exits.append(
             Exit(
                 name=spec["name"],
-                after=spec["after"],
+                # an op a fusion absorbed as its last member: the fused op, same output
+                after=fused_into(graph, spec["after"]),
                 head=tuple(op.name for op in ops),
                 accuracy_top1=spec["accuracy_top1"],
                 probability=spec["probability"],

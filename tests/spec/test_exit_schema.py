@@ -114,3 +114,48 @@ def test_thresholds_on_every_exit_and_not_with_a_probability():
     ]
     found = problems(with_exits({"name": "e1", "after": "a", "threshold": 1.5}))
     assert len(found) == 1 and found[0].startswith("models.m.exits[0].threshold:")
+
+
+def _fused(zoo: str, after: str) -> dict:
+    """Zoo model ``zoo`` with the fuse technique and one exit (a 1000-class FC head)."""
+    head = [{"name": "e1_fc", "kind": "fc", "macs": 1000, "input_elems": 1, "output_elems": 1000}]
+    return {
+        "name": "fused_exit",
+        "nodes": {"p": {"units": {"cpu": {"kind": "cpu", "peak_gflops": {"fp32": 10}}}}},
+        "models": {
+            "m": {
+                "zoo": zoo,
+                "techniques": [{"name": "fuse"}],
+                "exits": [{"name": "e1", "after": after, "head": head, "probability": 0.5}],
+            }
+        },
+        "workload": [
+            {
+                "app": "a",
+                "model": "m",
+                "source": "p",
+                "arrival": {"process": "periodic", "rate_hz": 1},
+                "count": 1,
+            }
+        ],
+        "placement": {"policy": "single", "unit": "cpu"},
+    }
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_an_exit_after_an_op_a_fusion_ended_with_follows_the_fused_op():
+    """AlexNet's conv3 + relu3 fuse into one op named conv3 whose output is relu3's: an exit
+    after relu3 is the exit after the fused op (it failed: "names unknown op 'relu3'")."""
+    model = parse_scenario(_fused("alexnet", "relu3")).models["m"]
+    (exit_,) = model.exits
+    assert exit_.after == "conv3" and model.op("conv3").fused == ("conv3", "relu3")
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_an_exit_inside_a_fused_group_says_which_op_to_name():
+    found = problems(_fused("resnet18", "bn1"))
+    assert found == [
+        "models.m.exits[0].after: exit 'e1' names op 'bn1', which a fusion merged into "
+        "'conv1' (conv1 + bn1 + relu): its output no longer exists; name 'relu', whose "
+        "output the fused op gives"
+    ]
