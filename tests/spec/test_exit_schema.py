@@ -118,28 +118,17 @@ def test_thresholds_on_every_exit_and_not_with_a_probability():
 
 def _fused(zoo: str, after: str) -> dict:
     """Zoo model ``zoo`` with the fuse technique and one exit (a 1000-class FC head)."""
+    from conftest import one_op_document
+
     head = [{"name": "e1_fc", "kind": "fc", "macs": 1000, "input_elems": 1, "output_elems": 1000}]
-    return {
-        "name": "fused_exit",
-        "nodes": {"p": {"units": {"cpu": {"kind": "cpu", "peak_gflops": {"fp32": 10}}}}},
-        "models": {
-            "m": {
-                "zoo": zoo,
-                "techniques": [{"name": "fuse"}],
-                "exits": [{"name": "e1", "after": after, "head": head, "probability": 0.5}],
-            }
-        },
-        "workload": [
-            {
-                "app": "a",
-                "model": "m",
-                "source": "p",
-                "arrival": {"process": "periodic", "rate_hz": 1},
-                "count": 1,
-            }
-        ],
-        "placement": {"policy": "single", "unit": "cpu"},
+    periodic = {"process": "periodic", "rate_hz": 1}
+    doc = one_op_document("fused_exit", {"policy": "single", "unit": "cpu"}, periodic, count=1)
+    doc["models"]["m"] = {
+        "zoo": zoo,
+        "techniques": [{"name": "fuse"}],
+        "exits": [{"name": "e1", "after": after, "head": head, "probability": 0.5}],
     }
+    return doc
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning")
