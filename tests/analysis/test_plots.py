@@ -88,6 +88,14 @@ def test_pareto_plot_rings_the_front(sweep_table):
     assert ring.shape == (1, 2) and ring[0].tolist() == pytest.approx([122.6, 177.96])
 
 
+def test_pareto_of_a_fast_path_sweep_says_why_energy_is_missing(sweep_table):
+    """A --fast sweep's energy columns are NaN in every row: say so, not "is empty"."""
+    fast = sweep_table.assign(device_energy_per_inference_j=np.nan)
+    with pytest.raises(SocsimError, match=r"no point has a value of device_energy_per_inference_j"):
+        pareto_plot(fast)
+    assert_drawn(pareto_plot(fast, y="latency_p95_s"))
+
+
 def test_sweep_curves_draw_one_line_and_band_per_group(sweep_table):
     figure = sweep_curves(sweep_table, BANDWIDTH, group=LATENCY)
     assert_drawn(figure)
