@@ -18,6 +18,7 @@ from calibration.cli_published import add_published_parser
 from calibration.layout import DEFAULT_OUT
 from simulator.errors import SocsimError
 from simulator.exitcodes import EXIT_OK
+from simulator.output import check_output_dir, check_output_file
 
 DEFAULT_DEVICE = Path("scenarios/devices/host_cpu.yaml")
 DEFAULT_DOCS = Path("docs/calibration.md")
@@ -46,6 +47,7 @@ def _progress(text: str) -> None:
 def cmd_measure(args: argparse.Namespace) -> int:
     from calibration.pipeline import Layout, measure_corpora
 
+    check_output_dir(args.output, "the measurement folder")  # before minutes of measuring
     corpora = ("fit", "holdout") if args.corpus == "both" else (args.corpus,)
     micro = "fit" in corpora if args.micro is None else args.micro
     names = tuple(args.model or ())
@@ -86,6 +88,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     from calibration.importers import IMPORTERS
     from calibration.table import Provenance, write_table
 
+    check_output_file(args.output, "the measurement CSV")
     if args.format == "tflite" and not (args.work and args.model):
         raise SocsimError("--format tflite needs --work FILE (node,flops,bytes) and --model NAME")
     table = IMPORTERS[args.format](
@@ -124,6 +127,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
     from calibration.fit import HostRates
     from calibration.pipeline import fit_file
 
+    check_output_file(args.output, "the device preset")
     rates = None
     if args.peak_gflops or args.bandwidth_gb_s:
         if not (args.peak_gflops and args.bandwidth_gb_s):
@@ -148,7 +152,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from calibration.pipeline import Layout, validate_single
     from calibration.validate import summary
 
-    layout = Layout(Path(args.output))
+    layout = Layout(check_output_dir(args.output, "the validation folder"))
     layout.out.mkdir(parents=True, exist_ok=True)
     table, report = validate_single(
         Path(args.measurements), Path(args.device), layout, statistic=args.statistic
@@ -172,6 +176,12 @@ def cmd_all(args: argparse.Namespace) -> int:
     device = Path(args.device or (out / DEFAULT_DEVICE.name if args.no_docs else DEFAULT_DEVICE))
     image = Path(args.image or (out / DEFAULT_IMAGE.name if args.no_docs else DEFAULT_IMAGE))
     threads = tuple(sorted(set(args.threads_list))) if args.threads_list else None
+    # every place it writes, checked before the measuring (minutes) begins
+    check_output_dir(out, "the work folder")
+    check_output_file(device, "the device preset")
+    check_output_file(image, "the figure")
+    if docs is not None:
+        check_output_file(docs, "the docs page")
     run_all(
         out,
         device,

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from calibration.layout import DEFAULT_OUT
 from simulator.exitcodes import EXIT_OK
+from simulator.output import check_output_dir
 
 PUBLISHED_IMAGE = "published_pred_vs_published.png"
 
@@ -42,7 +43,7 @@ def cmd_published(args: argparse.Namespace) -> int:
         from calibration.published_fit import describe, fit_and_write
 
         print(describe(fit_and_write(load_table())))
-    out = Path(args.output)
+    out = check_output_dir(args.output, "the output folder")
     result = run(out)
     figures = summary(result)
     if args.docs:

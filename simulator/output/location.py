@@ -35,10 +35,13 @@ def _probe(folder: Path, what: str) -> None:
         ) from None
 
 
-def check_output_dir(path: str | Path, what: str = "the output folder") -> Path:
+def check_output_dir(
+    path: str | Path, what: str = "the output folder", *, for_file: str | None = None
+) -> Path:
     """Check that ``path`` is, or can become, a writable folder; return it.
 
-    Nothing is created (the folder is made when the results are written).
+    Nothing is created (the folder is made when the results are written). ``for_file``:
+    the file (as "WHAT PATH") that will be written in it, which the messages then name.
 
     Raises
     ------
@@ -46,13 +49,14 @@ def check_output_dir(path: str | Path, what: str = "the output folder") -> Path:
         When ``path`` is a file, lies under a file, or cannot be written.
     """
     path = Path(path)
+    subject = for_file or f"{what} {path}"
     existing = _nearest_existing(path)
     if not existing.is_dir():
         kind = "is a file" if existing.exists() else "is a broken link"
-        if existing == path:
+        if existing == path and for_file is None:
             raise OutputError(f"{what} {path} {kind}, not a folder; give another -o")
-        raise OutputError(f"cannot create {what} {path}: {existing} {kind}; give another -o")
-    _probe(existing, f"{what} {path}")
+        raise OutputError(f"cannot create {subject}: {existing} {kind}; give another -o")
+    _probe(existing, subject)
     return path
 
 
@@ -67,5 +71,5 @@ def check_output_file(path: str | Path, what: str = "the output file") -> Path:
     path = Path(path)
     if path.is_dir():
         raise OutputError(f"{what} {path} is a folder, not a file; give another path")
-    check_output_dir(path.parent, f"the folder of {what} {path}")
+    check_output_dir(path.parent, for_file=f"{what} {path}")
     return path

@@ -170,3 +170,36 @@ def test_run_settings_validate():
         RunSettings(threads=2, clock="cpu")
     with pytest.raises(SocsimError, match="runs >= 1"):
         RunSettings(runs=0)
+
+
+@pytest.mark.parametrize(
+    ("command", "message"),
+    [
+        (
+            ["all", "-o", "{file}/work"],
+            "cannot create the work folder {file}/work: {file} is a file",
+        ),
+        (["measure", "--quick", "-o", "{file}/m"], "cannot create the measurement folder"),
+        (["fit", "{ok}", "-o", "{dir}"], "the device preset {dir} is a folder, not a file"),
+        (["fit", "{ok}", "-o", "{file}/x.yaml"], "cannot create the device preset {file}/x.yaml"),
+        (["validate", "{ok}", "-o", "{file}/v"], "cannot create the validation folder"),
+        (["import-csv", "{ok}", "-o", "{file}/t.csv"], "cannot create the measurement CSV"),
+        (
+            ["all", "--no-docs", "-o", "{dir}/w", "--image", "{file}/i.png"],
+            "cannot create the figure",
+        ),
+        (["published", "-o", "{file}/p"], "cannot create the output folder {file}/p"),
+    ],
+)
+def test_every_calibrate_output_is_checked_before_any_work(tmp_path, capsys, command, message):
+    """A bad -o (or --device, --image, --docs) is an error before minutes of measuring;
+    `calibrate all -o` under a file used to end in an internal error (FileNotFoundError)."""
+    names = {"file": tmp_path / "a_file", "dir": tmp_path, "ok": tmp_path / "ok.csv"}
+    names["file"].write_text("not a folder")
+    names["ok"].write_text(GENERIC)
+    args = [part.format(**names) for part in command]
+    assert main(["calibrate", *args]) == EXIT_INVALID
+    err = capsys.readouterr().err
+    assert message.format(**names) in err
+    assert "internal error" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a_file", "ok.csv"]  # nothing made
