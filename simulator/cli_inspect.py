@@ -54,6 +54,10 @@ def cmd_zoo(args: argparse.Namespace) -> int:
         table["macs"] = (table["macs"] / 1e6).map("{:,.1f} M".format)
         print_table(table)
         return EXIT_OK
+    if args.onnx:
+        from simulator.output import check_output_file
+
+        check_output_file(args.onnx, "the ONNX file")
     options = dict(_parse_option(text) for text in args.option)
     graph = build_zoo_model(args.name, args.dtype, **options)
     if args.onnx:

@@ -55,7 +55,8 @@ def check_output_dir(
         kind = "is a file" if existing.exists() else "is a broken link"
         if existing == path and for_file is None:
             raise OutputError(f"{what} {path} {kind}, not a folder; give another -o")
-        raise OutputError(f"cannot create {subject}: {existing} {kind}; give another -o")
+        again = "another path" if for_file else "another -o"
+        raise OutputError(f"cannot create {subject}: {existing} {kind}; give {again}")
     _probe(existing, subject)
     return path
 

@@ -158,6 +158,20 @@ def test_zoo_cli_export_and_transformer_refusal(tmp_path, capsys):
     assert "convolutional" in capsys.readouterr().err
 
 
+def test_zoo_cli_export_to_a_bad_path_is_an_error_before_building(tmp_path, capsys):
+    """--onnx under a file, or naming a folder, used to be an internal error."""
+    (tmp_path / "a_file").write_text("x")
+    for target, message in (
+        (tmp_path / "a_file" / "m.onnx", "a_file is a file; give another path"),
+        (tmp_path, "is a folder, not a file"),
+    ):
+        assert main(["zoo", "alexnet", "--onnx", str(target)]) == EXIT_INVALID
+        err = capsys.readouterr().err
+        assert f"the ONNX file {target}" in err and message in err
+        assert "internal error" not in err
+    assert [p.name for p in tmp_path.iterdir()] == ["a_file"]
+
+
 def test_amdahl_fraction_per_kind_by_hand():
     def table(times):
         return pd.DataFrame(
