@@ -43,3 +43,19 @@ def test_weights_beyond_the_phone_ram_are_flagged_by_validate_and_run(tmp_path, 
     # memory_policy: allow runs it, and the units table shows the weights
     path.write_text(SCENARIO.replace("{preset: pixel4}", "{preset: pixel4, memory_policy: allow}"))
     assert main(["validate", str(path)]) == 0
+
+
+def test_an_app_with_two_placements_on_the_node_is_named_per_replica(tmp_path, capsys):
+    """Each replica's plan holds its weights: the message tells them apart."""
+    two = SCENARIO.replace(
+        "    placement: {policy: single, unit: cpu}\n",
+        "    replicas: [{policy: single, unit: cpu}, {policy: fallback, preferred: gpu}]\n",
+    )
+    path = tmp_path / "two.yaml"
+    path.write_text(two)
+    assert main(["validate", str(path)]) == EXIT_INVALID
+    captured = capsys.readouterr()
+    assert (
+        "16.11 GB of weights on node 'phone' do not fit its 6.442 GB memory pool (memory_gb; "
+        "weights by app: 'chat' replica 0 8.057 GB, 'chat' replica 1 8.057 GB)"
+    ) in captured.out + captured.err

@@ -81,6 +81,12 @@ class PoolProblem:
     message: str
 
 
+def _label(placement: tuple[str, int], plans: Mapping[str, Sequence[ExecutionPlan]]) -> str:
+    """'app', or 'app' replica k when the app has several placements (each holds weights)."""
+    app, replica = placement
+    return f"'{app}' replica {replica}" if len(plans[app]) > 1 else f"'{app}'"
+
+
 def pool_problems(
     platform: Platform, plans: Mapping[str, Sequence[ExecutionPlan]]
 ) -> list[PoolProblem]:
@@ -110,7 +116,9 @@ def pool_problems(
         if total > pool:
             plan, _ = max(parts, key=lambda p: p[1])
             held = ", ".join(
-                f"'{where[id(p)][0]}' {size_text(nbytes)}" for p, nbytes in parts if id(p) in where
+                f"{_label(where[id(p)], plans)} {size_text(nbytes)}"
+                for p, nbytes in parts
+                if id(p) in where
             )
             message = (
                 f"{size_text(total)} of weights on node '{name}' do not fit its "
