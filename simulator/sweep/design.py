@@ -195,11 +195,20 @@ def sweep_spec(checked: Mapping[str, Any], where: str = "sweep", file: str | Non
     problems = []
     sampled = design in ("random", "lhs")
     if sampled and checked["samples"] is None:
-        problems.append(Problem(f"{where}.samples", f"design '{design}' needs samples", file))
+        problems.append(
+            Problem(
+                f"{where}.samples",
+                f"design '{design}' needs samples (here, or --samples N on the command line)",
+                file,
+            )
+        )
     if not sampled and checked["samples"] is not None:
         problems.append(
             Problem(
-                f"{where}.samples", f"design '{design}' takes no samples (random, lhs do)", file
+                f"{where}.samples",
+                f"design '{design}' takes no samples (random, lhs do): drop samples "
+                "(or --samples), or choose design random or lhs (--design)",
+                file,
             )
         )
     for p in params:
