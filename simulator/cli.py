@@ -40,6 +40,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from simulator.output import check_output_dir, default_output_dir
 
     check_replicate(args.replicate)
+    check_workers(args.workers, args.samples)
     scenario, document = load_run_scenario(args)
     out_dir = check_output_dir(
         Path(args.output) if args.output else default_output_dir(scenario.name)
@@ -104,6 +105,25 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 MAX_REPLICATE = 2**63 - 1  # the replicate is stored as int64 in every table
+
+
+def check_workers(workers: int | None, samples: int | None) -> None:
+    """``--workers`` is 1 or more, and only with ``--samples`` (the processes it sizes).
+
+    Raises
+    ------
+    SocsimError
+        Naming the option, what it needs and what was given.
+    """
+    if workers is None:
+        return
+    if workers < 1:
+        raise SocsimError(f"--workers takes 1 or more worker processes, got {workers}")
+    if samples is None:
+        raise SocsimError(
+            "--workers sets the processes that run --samples; give --samples N too, or "
+            "drop --workers (a run without samples is one process)"
+        )
 
 
 def check_replicate(replicate: int) -> int:

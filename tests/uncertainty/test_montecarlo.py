@@ -11,6 +11,7 @@ import pytest
 from simulator.cli import main
 from simulator.engine import simulate
 from simulator.errors import ScenarioError, SocsimError
+from simulator.exitcodes import EXIT_INVALID
 from simulator.spec import load_scenario
 from simulator.sweep import run_sweep
 from simulator.uncertainty.intervals import intervals, sweep_intervals
@@ -120,6 +121,23 @@ def test_no_distribution_is_a_clear_error(tmp_path):
     for bad in (0, MAX_SAMPLES + 1):
         with pytest.raises(SocsimError, match="--samples takes 1 to"):
             check_samples(bad)
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--samples", "3", "--workers", "0"], "--workers takes 1 or more worker processes, got 0"),
+        (["--workers", "2"], "--workers sets the processes that run --samples"),
+    ],
+)
+def test_bad_workers_are_refused_before_the_run(tmp_path, capsys, extra, message):
+    """--workers 0 used to run on every core, and --workers without --samples did nothing."""
+    path = tmp_path / "hand.yaml"
+    path.write_text(HAND)
+    out = tmp_path / "out"
+    assert main(["run", str(path), *extra, "-o", str(out)]) == EXIT_INVALID
+    assert message in capsys.readouterr().err
+    assert not out.exists()
 
 
 def test_run_samples_writes_the_tables(tmp_path, capsys):
