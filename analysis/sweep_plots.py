@@ -303,15 +303,13 @@ def pareto_plot(
         )
     else:
         points = rows[[x, y, colour]].copy()
-    if points.dropna(subset=[x, y]).empty and not points.empty:
-        empty = [c for c in (x, y) if points[c].isna().all()]
+    empty = [c for c in (x, y) if not points.empty and points[c].isna().all()]
+    if empty:
         raise SocsimError(
             f"pareto: no point has a value of {' or '.join(empty)} (all {len(points)} are "
             "NaN): energy columns are NaN when the sweep ran on the fast path (--fast, "
             "docs/sweeps.md) or no unit declares power; plot other columns with --x/--y, "
             "or sweep without --fast"
-            if empty
-            else f"pareto: no point has values of both {x} and {y}"
         )
     points = points.dropna(subset=[x, y])
     require_rows(points, "pareto: the points with both metrics")

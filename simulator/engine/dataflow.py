@@ -254,9 +254,8 @@ class Dataflow:
                 self.watch.ended(step.watched, request, i)
             return booked
         if step.dvfs is not None:
-            levels = request.levels
-            assert levels is not None  # set when the op started (a DVFS op notes its level)
-            level = levels[i]
+            # set when the op started (a DVFS op notes its level): no None test per op
+            level = request.levels[i]  # type: ignore[index]
             energy = step.level_j[level]
             if step.dram is not None:  # the op lasted its time at the level + the stall
                 stall_s = max(end_s - (start_s + step.level_s[level]), 0.0)  # exact 0 unstalled

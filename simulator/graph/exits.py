@@ -196,12 +196,8 @@ def fused_into(graph: ModelGraph, name: str) -> str:
     """The op of ``graph`` whose output is op ``name``'s: ``name`` itself, or the fused op
     whose last member it was (a fusion keeps its head's name and its tail's output);
     ``name`` when neither (:func:`exit_problems` reports it)."""
-    if name in graph:
-        return name
-    for op in graph:
-        if op.fused and op.fused[-1] == name:
-            return op.name
-    return name
+    fused = None if name in graph else _merged(graph, name)
+    return fused.name if fused is not None and fused.fused[-1] == name else name
 
 
 def _merged(graph: ModelGraph, name: str) -> Op | None:

@@ -121,8 +121,9 @@ def resolve_locations(
         )
 
     def usable(uid: str, key: str) -> str:
-        if platform.node_of(uid).name not in reachable:
-            raise unreachable(platform.node_of(uid).name)
+        unit_node = platform.node_of(uid).name
+        if unit_node not in reachable:
+            raise unreachable(unit_node)
         if uid not in allowed:
             raise PlacementError(f"option '{key}' names '{uid}', which 'exclude' lists", policy)
         return uid
