@@ -27,10 +27,14 @@ from simulator.network.capacity import StepCapacity
 from simulator.network.impairments import DirectionImpairments
 
 #: bits left under which a flow counts as complete (absorbs float rounding)
-_EPS_BITS = 1e-6
+EPS_BITS = 1e-6
 
 
-class _Flow:
+class Flow:
+    """One transfer on a fluid link or a shared medium: bits left, its current rate and
+    the callbacks its link calls when it starts and finishes (medium.py and state.py
+    hold them too, hence public)."""
+
     __slots__ = (
         "bits_left",
         "bits_total",
@@ -89,7 +93,7 @@ class FluidLink:
         self.capacity = StepCapacity(steps) if impairments is None else impairments.capacity(steps)
         self.sharing = sharing
         self.on_rate = on_rate
-        self.flows: list[_Flow] = []
+        self.flows: list[Flow] = []
         self._last_s = 0.0
         self._alarm = Alarm(env)
         self._total_bps = 0.0
@@ -105,7 +109,7 @@ class FluidLink:
         has sent at its current rate."""
         return self._last_s
 
-    def submit(self, bits: float, on_start, on_finish, payload: Any) -> _Flow:
+    def submit(self, bits: float, on_start, on_finish, payload: Any) -> Flow:
         """Start a flow of ``bits``; ``on_start(payload, t)`` when it first gets bandwidth,
         ``on_finish(payload, start_s, end_s, delay_s)`` when its last bit is sent, with
         the delay until it is delivered at the other end. Returns the flow, a handle for
@@ -114,12 +118,12 @@ class FluidLink:
         rounds = 1
         if self.impairments is not None:
             bits, rounds = self.impairments.inflate(float(bits))
-        flow = _Flow(float(bits), on_start, on_finish, payload, rounds)
+        flow = Flow(float(bits), on_start, on_finish, payload, rounds)
         self.flows.append(flow)
         self._update()
         return flow
 
-    def cancel(self, flow: _Flow) -> float:
+    def cancel(self, flow: Flow) -> float:
         """Withdraw an unfinished flow (its sender gave up); returns the bits it had sent.
 
         The others share the capacity from now on; ``on_finish`` is never called.
@@ -133,7 +137,7 @@ class FluidLink:
         """Count the bits every flow has sent up to now (the rates do not change)."""
         self._advance()
 
-    def restart(self, flow: _Flow) -> None:
+    def restart(self, flow: Flow) -> None:
         """Send ``flow`` again from its first bit: what it had sent is lost (a handover)."""
         self._advance()
         flow.bits_left = flow.bits_total
@@ -158,8 +162,8 @@ class FluidLink:
         """Finish what is done, share the capacity, schedule the next event."""
         now = self.env.now
         capacity = self.capacity.at(now)
-        done = [f for f in self.flows if f.bits_left <= _EPS_BITS and f.start_s is not None]
-        zero = [f for f in self.flows if f.bits_left <= _EPS_BITS and f.start_s is None]
+        done = [f for f in self.flows if f.bits_left <= EPS_BITS and f.start_s is not None]
+        zero = [f for f in self.flows if f.bits_left <= EPS_BITS and f.start_s is None]
         for flow in zero:  # an empty flow is sent the moment it may start (link up)
             if capacity > 0 and (self.sharing == "fair" or flow is self.flows[0]):
                 flow.start_s = now

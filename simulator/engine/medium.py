@@ -19,7 +19,7 @@ from typing import Any
 
 import simpy
 
-from simulator.engine.links import _EPS_BITS, _Flow
+from simulator.engine.links import EPS_BITS, Flow
 from simulator.engine.servers import Alarm
 from simulator.network.medium import medium_rates
 
@@ -47,7 +47,7 @@ class MediumPort:
         self.rate_bps = rate_bps
         self.on_rate = on_rate
         self.latency_s = latency_s
-        self.flows: list[_Flow] = []
+        self.flows: list[Flow] = []
         self._total_bps = 0.0
 
     @property
@@ -60,18 +60,18 @@ class MediumPort:
         """When the flows' bit counts were last brought up to date (s): the medium's."""
         return self.medium._last_s
 
-    def submit(self, bits: float, on_start, on_finish, payload: Any) -> _Flow:
+    def submit(self, bits: float, on_start, on_finish, payload: Any) -> Flow:
         """Queue a flow of ``bits``; callbacks as :meth:`FluidLink.submit`'s."""
         medium = self.medium
         medium._advance()
-        flow = _Flow(float(bits), on_start, on_finish, payload)
+        flow = Flow(float(bits), on_start, on_finish, payload)
         self.flows.append(flow)
         if len(self.flows) == 1:
             medium.busy[self] = None
         medium._changed()
         return flow
 
-    def cancel(self, flow: _Flow) -> float:
+    def cancel(self, flow: Flow) -> float:
         """Withdraw an unfinished flow; returns the bits it had sent."""
         medium = self.medium
         medium._advance()
@@ -142,12 +142,12 @@ class SharedMedium:
         """Finish what is done, divide the airtime, schedule the next event."""
         now = self.env.now
         self._due_now = False
-        done: list[tuple[MediumPort, _Flow]] = []
-        started: list[_Flow] = []
+        done: list[tuple[MediumPort, Flow]] = []
+        started: list[Flow] = []
         for port in list(self.busy):
             flows = port.flows
             # a head whose bits are all sent is done; an empty one is sent on reaching it
-            while flows and flows[0].bits_left <= _EPS_BITS:
+            while flows and flows[0].bits_left <= EPS_BITS:
                 flow = flows.pop(0)
                 if flow.start_s is None:
                     flow.start_s = now

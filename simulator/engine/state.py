@@ -15,7 +15,7 @@ import simpy
 from simulator.engine.clock import Wakeup
 from simulator.engine.dram import DramChannel
 from simulator.engine.ledger import Ledger
-from simulator.engine.links import FluidLink, _Flow
+from simulator.engine.links import Flow, FluidLink
 from simulator.engine.medium import MediumPort
 from simulator.engine.offload import AdaptiveApp
 from simulator.engine.servers import UnitServer
@@ -185,7 +185,7 @@ class HopTrack:
         self.radios = radios
         self.submitted_s = submitted_s
         # set once every radio is connected and the flow is on the link
-        self.flow: _Flow | None = None
+        self.flow: Flow | None = None
 
 
 class Request:
