@@ -242,6 +242,10 @@ class Node:
         What happens when the pool is short (docs/memory.md): ``refuse`` (weights that
         do not fit are a placement error; a request whose activations might not fit is
         dropped on arrival) or ``allow`` (run anyway; the ``memory`` table shows it).
+    private : bool
+        Only apps sourced on this node get its units among a policy's candidates
+        (:func:`simulator.placement.objectives.candidate_units`); a fleet's members are
+        private unless the document says otherwise (docs/fleets.md).
     """
 
     name: str
@@ -257,6 +261,7 @@ class Node:
     load_factor: float = 1.0
     memory_bytes: float = math.inf
     memory_policy: str = "refuse"
+    private: bool = False
 
     def __post_init__(self) -> None:
         self._resolve_caches()

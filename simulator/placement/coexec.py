@@ -154,7 +154,7 @@ def _units(oracle: CostOracle, source: str, options: Mapping[str, Any]) -> list[
     refs = options.get("units") or ()
     if len(refs) < 2:
         raise PlacementError("'units' needs at least two units (the first is the home)", POLICY)
-    allowed = set(candidate_units(oracle, source, options, POLICY))
+    allowed = set(candidate_units(oracle, source, options, POLICY, named=True))
     units = []
     for ref in refs:
         try:

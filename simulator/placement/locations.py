@@ -110,7 +110,7 @@ def resolve_locations(
         available, or device == remote.
     """
     platform = oracle.platform
-    allowed = set(candidate_units(oracle, source, options, policy))
+    allowed = set(candidate_units(oracle, source, options, policy, named=True))
     reachable = platform.network.reachable(source)
 
     def unreachable(node: str) -> PlacementError:
@@ -147,7 +147,11 @@ def resolve_locations(
         remote = usable(_resolve(oracle, remote_ref, source, policy), "remote")
     else:
         if not node:
-            others = [name for name in platform.nodes if name != source and name in reachable]
+            others = [  # a private node (another fleet member) is no default remote
+                name
+                for name in platform.nodes
+                if name != source and name in reachable and not platform.nodes[name].private
+            ]
             if not others:
                 raise PlacementError(
                     f"a device/remote split needs a second node that a link joins to the "

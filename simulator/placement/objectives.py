@@ -91,10 +91,27 @@ def objective_of(options: Mapping[str, Any]) -> Objective:
     return Objective(options.get("objective", "latency"), options.get("weights") or {})
 
 
-def candidate_units(oracle: CostOracle, source: str, options: Mapping[str, Any], policy: str):
-    """Every unit of the platform that a route joins to ``source`` (a node no link
-    reaches cannot get the request's data), except the excluded ones (bare names: on
-    ``source``)."""
+def candidate_units(
+    oracle: CostOracle,
+    source: str,
+    options: Mapping[str, Any],
+    policy: str,
+    *,
+    named: bool = False,
+) -> list[str]:
+    """The units a policy placing an app of node ``source`` may choose among.
+
+    Every unit of a node that a route joins to ``source`` (a node no link reaches cannot
+    get the request's data), except the excluded ones (bare names: on ``source``) and,
+    unless ``named``, the units of other nodes that are ``private`` (fleet members:
+    someone else's device). ``named=True`` is for checking units an option names, which
+    may be on a private node.
+
+    Raises
+    ------
+    PlacementError
+        When an ``exclude`` entry names no unit, or no unit is left.
+    """
     platform = oracle.platform
     excluded = set()
     for ref in options.get("exclude") or ():
@@ -103,8 +120,11 @@ def candidate_units(oracle: CostOracle, source: str, options: Mapping[str, Any],
         except SocsimError as exc:
             raise PlacementError(str(exc), policy) from None
     reachable = platform.network.reachable(source)
+    nodes = {
+        name for name in reachable if named or name == source or not platform.nodes[name].private
+    }
     units = [
-        u for u in platform.unit_ids if u not in excluded and platform.node_of(u).name in reachable
+        u for u in platform.unit_ids if u not in excluded and platform.node_of(u).name in nodes
     ]
     if not units:
         raise PlacementError("every unit is excluded", policy)

@@ -125,6 +125,10 @@ def expand_fleets(document: Mapping, seed: Any, ctx: Context) -> tuple[Mapping, 
             continue
         loc = node_loc.child(nodes, name)
         template = _without(body, "fleet")
+        if "private" not in template:
+            # a member is someone's own device: other nodes' apps do not choose its units
+            # (and a policy need not weigh every member for every other: devices²)
+            template["private"] = True
         spec = FLEET.check(body["fleet"], loc.child(body, "fleet"), ctx)
         draws = None if spec is INVALID else _draws(name, body, spec, seed, loc, ctx)
         if draws is None:

@@ -229,6 +229,14 @@ NODE = Record(
             doc="refuse: weights that do not fit are an error, a request that does not "
             "fit yet waits to start; allow: run anyway (docs/memory.md)",
         ),
+        "private": Field(
+            Boolean(),
+            default=False,
+            doc="only apps sourced on this node run ops on its units when a policy chooses "
+            "among units (heft, cpop, peft, greedy_eft, the run-time rules); a unit an "
+            "option names may still be here. Fleet members: true unless the node says "
+            "false (docs/fleets.md)",
+        ),
         "fleet": Field(
             FLEET,
             default=None,

@@ -9,8 +9,10 @@ import numpy as np
 import pytest
 from conftest import phone_cloud_nodes
 
-from simulator.engine import simulate
+from simulator.engine import plan_apps, simulate
 from simulator.errors import ScenarioError
+from simulator.placement.objectives import candidate_units
+from simulator.platform import CostOracle
 from simulator.spec import parse_scenario
 from simulator.sweep.points import set_path
 
@@ -229,3 +231,57 @@ def test_a_member_that_is_also_a_node_is_refused():
     doc = fleet_doc(2)
     doc["nodes"]["phone[1]"] = copy.deepcopy(phone_cloud_nodes()["phone"])
     assert any("'phone[1]' is also a node" in p for p in problems(doc))
+
+
+# -- members are private: other nodes' policies do not choose their units -----------------
+def _heft_doc(count: int, **template) -> dict:
+    doc = fleet_doc(count)
+    doc["nodes"]["phone"].update(template)
+    doc["placement"] = {"policy": "heft"}
+    return doc
+
+
+def _candidate_nodes(scenario, source: str, **options) -> list[str]:
+    oracle = CostOracle(scenario.platform)
+    units = candidate_units(oracle, source, options, "heft")
+    return sorted({scenario.platform.node_of(u).name for u in units})
+
+
+def test_members_are_private_so_a_policy_chooses_among_its_own_node_and_the_rest():
+    scenario = parse_scenario(_heft_doc(3))
+    assert [n.private for n in scenario.platform.nodes.values()] == [True, True, True, False]
+    # every member reaches every other through the access point, yet none is a candidate
+    assert scenario.platform.network.reachable("phone[0]") == set(scenario.platform.nodes)
+    assert _candidate_nodes(scenario, "phone[1]") == ["cloud", "phone[1]"]
+    # the cloud's own apps do not choose a member's units either
+    assert _candidate_nodes(scenario, "cloud") == ["cloud"]
+    # a unit an option names may be on a private node (checks of named units)
+    oracle = CostOracle(scenario.platform)
+    named = candidate_units(oracle, "phone[0]", {}, "heft", named=True)
+    assert "phone[2].cpu" in named
+
+
+def test_a_fleet_that_says_private_false_lets_members_help_each_other():
+    scenario = parse_scenario(_heft_doc(3, private=False))
+    assert not any(n.private for n in scenario.platform.nodes.values())
+    assert _candidate_nodes(scenario, "phone[1]") == ["cloud", "phone[0]", "phone[1]", "phone[2]"]
+
+
+def test_a_private_node_outside_a_fleet_and_a_wrong_value():
+    doc = fleet_doc(1)
+    doc["nodes"]["cloud"]["private"] = True
+    scenario = parse_scenario(doc)
+    assert _candidate_nodes(scenario, "phone[0]") == ["phone[0]"]
+    doc["nodes"]["cloud"]["private"] = "yes"
+    assert any("nodes.cloud.private" in p for p in problems(doc))
+
+
+def test_a_split_from_a_member_defaults_its_remote_side_to_the_one_shared_node():
+    # other members are private: the cloud is the only node a split can default to
+    doc = fleet_doc(3)
+    doc["placement"] = {"policy": "split_point"}
+    plans = plan_apps(parse_scenario(doc))
+    for app, plan in plans.items():
+        member = app[app.index("[") :]
+        units = set(plan.placement.assignment.values())
+        assert units <= {f"phone{member}.cpu", "cloud.gpu"}, (app, units)
