@@ -7,14 +7,20 @@ Everything here is pure: no SimPy, no I/O.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from simulator.cost_table import Row, op_time_rows
 from simulator.errors import PlacementError, SocsimError
 from simulator.graph.model import Edge, Op
-from simulator.hardware.cost import cost_model, energy_for_time_j, op_time_s, unsupported_reason
+from simulator.hardware.cost import (
+    cost_model,
+    energy_for_time_j,
+    op_time_parts_s,
+    op_time_s,
+    unsupported_reason,
+)
 from simulator.hardware.units import ComputeUnit, Node
 from simulator.network.topology import Hop, Link, Network
 from simulator.schema import nearest
@@ -126,10 +132,32 @@ class CostOracle:
         self.platform = platform
         # id(op) -> (op, its times, whether they cover every unit in declaration order)
         self._rows: dict[int, tuple[Op, Row, bool]] = {}
+        # id(op) -> (op, (what, uid) -> value): what a plan derives from an op on a unit
+        self._derived: dict[int, tuple[Op, dict[tuple[str, str], Any]]] = {}
         self._transfers: dict[tuple[str, str], Transfer] = {}
 
     def __getstate__(self) -> dict[str, Any]:
-        return {**self.__dict__, "_rows": {}}
+        return {**self.__dict__, "_rows": {}, "_derived": {}}
+
+    def derived(self, op: Op, what: str, uid: str, compute: Callable[[], Any]) -> Any:
+        """``compute()``, remembered per (``op``, ``what``, ``uid``).
+
+        For quantities that depend on the op and the unit alone (the roofline's parts,
+        the DRAM demand, which cost model applies): a policy that compiles a plan per
+        candidate (``split_point``: one per cut) asks for the same ops on the same units
+        again and again. ``compute`` must not depend on anything else. An exception is
+        not remembered.
+        """
+        entry = self._derived.get(id(op))
+        if entry is None or entry[0] is not op:
+            if len(self._derived) >= MEMO_OPS:
+                self._derived.clear()
+            entry = self._derived[id(op)] = (op, {})
+        memo = entry[1]
+        key = (what, uid)
+        if key not in memo:
+            memo[key] = compute()
+        return memo[key]
 
     def _row(self, op: Op) -> Row:
         """The remembered times of ``op`` (uid -> s, None where it cannot run)."""
@@ -197,7 +225,15 @@ class CostOracle:
 
     def cost_model(self, op: Op, uid: str) -> str:
         """Which model costs ``op`` on ``uid``: ``table``, ``predictor`` or ``roofline``."""
-        return cost_model(op, self.platform.unit(uid), uid)
+        return self.derived(
+            op, "cost_model", uid, lambda: cost_model(op, self.platform.unit(uid), uid)
+        )
+
+    def op_time_parts_s(self, op: Op, uid: str) -> tuple[float, float, float]:
+        """:func:`~simulator.hardware.cost.op_time_parts_s` of ``op`` on ``uid`` (its own
+        cores), remembered."""
+        unit = self.platform.unit(uid)
+        return self.derived(op, "parts", uid, lambda: op_time_parts_s(op, unit, uid))
 
     def op_energy_j(self, op: Op, uid: str) -> float:
         """Energy (J) of one run of ``op`` on ``uid`` (PlacementError as :meth:`op_time_s`)."""

@@ -345,8 +345,20 @@ def _op_costs(
 
     def parts(i: int) -> tuple[float, float, float]:
         if i not in memo:
-            memo[i] = op_time_parts_s(ops[i], costed[i], units[i])
+            if units[i] in pools:  # a core pool's unit at the op's cores: not the oracle's
+                memo[i] = op_time_parts_s(ops[i], costed[i], units[i])
+            else:
+                memo[i] = oracle.op_time_parts_s(ops[i], units[i])
         return memo[i]
+
+    def demand(i: int) -> tuple[float, float] | None:
+        uid = units[i]
+        if uid in pools:
+            return dram_demand(ops[i], uid, oracle, partial(parts, i), True)
+        # the same for every plan that puts the op on this unit
+        return oracle.derived(
+            ops[i], "dram_demand", uid, lambda: dram_demand(ops[i], uid, oracle, partial(parts, i))
+        )
 
     if pools:
         pool_ops = [name in placement.cores for name in order]
@@ -368,10 +380,7 @@ def _op_costs(
         duration_s = tuple(oracle.op_time_s(op, uid) for op, uid in zip(ops, units, strict=True))
         energy_j = tuple(oracle.op_energy_j(op, uid) for op, uid in zip(ops, units, strict=True))
         models = tuple(oracle.cost_model(op, uid) for op, uid in zip(ops, units, strict=True))
-    dram: tuple[tuple[float, float] | None, ...] = tuple(
-        dram_demand(op, uid, oracle, partial(parts, i), uid in pools)
-        for i, (op, uid) in enumerate(zip(ops, units, strict=True))
-    )
+    dram: tuple[tuple[float, float] | None, ...] = tuple(demand(i) for i in range(len(ops)))
     return {
         "duration_s": duration_s,
         "energy_j": energy_j,

@@ -227,3 +227,37 @@ def test_memory_is_bounded(monkeypatch):
     rows = oracle.op_time_rows(list(a) + list(b))  # more ops than it keeps
     assert all(math.isfinite(row["n.big"]) for row in rows)
     assert len(oracle._rows) <= 3
+
+
+def test_derived_quantities_are_remembered_per_op_object_and_unit(monkeypatch):
+    import simulator.platform as platform_module
+    from simulator.hardware.cost import cost_model, op_time_parts_s
+
+    platform, a, b = two_graphs_platform()
+    oracle = CostOracle(platform)
+    calls = []
+
+    def counted(value):
+        calls.append(value)
+        return value
+
+    op = a.op("a1")
+    assert oracle.derived(op, "x", "n.big", lambda: counted(1)) == 1
+    assert oracle.derived(op, "x", "n.big", lambda: counted(2)) == 1  # remembered
+    assert oracle.derived(op, "x", "n.two", lambda: counted(3)) == 3  # another unit
+    assert oracle.derived(op, "y", "n.big", lambda: counted(4)) == 4  # another quantity
+    # "a1" of the other graph is another op object: never the first one's answer
+    assert oracle.derived(b.op("a1"), "x", "n.big", lambda: counted(5)) == 5
+    assert calls == [1, 3, 4, 5]
+    with pytest.raises(ZeroDivisionError):  # an exception is not remembered
+        oracle.derived(op, "z", "n.big", lambda: 1 / 0)
+    assert oracle.derived(op, "z", "n.big", lambda: counted(6)) == 6
+    # the oracle's parts and cost model are the scalar functions' (bit for bit)
+    for uid, unit in UNITS:
+        if oracle.supports(op, uid):
+            assert oracle.op_time_parts_s(op, uid) == op_time_parts_s(op, unit, uid)
+            assert oracle.cost_model(op, uid) == cost_model(op, unit, uid)
+    monkeypatch.setattr(platform_module, "MEMO_OPS", 2)
+    for other in list(a) + list(b):
+        oracle.derived(other, "x", "n.big", lambda: 0)
+    assert len(oracle._derived) <= 2
