@@ -230,6 +230,23 @@ def collapse_members(names: list[str]) -> list[str]:
     return [f"{n}[0..{counts[n] - 1}]" if n in counts else n for n in out]
 
 
+def collapse_member_units(unit_ids: list[str]) -> list[str]:
+    """Unit ids for a message, a fleet's members' units as one ``phone[i].cpu``."""
+    out: dict[str, None] = {}
+    for uid in unit_ids:
+        node, _, unit = uid.rpartition(".")
+        member = _MEMBER_NAME.match(node)
+        out[f"{member.group(1)}[i].{unit}" if member else uid] = None
+    return list(out)
+
+
+def app_node_phrase(node: str) -> str:
+    """``an app on node 'edge'``, or for a fleet member ``the apps of fleet 'phone'``
+    (one message for all the members, whose placements are written once)."""
+    member = _MEMBER_NAME.match(node)
+    return f"the apps of fleet '{member.group(1)}'" if member else f"an app on node '{node}'"
+
+
 # -- translating a breach into a problem of a YAML document -----------------------------------
 def energy_window_ordered(window_s: Sequence[float] | None) -> Iterator[RuleError]:
     """A fixed energy window ``(start_s, end_s)`` ends after it starts."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -10,7 +9,7 @@ from simulator.errors import SocsimError
 from simulator.failures import FailureSpec
 from simulator.limits import MAX_HORIZON_S
 from simulator.platform import Platform
-from simulator.rules import collapse_members
+from simulator.rules import collapse_member_units, collapse_members
 from simulator.schema import Context, Field, ListOf, Loc, Number, Record, Text, nearest
 
 _TIME_S = Number("s", ge=0, le=MAX_HORIZON_S)
@@ -41,7 +40,6 @@ FAILURES = Field(
 )
 
 #: a fleet member's node name, ``phone[17]`` (simulator.spec.fleets)
-_MEMBER = re.compile(r"^(.*)\[[0-9]+\]$")
 
 #: the keys each form needs, by the key that picks the form
 _NEEDS = {"at_s": ("for_s",), "mtbf_s": ("mttr_s", "until_s")}
@@ -62,7 +60,7 @@ def build_failures(
                 loc.child(item, "target"),
                 f"unknown failure target '{target}'; a node "
                 f"({', '.join(collapse_members(list(platform.nodes)))}) or a unit "
-                f"'node.unit' ({', '.join(_unit_hint(platform.unit_ids))}); "
+                f"'node.unit' ({', '.join(collapse_member_units(list(platform.unit_ids)))}); "
                 "a fleet's member is named '<fleet>[i]' (docs/fleets.md)",
                 nearest(target, choices),
             )
@@ -81,13 +79,3 @@ def build_failures(
         except SocsimError as exc:
             ctx.problem(loc, str(exc))
     return tuple(out)
-
-
-def _unit_hint(unit_ids: Sequence[str]) -> list[str]:
-    """Unit ids for a message, a fleet's members' units as one ``phone[i].cpu``."""
-    out: dict[str, None] = {}
-    for uid in unit_ids:
-        node, _, unit = uid.rpartition(".")
-        member = _MEMBER.match(node)
-        out[f"{member.group(1)}[i].{unit}" if member else uid] = None
-    return list(out)

@@ -23,6 +23,9 @@ from simulator.rules import (
     app_bounded,
     app_has_placement,
     app_names_unique,
+    app_node_phrase,
+    collapse_member_units,
+    collapse_members,
     online_heft,
     placement_xor_replicas,
     report,
@@ -263,7 +266,8 @@ def _check_placement_refs(ctx: Context, platform: Platform, source: str, prefix:
         if not (loc.path == prefix or loc.path.startswith((prefix + ".", prefix + "["))):
             continue
         if kind == "node" and value not in platform.nodes:
-            message = f"unknown node '{value}'; nodes: {', '.join(platform.nodes)}"
+            nodes = ", ".join(collapse_members(list(platform.nodes)))
+            message = f"unknown node '{value}'; nodes: {nodes}"
             if (loc.path, message) not in reported:
                 ctx.problem(loc, message, nearest(value, platform.nodes))
         if kind == "unit":
@@ -272,9 +276,7 @@ def _check_placement_refs(ctx: Context, platform: Platform, source: str, prefix:
             except SocsimError:
                 local = [uid.split(".", 1)[1] for uid in platform.units_of(source)]
                 choices = [*platform.unit_ids, *local]
-                message = (
-                    f"unknown unit '{value}' for an app on node '{source}'; "
-                    f"units: {', '.join(platform.unit_ids)}"
-                )
+                units = ", ".join(collapse_member_units(list(platform.unit_ids)))
+                message = f"unknown unit '{value}' for {app_node_phrase(source)}; units: {units}"
                 if (loc.path, message) not in reported:
                     ctx.problem(loc, message, nearest(value, choices))

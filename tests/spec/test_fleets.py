@@ -285,3 +285,18 @@ def test_a_split_from_a_member_defaults_its_remote_side_to_the_one_shared_node()
         member = app[app.index("[") :]
         units = set(plan.placement.assignment.values())
         assert units <= {f"phone{member}.cpu", "cloud.gpu"}, (app, units)
+
+
+def test_an_unknown_unit_in_a_fleet_placement_is_one_short_problem_per_fleet():
+    doc = fleet_doc(50)
+    doc["placement"] = {"policy": "split_point", "remote": "phone[3].npu"}
+    (problem,) = problems(doc)  # not one per member, and not 51 units long
+    assert problem == (
+        "placement.remote: unknown unit 'phone[3].npu' for the apps of fleet 'phone'; "
+        "units: phone[i].cpu, cloud.gpu (did you mean 'phone[3].cpu'?)"
+    )
+    doc["placement"] = {"policy": "offload", "node": "clod"}
+    (problem,) = problems(doc)
+    assert problem == (
+        "placement.node: unknown node 'clod'; nodes: phone[0..49], cloud (did you mean 'cloud'?)"
+    )
