@@ -16,6 +16,9 @@ from calibration.predictor_synth import synthetic_table
 sys.modules.setdefault("predictor_eval", load_bench("predictor_eval"))
 cv = load_bench("predictor_cv")
 
+#: Few trees and folds: these tests check which rows train, not how well.
+QUICK = {"settings": {"n_estimators": 10}, "folds": 2}
+
 
 def _table() -> pd.DataFrame:
     """A sweep and two 'networks' of synthetic kernels (the same time law)."""
@@ -29,7 +32,7 @@ def _table() -> pd.DataFrame:
 
 def test_each_network_is_predicted_by_a_predictor_trained_without_it():
     table = _table()
-    result = cv.leave_one_network_out(table)
+    result = cv.leave_one_network_out(table, **QUICK)
     assert sorted(result["network"]) == ["fit_b", "zoo_a"]  # sweeps always stay in
     for _, row in result.iterrows():
         n_rows = int((table["model"] == row["network"]).sum())
@@ -42,11 +45,39 @@ def test_each_network_is_predicted_by_a_predictor_trained_without_it():
 
 def test_drop_removes_a_family_from_training_and_from_the_networks():
     table = _table()
-    result = cv.leave_one_network_out(table, drop=["zoo_"])
+    result = cv.leave_one_network_out(table, drop=["zoo_"], **QUICK)
     assert list(result["network"]) == ["fit_b"]
-    kept = cv.leave_one_network_out(table)
+    kept = cv.leave_one_network_out(table, **QUICK)
     # another training set, another prediction of the same network
     assert (
         result.loc[result["network"] == "fit_b", "sum_error_pct"].item()
         != kept.loc[kept["network"] == "fit_b", "sum_error_pct"].item()
     )
+
+
+def _real_table() -> pd.DataFrame:
+    """A sweep, a small network and three real CNNs of synthetic kernels."""
+    parts = [synthetic_table(120, seed=0).assign(model="sweep_conv_0")]
+    parts += [
+        synthetic_table(30, seed=s).assign(model=m)
+        for s, m in ((3, "zoo_a"), (5, "zoo_b"), (7, "real_c"), (9, "fit_d"))
+    ]
+    return pd.concat(parts, ignore_index=True)
+
+
+def test_curve_trains_on_k_other_real_networks():
+    table = _real_table()
+    real = {"zoo_a", "zoo_b", "real_c"}
+    curve = cv.real_network_curve(table, sizes=(0, 9), **QUICK)
+    assert sorted(set(curve["network"])) == sorted(real)  # fit_ is no real CNN
+    assert sorted(set(curve["k"])) == [0, 2]  # 9 is capped at the two others
+    assert curve["memory_within_10pct"].between(0, 1).all()
+    # every other real CNN: leave-one-network-out's training set
+    lono = cv.leave_one_network_out(table, **QUICK).set_index("network")
+    for _, row in curve.iterrows():
+        if row["k"] == 2:
+            assert row["within_10pct"] == lono.loc[row["network"], "within_10pct"]
+        else:  # none: the sweep and the small network only
+            alone = table[~table["model"].isin(real - {row["network"]})]
+            expected = cv.leave_one_network_out(alone, **QUICK).set_index("network")
+            assert row["within_10pct"] == expected.loc[row["network"], "within_10pct"]
