@@ -22,13 +22,15 @@ result table aggregates by it).
 
 from __future__ import annotations
 
+import re
 import zlib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
+from simulator.errors import Problem
 from simulator.limits import MAX_FLEET_COUNT
 from simulator.schema import (
     INVALID,
@@ -96,11 +98,38 @@ class FleetMap:
         Member app (``camera[17]``) -> (the workload entry's app, the fleet).
     links : Mapping[str, str]
         Member link (``lte/phone[17]``) -> the link written in the document.
+    entries : tuple of int
+        Per workload entry of the expanded document, the index of the entry written in
+        the document (empty when no entry came from a fleet).
     """
 
     members: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     apps: Mapping[str, tuple[str, str]] = field(default_factory=dict)
     links: Mapping[str, str] = field(default_factory=dict)
+    entries: tuple[int, ...] = ()
+
+
+_WORKLOAD_PATH = re.compile(r"^workload\[([0-9]+)\]")
+
+
+def fold_problems(problems: list[Problem], fleets: FleetMap) -> list[Problem]:
+    """``problems`` with each member's workload path (``workload[7]``) as the document
+    writes it (``workload[1]``), a problem that every member of a fleet has once.
+
+    The expanded document has an entry per member, so the schema finds a mistake in a
+    fleet's entry once per member, at the expanded index.
+    """
+    if not fleets.entries:
+        return problems
+    out: dict[tuple, Problem] = {}
+    for problem in problems:
+        match = _WORKLOAD_PATH.match(problem.path)
+        if match is not None and int(match.group(1)) < len(fleets.entries):
+            written = f"workload[{fleets.entries[int(match.group(1))]}]"
+            problem = replace(problem, path=written + problem.path[match.end() :])
+        key = (problem.path, problem.message, problem.file, problem.line, problem.suggestion)
+        out.setdefault(key, problem)
+    return list(out.values())
 
 
 def expand_fleets(document: Mapping, seed: Any, ctx: Context) -> tuple[Mapping, FleetMap]:
@@ -146,11 +175,12 @@ def expand_fleets(document: Mapping, seed: Any, ctx: Context) -> tuple[Mapping, 
         return out, FleetMap()
     apps: dict[str, tuple[str, str]] = {}
     links: dict[str, str] = {}
+    entries: list[int] = []
     if isinstance(document.get("links"), Mapping):
         out["links"] = _expand_links(document["links"], members, links, ctx)
     if isinstance(document.get("workload"), list):
-        out["workload"] = _expand_workload(document["workload"], members, apps)
-    return out, FleetMap(members, apps, links)
+        out["workload"] = _expand_workload(document["workload"], members, apps, entries)
+    return out, FleetMap(members, apps, links, tuple(entries))
 
 
 # -- variation ---------------------------------------------------------------------------
@@ -304,7 +334,9 @@ def _expand_medium(body: Mapping, members: Mapping) -> Mapping:
     return copy
 
 
-def _expand_workload(workload: list, members: Mapping, apps: dict) -> list:
+def _expand_workload(workload: list, members: Mapping, apps: dict, entries: list) -> list:
+    """The workload with a fleet's entry once per member; ``apps`` and ``entries`` (each
+    expanded entry's index in ``workload``) filled in."""
     out = YamlSeq(mark=getattr(workload, "mark", None))
     for i, item in enumerate(workload):
         source = item.get("source") if isinstance(item, Mapping) else None
@@ -312,6 +344,7 @@ def _expand_workload(workload: list, members: Mapping, apps: dict) -> list:
         if not (isinstance(source, str) and source in members and isinstance(app, str)):
             out.append(item)
             out.item_marks.append(mark_of(workload, i))
+            entries.append(i)
             continue
         for index, member in enumerate(members[source]):
             copy = _renamed(item, source, member)
@@ -319,6 +352,7 @@ def _expand_workload(workload: list, members: Mapping, apps: dict) -> list:
             copy["source"] = member
             out.append(copy)
             out.item_marks.append(mark_of(workload, i))
+            entries.append(i)
             apps[copy["app"]] = (app, source)
     return out
 

@@ -22,7 +22,7 @@ from simulator.rules import (
 )
 from simulator.schema import INVALID, Context, Loc, nearest
 from simulator.spec.definitions import LIBRARY, SCENARIO
-from simulator.spec.fleets import expand_fleets
+from simulator.spec.fleets import expand_fleets, fold_problems
 from simulator.spec.paths import allowed_dirs
 from simulator.spec.presets import collect_presets, expand_presets, with_key
 from simulator.spec.scenario import Scenario
@@ -119,7 +119,7 @@ def parse_scenario(
     ]
     _check_names(expanded, ctx)  # also when the schema failed: report it all at once
     if checked is INVALID or ctx.problems:
-        raise ScenarioError(ctx.problems)
+        raise ScenarioError(fold_problems(ctx.problems, fleets))
     raw, written = (
         YamlMap(
             {k: v for k, v in doc.items() if k not in ("include", "presets")},
@@ -130,7 +130,7 @@ def parse_scenario(
     raw.key_marks.update(getattr(expanded, "key_marks", {}))
     scenario = build_scenario(checked, raw, ctx, source, written, fleets)
     if scenario is None or ctx.problems:  # _build returns None after reporting problems
-        raise ScenarioError(ctx.problems)
+        raise ScenarioError(fold_problems(ctx.problems, fleets))
     return scenario
 
 

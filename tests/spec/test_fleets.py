@@ -300,3 +300,20 @@ def test_an_unknown_unit_in_a_fleet_placement_is_one_short_problem_per_fleet():
     assert problem == (
         "placement.node: unknown node 'clod'; nodes: phone[0..49], cloud (did you mean 'cloud'?)"
     )
+
+
+def test_a_mistake_in_a_fleet_entry_is_one_problem_at_the_entry_written():
+    doc = fleet_doc(40)
+    doc["nodes"]["cloud2"] = copy.deepcopy(doc["nodes"]["cloud"])
+    doc["workload"].insert(0, copy.deepcopy(doc["workload"][0]))
+    doc["workload"][0].update(app="b", source="cloud2")  # no fleet: index 0 as written
+    doc["workload"][1]["arrival"] = {"process": "poisson", "rate_hz": -1}
+    doc["workload"][1]["placement"] = {"policy": "heft", "bogus": 1}
+    doc["workload"][0]["placement"] = {"policy": "heft", "bogus": 2}
+    assert problems(doc) == [
+        "workload[0].placement.bogus: unknown key 'bogus' in heft placement; valid keys: "
+        "exact, online, objective, weights, deadline_ms, exclude, check_memory",
+        "workload[1].arrival.rate_hz: expected a number >= 2.5e-07 and <= 1e+09 (Hz), got -1",
+        "workload[1].placement.bogus: unknown key 'bogus' in heft placement; valid keys: "
+        "exact, online, objective, weights, deadline_ms, exclude, check_memory",
+    ]
