@@ -23,6 +23,7 @@ from simulator.hardware.cost import (
 )
 from simulator.hardware.units import ComputeUnit, Node
 from simulator.network.topology import Hop, Link, Network
+from simulator.rules import collapse_member_units
 from simulator.schema import nearest
 
 
@@ -91,7 +92,8 @@ class Platform:
         except KeyError:
             hint = nearest(uid, self._units)
             tip = f" (did you mean '{hint}'?)" if hint else ""
-            raise SocsimError(f"no unit '{uid}'{tip}; units: {', '.join(self._units)}") from None
+            units = ", ".join(collapse_member_units(list(self._units)))
+            raise SocsimError(f"no unit '{uid}'{tip}; units: {units}") from None
 
     def resolve_unit(self, ref: str, default_node: str | None = None) -> str:
         """Qualified id of ``ref``: ``node.unit``, or a bare unit name on ``default_node``."""

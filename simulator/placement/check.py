@@ -13,6 +13,7 @@ memory pool (:mod:`simulator.placement.memory_pool`). Nothing is simulated; no S
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from simulator.errors import Problem, SocsimError
@@ -72,7 +73,7 @@ def plan_problems(
     failed: dict[tuple, SocsimError | None] = {}
     planned: dict[tuple, ExecutionPlan] = {}
     plans: dict[str, list[ExecutionPlan]] = {}
-    problems = []
+    problems: list[tuple[str, Problem]] = []  # (app, its problem)
     units_of: dict[str, list[tuple[str, ...]]] = {}  # app -> its placements' units
     for index, entry in enumerate(scenario.workload):
         for replica, spec in enumerate(scenario.placements_for(entry)):
@@ -91,28 +92,61 @@ def plan_problems(
             if error is None:
                 plans.setdefault(entry.app, []).append(planned[key])
                 continue
-            problems.append(_problem(entry, index, replica, str(error), document, source))
+            problems.append(
+                (entry.app, _problem(scenario, index, replica, str(error), document, source))
+            )
     if not problems and online_apps(scenario):  # units online HEFT reserves are its own
         for index, error in shared_units(
             scenario, OnlineHeft(online_apps(scenario), oracle), units_of
         ):
-            path, keys = _yaml_path(scenario.workload[index], index, 0)
+            path, keys = _yaml_path(scenario.workload[index], _written(scenario, index), 0)
             file, line = _mark(document, keys) if document is not None else (None, None)
-            problems.append(Problem(path, str(error), file=file or source, line=line))
+            app = scenario.workload[index].app
+            problems.append((app, Problem(path, str(error), file=file or source, line=line)))
     if problems:  # the pools are checked once every app can be planned
-        return problems
+        return _fold_members(problems)
     index_of = {entry.app: index for index, entry in enumerate(scenario.workload)}
     for pool in pool_problems(scenario.platform, plans):
         index = index_of[pool.app]
-        entry = scenario.workload[index]
-        problems.append(_problem(entry, index, pool.replica, pool.message, document, source))
-    return problems
+        problem = _problem(scenario, index, pool.replica, pool.message, document, source)
+        problems.append((pool.app, problem))
+    return _fold_members(problems)
+
+
+def _written(scenario: Any, index: int) -> int:
+    """The index in the document of the workload entry that made expanded entry ``index``
+    (a fleet's entry makes one per member)."""
+    entries = scenario.fleets.entries
+    return entries[index] if entries else index
 
 
 def _problem(
-    entry: Any, index: int, replica: int, message: str, document: Any, source: str | None
+    scenario: Any, index: int, replica: int, message: str, document: Any, source: str | None
 ) -> Problem:
-    """A problem of ``entry``'s ``replica``-th placement, at its YAML path."""
-    path, keys = _yaml_path(entry, index, replica)
+    """A problem of workload entry ``index``'s ``replica``-th placement, at the YAML path
+    of the entry as written."""
+    entry = scenario.workload[index]
+    path, keys = _yaml_path(entry, _written(scenario, index), replica)
     file, line = _mark(document, keys) if document is not None else (None, None)
     return Problem(path, f"app '{entry.app}': {message}", file=file or source, line=line)
+
+
+def _fold_members(problems: list[tuple[str, Problem]]) -> list[Problem]:
+    """The problems of (app, problem) pairs, one per YAML path and app, except that the
+    members of a fleet entry (other apps at the same path, each with its own names) are
+    folded into the first one's problem, with their count."""
+    first: dict[str, tuple[str, int]] = {}
+    more: dict[str, int] = {}
+    out: list[Problem] = []
+    for app, problem in problems:
+        seen = first.get(problem.path)
+        if seen is not None and seen[0] != app:
+            more[problem.path] = more.get(problem.path, 0) + 1
+            continue
+        first.setdefault(problem.path, (app, len(out)))
+        out.append(problem)
+    for path, count in more.items():
+        problem = out[first[path][1]]
+        note = f" (and {count} more member app(s) of this fleet entry)"
+        out[first[path][1]] = replace(problem, message=problem.message + note)
+    return out

@@ -17,6 +17,7 @@ from simulator.placement.check import plan_problems
 from simulator.spec import load_scenario
 
 LIBRARY = Path(__file__).resolve().parents[2] / "scenarios"
+HEAD_NODE = "  phone: {preset: flagship_phone}\n"
 HEAD = f"""\
 name: infeasible
 seed: 1
@@ -81,14 +82,22 @@ def test_validate_reports_fp32_on_an_int8_only_unit(tmp_path, capsys):
     )
 
 
-def test_validate_reports_softmax_on_the_npu_at_every_placement(tmp_path, capsys):
-    path = _write(tmp_path, SOFTMAX_ON_NPU)
-    assert main(["validate", str(path)]) == EXIT_INVALID
-    lines = capsys.readouterr().out.splitlines()
-    why = (
-        "placement 'single' (op 'head'): 'phone.npu' cannot run it (unit does not support "
+def _softmax_why(unit: str) -> str:
+    return (
+        f"placement 'single' (op 'head'): '{unit}' cannot run it (unit does not support "
         f"op kind 'softmax'); {FIX}"
     )
+
+
+def _validate_failing(tmp_path: Path, capsys, text: str) -> tuple[Path, list[str]]:
+    path = _write(tmp_path, text)
+    assert main(["validate", str(path)]) == EXIT_INVALID
+    return path, capsys.readouterr().out.splitlines()
+
+
+def test_validate_reports_softmax_on_the_npu_at_every_placement(tmp_path, capsys):
+    path, lines = _validate_failing(tmp_path, capsys, SOFTMAX_ON_NPU)
+    why = _softmax_why("phone.npu")
     assert lines == [
         f"FAIL {path}: 2 problem(s)",
         f"  - {path}:18: workload[0].placement: app 'cam': {why}",
@@ -124,3 +133,22 @@ def test_plan_problems_without_the_document_name_the_file(tmp_path):
     (problem,) = plan_problems(load_scenario(path), source=str(path))
     assert (problem.path, problem.file, problem.line) == ("placement", str(path), None)
     assert problem.message.startswith("app 'cam': placement 'single' (op 'conv1')")
+
+
+def test_a_fleet_entry_fails_once_at_its_own_path_and_line(tmp_path, capsys):
+    # cam2, the second entry written, runs on a fleet of six: workload[1..6] once
+    # expanded, yet its problem is at workload[1] and the line written, once for the six
+    fleet = "  fleet_phone: {preset: flagship_phone, fleet: {count: 6}}\n"
+    text = SOFTMAX_ON_NPU.replace("  phone: {preset: flagship_phone}\n", f"{HEAD_NODE}{fleet}")
+    text = text.replace(
+        "  - app: cam2\n    model: net\n    source: phone\n",
+        "  - app: cam2\n    model: net\n    source: fleet_phone\n",
+    )
+    path, lines = _validate_failing(tmp_path, capsys, text)
+    assert lines == [
+        f"FAIL {path}: 2 problem(s)",
+        f"  - {path}:19: workload[0].placement: app 'cam': {_softmax_why('phone.npu')}",
+        f"  - {path}:27: workload[1].replicas[1]: app 'cam2[0]': "
+        f"{_softmax_why('fleet_phone[0].npu')} "
+        "(and 5 more member app(s) of this fleet entry)",
+    ]
