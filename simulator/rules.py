@@ -240,6 +240,13 @@ def collapse_member_units(unit_ids: list[str]) -> list[str]:
     return list(out)
 
 
+def node_document_path(node: str) -> str:
+    """``nodes.edge``; for a fleet member ``nodes.phone`` (its fields are written once,
+    in the fleet's template)."""
+    member = _MEMBER_NAME.match(node)
+    return f"nodes.{member.group(1) if member else node}"
+
+
 def app_node_phrase(node: str) -> str:
     """``an app on node 'edge'``, or for a fleet member ``the apps of fleet 'phone'``
     (one message for all the members, whose placements are written once)."""

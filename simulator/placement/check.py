@@ -73,7 +73,8 @@ def plan_problems(
     failed: dict[tuple, SocsimError | None] = {}
     planned: dict[tuple, ExecutionPlan] = {}
     plans: dict[str, list[ExecutionPlan]] = {}
-    problems: list[tuple[str, Problem]] = []  # (app, its problem)
+    # (index of the entry as written, app, problem): a fleet entry's members share one
+    problems: list[tuple[int, str, Problem]] = []
     units_of: dict[str, list[tuple[str, ...]]] = {}  # app -> its placements' units
     for index, entry in enumerate(scenario.workload):
         for replica, spec in enumerate(scenario.placements_for(entry)):
@@ -92,24 +93,23 @@ def plan_problems(
             if error is None:
                 plans.setdefault(entry.app, []).append(planned[key])
                 continue
-            problems.append(
-                (entry.app, _problem(scenario, index, replica, str(error), document, source))
-            )
+            problem = _problem(scenario, index, replica, str(error), document, source)
+            problems.append((_written(scenario, index), entry.app, problem))
     if not problems and online_apps(scenario):  # units online HEFT reserves are its own
         for index, error in shared_units(
             scenario, OnlineHeft(online_apps(scenario), oracle), units_of
         ):
             path, keys = _yaml_path(scenario.workload[index], _written(scenario, index), 0)
             file, line = _mark(document, keys) if document is not None else (None, None)
-            app = scenario.workload[index].app
-            problems.append((app, Problem(path, str(error), file=file or source, line=line)))
+            problem = Problem(path, str(error), file=file or source, line=line)
+            problems.append((_written(scenario, index), scenario.workload[index].app, problem))
     if problems:  # the pools are checked once every app can be planned
         return _fold_members(problems)
     index_of = {entry.app: index for index, entry in enumerate(scenario.workload)}
     for pool in pool_problems(scenario.platform, plans):
         index = index_of[pool.app]
         problem = _problem(scenario, index, pool.replica, pool.message, document, source)
-        problems.append((pool.app, problem))
+        problems.append((_written(scenario, index), pool.app, problem))
     return _fold_members(problems)
 
 
@@ -131,22 +131,24 @@ def _problem(
     return Problem(path, f"app '{entry.app}': {message}", file=file or source, line=line)
 
 
-def _fold_members(problems: list[tuple[str, Problem]]) -> list[Problem]:
-    """The problems of (app, problem) pairs, one per YAML path and app, except that the
-    members of a fleet entry (other apps at the same path, each with its own names) are
-    folded into the first one's problem, with their count."""
-    first: dict[str, tuple[str, int]] = {}
-    more: dict[str, int] = {}
+def _fold_members(problems: list[tuple[int, str, Problem]]) -> list[Problem]:
+    """The problems, those of one fleet entry's members (the same written entry and YAML
+    path, another app: each member with its own names) folded into the first member's,
+    with their count. Problems of different entries stay apart, even at one path
+    (``placement``), and so do an app's own problems (two nodes' pools)."""
+    first: dict[tuple[int, str], tuple[str, int]] = {}
+    others: dict[tuple[int, str], set[str]] = {}
     out: list[Problem] = []
-    for app, problem in problems:
-        seen = first.get(problem.path)
+    for written, app, problem in problems:
+        key = (written, problem.path)
+        seen = first.get(key)
         if seen is not None and seen[0] != app:
-            more[problem.path] = more.get(problem.path, 0) + 1
+            others.setdefault(key, set()).add(app)
             continue
-        first.setdefault(problem.path, (app, len(out)))
+        first.setdefault(key, (app, len(out)))
         out.append(problem)
-    for path, count in more.items():
-        problem = out[first[path][1]]
-        note = f" (and {count} more member app(s) of this fleet entry)"
-        out[first[path][1]] = replace(problem, message=problem.message + note)
+    for key, apps in others.items():
+        index = first[key][1]
+        note = f" (and {len(apps)} more member app(s) of this fleet entry)"
+        out[index] = replace(out[index], message=out[index].message + note)
     return out

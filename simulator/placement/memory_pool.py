@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from simulator.placement.plan import ExecutionPlan
 from simulator.platform import Platform
+from simulator.rules import node_document_path
 
 GB = 1e9
 
@@ -110,7 +111,7 @@ def pool_problems(
             continue
         fix = (
             f"fix: place fewer ops on '{name}', use a smaller or quantised model "
-            f"(int8 weights are a quarter of fp32), give nodes.{name}.memory_gb "
+            f"(int8 weights are a quarter of fp32), give {node_document_path(name)}.memory_gb "
             f"(at least {(total + largest) / GB:.4g}), or memory_policy: allow"
         )
         if total > pool:

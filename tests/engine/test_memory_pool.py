@@ -99,7 +99,14 @@ def test_weights_that_do_not_fit_are_an_error_at_the_placement_path_with_the_fix
     (problem,) = plan_problems(scenario)
     assert problem.path == "placement"
     assert "memory_gb" in problem.message and "fix: place fewer ops on 'phone'" in problem.message
+    assert "give nodes.phone.memory_gb" in problem.message
     assert "memory_policy: allow" in problem.message
+    # a fleet's members: their pool is the template's field, one problem for the fleet
+    doc["nodes"]["phone"]["fleet"] = {"count": 3}
+    (problem,) = plan_problems(build(doc))
+    assert "on node 'phone[0]'" in problem.message
+    assert "give nodes.phone.memory_gb" in problem.message
+    assert problem.message.endswith("(and 2 more member app(s) of this fleet entry)")
 
 
 def test_weights_and_one_request_that_do_not_fit_are_an_error_too():

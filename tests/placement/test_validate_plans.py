@@ -152,3 +152,17 @@ def test_a_fleet_entry_fails_once_at_its_own_path_and_line(tmp_path, capsys):
         f"{_softmax_why('fleet_phone[0].npu')} "
         "(and 5 more member app(s) of this fleet entry)",
     ]
+
+
+def test_two_entries_failing_at_the_one_top_level_placement_stay_two_problems(tmp_path, capsys):
+    # no fleet: cam and cam2 both take the document's placement; neither is folded
+    replicas = "      - {policy: single, unit: cpu_big}\n      - {policy: single, unit: npu}\n"
+    text = SOFTMAX_ON_NPU.replace(f"    replicas:\n{replicas}", "")
+    text = text.replace("    placement: {policy: single, unit: npu}\n", "")
+    text += "placement: {policy: single, unit: npu}\n"
+    path, lines = _validate_failing(tmp_path, capsys, text)
+    why = _softmax_why("phone.npu")
+    assert lines[1:] == [
+        f"  - {path}:{len(text.splitlines())}: placement: app 'cam': {why}",
+        f"  - {path}:{len(text.splitlines())}: placement: app 'cam2': {why}",
+    ]
