@@ -100,7 +100,7 @@ class FleetMap:
         Member link (``lte/phone[17]``) -> the link written in the document.
     entries : tuple of int
         Per workload entry of the expanded document, the index of the entry written in
-        the document (empty when no entry came from a fleet).
+        the document (empty when the document has no fleet).
     """
 
     members: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
