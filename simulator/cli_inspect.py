@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from simulator.cli_text import print_table
 from simulator.errors import SocsimError
@@ -40,8 +41,44 @@ def add_explain_parser(sub: argparse._SubParsersAction) -> None:
         "explain", help="show each app's placement, cut tensors, predicted vs simulated"
     )
     explain.add_argument("scenario")
+    explain.add_argument(
+        "--app",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="explain only this app (repeatable); a fleet's entry (camera) names all its "
+        "members, one member is camera[3]",
+    )
     add_allow_options(explain)
     explain.set_defaults(handler=cmd_explain)
+
+
+def selected_apps(scenario: Any, names: list[str]) -> list[Any]:
+    """The workload entries ``--app`` names, in workload order (all without names).
+
+    A name is an app (``camera[3]``) or a workload entry as the document writes it
+    (``camera``, a fleet's entry: every member's app).
+
+    Raises
+    ------
+    SocsimError
+        For a name that is neither, with the nearest app.
+    """
+    from simulator.rules import collapse_members
+    from simulator.schema import nearest
+
+    if not names:
+        return list(scenario.workload)
+    written = {app: entry_app for app, (entry_app, _) in scenario.fleets.apps.items()}
+    known = [entry.app for entry in scenario.workload]
+    for name in names:
+        if name not in known and name not in written.values():
+            hint = nearest(name, [*known, *written.values()])
+            tip = f" (did you mean '{hint}'?)" if hint else ""
+            apps = ", ".join(collapse_members(known))
+            raise SocsimError(f"--app: no app '{name}'{tip}; apps: {apps}")
+    wanted = set(names)
+    return [e for e in scenario.workload if e.app in wanted or written.get(e.app) in wanted]
 
 
 def cmd_zoo(args: argparse.Namespace) -> int:
@@ -103,10 +140,11 @@ def cmd_explain(args: argparse.Namespace) -> int:
     from simulator.spec import load_scenario
 
     scenario = load_scenario(args.scenario, args.allow_dirs, args.allow_plugins)
+    entries = selected_apps(scenario, args.app)  # a wrong name fails before any work
     oracle = CostOracle(scenario.platform)
     plans = plan_apps(scenario, oracle)
     result = simulate(scenario)
-    for entry in scenario.workload:
+    for entry in entries:
         plan = plans[entry.app]
         predicted = estimate(plan, oracle)
         print(

@@ -79,6 +79,27 @@ def test_explain_shows_decision_cut_and_prediction(capsys):
     assert "predicted latency 1157 ms" in out
 
 
+def test_explain_app_picks_apps_a_fleet_entry_or_one_member(tmp_path, capsys):
+    import yaml
+
+    doc = yaml.safe_load(Path("scenarios/examples/fleet_edge_wifi.yaml").read_text())
+    doc["include"] = [str(Path("scenarios/examples", p).resolve()) for p in doc["include"]]
+    doc["duration_s"] = 1
+    doc["nodes"]["phone"]["fleet"]["count"] = 3
+    doc["nodes"]["far"]["fleet"]["count"] = 2
+    path = tmp_path / "fleet.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    assert main(["explain", str(path), "--app", "camera[1]", "--app", "camera_far"]) == 0
+    explained = [line[4:].split(":")[0] for line in capsys.readouterr().out.splitlines()
+                 if line.startswith("app ")]  # fmt: skip
+    assert explained == ["camera[1]", "camera_far[0]", "camera_far[1]"]
+    assert main(["explain", str(path), "--app", "camra"]) == EXIT_INVALID
+    assert (
+        "--app: no app 'camra' (did you mean 'camera'?); apps: camera[0..2], camera_far[0..1]"
+        in capsys.readouterr().err
+    )
+
+
 def test_explain_names_the_shared_dram_stall(capsys):
     assert main(["explain", "scenarios/examples/codl_cpu_gpu_vgg16.yaml"]) == 0
     out = capsys.readouterr().out
