@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from calibration.quiet import wait_until_quiet
 from calibration.run_budget import MIN_RUNS
 from simulator.errors import SocsimError
 
@@ -247,6 +248,10 @@ ONE_SESSION_S = 0.05
 BIG_WARMUP = 2
 
 
+def _no_wait() -> float:
+    return 0.0
+
+
 def run_models(
     paths: Mapping[str, Path],
     settings: RunSettings,
@@ -302,14 +307,19 @@ def run_models(
         counts = _per_round(settings.runs_for(run_s), settings.rounds)
         sessions[name] = (profiled, plain, inputs, optimized, [], counts, len(warm))
     untimed: dict[str, set[int]] = {name: set() for name in sessions}
+    # at more threads, each session's workers spin on after its runs: wait them out
+    # before timing another session (calibration.quiet)
+    settle = wait_until_quiet if settings.threads > 1 else _no_wait
     for r in range(settings.rounds):
         if progress:
             progress(f"round {r + 1} of {settings.rounds}")
         if on_round is not None:
+            settle()
             on_round(r)
         for name, (profiled, plain, inputs, _, e2e, counts, warmed) in sessions.items():
             if not counts[r]:
                 continue
+            settle()
             # one untimed run first: the other models' runs since this model's last visit
             # evicted its weights and activations from the caches, and a user timing a
             # model runs it back to back (a cold first run measured 1.3-2x a warm one)
@@ -322,6 +332,7 @@ def run_models(
                 if plain is None:
                     e2e.append(clock() - begin)
             if plain is not None:
+                settle()
                 plain.run(None, inputs)
             for _ in range(counts[r] if plain is not None else 0):
                 begin = clock()
