@@ -94,30 +94,24 @@ def plan_problems(
                 plans.setdefault(entry.app, []).append(planned[key])
                 continue
             problem = _problem(scenario, index, replica, str(error), document, source)
-            problems.append((_written(scenario, index), entry.app, problem))
+            problems.append((scenario.fleets.written_index(index), entry.app, problem))
     if not problems and online_apps(scenario):  # units online HEFT reserves are its own
         for index, error in shared_units(
             scenario, OnlineHeft(online_apps(scenario), oracle), units_of
         ):
-            path, keys = _yaml_path(scenario.workload[index], _written(scenario, index), 0)
+            entry, written = scenario.workload[index], scenario.fleets.written_index(index)
+            path, keys = _yaml_path(entry, written, 0)
             file, line = _mark(document, keys) if document is not None else (None, None)
             problem = Problem(path, str(error), file=file or source, line=line)
-            problems.append((_written(scenario, index), scenario.workload[index].app, problem))
+            problems.append((written, entry.app, problem))
     if problems:  # the pools are checked once every app can be planned
         return _fold_members(problems)
     index_of = {entry.app: index for index, entry in enumerate(scenario.workload)}
     for pool in pool_problems(scenario.platform, plans):
         index = index_of[pool.app]
         problem = _problem(scenario, index, pool.replica, pool.message, document, source)
-        problems.append((_written(scenario, index), pool.app, problem))
+        problems.append((scenario.fleets.written_index(index), pool.app, problem))
     return _fold_members(problems)
-
-
-def _written(scenario: Any, index: int) -> int:
-    """The index in the document of the workload entry that made expanded entry ``index``
-    (a fleet's entry makes one per member)."""
-    entries = scenario.fleets.entries
-    return entries[index] if entries else index
 
 
 def _problem(
@@ -126,7 +120,7 @@ def _problem(
     """A problem of workload entry ``index``'s ``replica``-th placement, at the YAML path
     of the entry as written."""
     entry = scenario.workload[index]
-    path, keys = _yaml_path(entry, _written(scenario, index), replica)
+    path, keys = _yaml_path(entry, scenario.fleets.written_index(index), replica)
     file, line = _mark(document, keys) if document is not None else (None, None)
     return Problem(path, f"app '{entry.app}': {message}", file=file or source, line=line)
 

@@ -11,6 +11,7 @@ from simulator.placement.conditions import NOMINAL, Conditions, declared_load
 from simulator.placement.levelreplay import back_to_back_s
 from simulator.placement.objectives import (
     Objective,
+    candidate_nodes,
     candidate_units,
     objective_of,
 )
@@ -147,11 +148,9 @@ def resolve_locations(
         remote = usable(_resolve(oracle, remote_ref, source, policy), "remote")
     else:
         if not node:
-            others = [  # a private node (another fleet member) is no default remote
-                name
-                for name in platform.nodes
-                if name != source and name in reachable and not platform.nodes[name].private
-            ]
+            # the nodes a policy may choose (no private one: another fleet member)
+            choosable = candidate_nodes(platform, source)
+            others = [name for name in platform.nodes if name != source and name in choosable]
             if not others:
                 raise PlacementError(
                     f"a device/remote split needs a second node that a link joins to the "

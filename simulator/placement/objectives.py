@@ -18,7 +18,7 @@ from simulator.graph.model import ModelGraph
 from simulator.placement.base import Placement
 from simulator.placement.estimate import Estimate, estimate
 from simulator.placement.plan import ExecutionPlan, compile_plan
-from simulator.platform import CostOracle
+from simulator.platform import CostOracle, Platform
 from simulator.schema import Boolean, Field, ListOf, MapOf, Number, Record, Ref, Text
 
 OBJECTIVES: tuple[str, ...] = ("latency", "device_energy", "total_energy", "weighted")
@@ -91,6 +91,19 @@ def objective_of(options: Mapping[str, Any]) -> Objective:
     return Objective(options.get("objective", "latency"), options.get("weights") or {})
 
 
+def candidate_nodes(platform: Platform, source: str, *, named: bool = False) -> frozenset[str]:
+    """The nodes whose units an app of node ``source`` may run on: those a route joins to
+    ``source`` (a node no link reaches cannot get the request's data) and, unless
+    ``named``, not ``private`` ones other than ``source`` (fleet members: someone else's
+    device). ``named=True`` is for units an option names, which may be on a private node.
+    """
+    return frozenset(
+        name
+        for name in platform.network.reachable(source)
+        if named or name == source or not platform.nodes[name].private
+    )
+
+
 def candidate_units(
     oracle: CostOracle,
     source: str,
@@ -99,13 +112,8 @@ def candidate_units(
     *,
     named: bool = False,
 ) -> list[str]:
-    """The units a policy placing an app of node ``source`` may choose among.
-
-    Every unit of a node that a route joins to ``source`` (a node no link reaches cannot
-    get the request's data), except the excluded ones (bare names: on ``source``) and,
-    unless ``named``, the units of other nodes that are ``private`` (fleet members:
-    someone else's device). ``named=True`` is for checking units an option names, which
-    may be on a private node.
+    """The units a policy placing an app of node ``source`` may choose among: those of
+    :func:`candidate_nodes` except the excluded ones (bare names: on ``source``).
 
     Raises
     ------
@@ -119,10 +127,7 @@ def candidate_units(
             excluded.add(platform.resolve_unit(ref, source))
         except SocsimError as exc:
             raise PlacementError(str(exc), policy) from None
-    reachable = platform.network.reachable(source)
-    nodes = {
-        name for name in reachable if named or name == source or not platform.nodes[name].private
-    }
+    nodes = candidate_nodes(platform, source, named=named)
     units = [
         u for u in platform.unit_ids if u not in excluded and platform.node_of(u).name in nodes
     ]

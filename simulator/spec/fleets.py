@@ -108,6 +108,11 @@ class FleetMap:
     links: Mapping[str, str] = field(default_factory=dict)
     entries: tuple[int, ...] = ()
 
+    def written_index(self, index: int) -> int:
+        """The index in the document of the workload entry that made expanded entry
+        ``index`` (a fleet's entry makes one per member)."""
+        return self.entries[index] if index < len(self.entries) else index
+
 
 _WORKLOAD_PATH = re.compile(r"^workload\[([0-9]+)\]")
 
@@ -124,8 +129,8 @@ def fold_problems(problems: list[Problem], fleets: FleetMap) -> list[Problem]:
     out: dict[tuple, Problem] = {}
     for problem in problems:
         match = _WORKLOAD_PATH.match(problem.path)
-        if match is not None and int(match.group(1)) < len(fleets.entries):
-            written = f"workload[{fleets.entries[int(match.group(1))]}]"
+        if match is not None:
+            written = f"workload[{fleets.written_index(int(match.group(1)))}]"
             problem = replace(problem, path=written + problem.path[match.end() :])
         key = (problem.path, problem.message, problem.file, problem.line, problem.suggestion)
         out.setdefault(key, problem)
