@@ -456,3 +456,47 @@ def test_corrupted_files_load_or_raise_model_error(data):
     except ModelError:
         return
     assert len(graph) >= 1
+
+
+def test_shape_inference_sets_weights_aside_and_gives_the_same_model():
+    # a 64x64x3x3 conv (147 KB of weights) and a Reshape whose shape constant (int64,
+    # 16 bytes) data propagation reads: the fast path must equal ONNX's own inference
+    import onnx
+    from onnx import shape_inference
+
+    from simulator.graph.onnx_shapes import WEIGHT_BYTES, infer
+
+    m = model(
+        [
+            node("Conv", ["x", "w"], "y", pads=[1, 1, 1, 1]),
+            node("Reshape", ["y", "shape"], "z"),
+        ],
+        {"x": [1, 64, 8, 8]},
+        ["z"],
+        [weight("w", (64, 64, 3, 3)), const("shape", [1, -1], "int64")],
+    )
+    assert len(m.graph.initializer[0].raw_data) > WEIGHT_BYTES
+    before = m.SerializeToString()
+    expected = shape_inference.infer_shapes(m, strict_mode=True, data_prop=True)
+    assert infer(m, "m.onnx") == expected
+    # the weights are back in the source, with the inferred shapes added
+    assert (
+        m.graph.initializer[0].raw_data
+        == onnx.load_from_string(before).graph.initializer[0].raw_data
+    )
+    assert [d.dim_value for d in m.graph.output[0].type.tensor_type.shape.dim] == [1, 4096]
+
+
+def test_failed_shape_inference_puts_the_weights_back():
+    from simulator.graph.onnx_shapes import infer
+
+    m = model(
+        [node("Add", ["x", "w"], "y")],
+        {"x": [1, 300]},
+        ["y"],
+        [weight("w", (1, 400))],  # 1.6 KB of weights that do not broadcast to x
+    )
+    data = m.graph.initializer[0].raw_data
+    with pytest.raises(ModelError, match="ONNX shape inference failed"):
+        infer(m, "m.onnx")
+    assert m.graph.initializer[0].raw_data == data
