@@ -38,7 +38,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a check
 from predictor_eval import predicted_times_s  # a sibling script: bench/ is sys.path[0]
 
 from calibration.predictor_fit import op_rows, train_predictor
-from calibration.table import STATISTIC_CHOICES, read_table, resolve_statistic
+from calibration.statistic import STATISTIC_CHOICES, resolve_statistic
+from calibration.table import read_table
 
 #: Model-name prefixes of the networks left out one at a time.
 NETWORK_PREFIXES = ("zoo_", "real_", "fit_")

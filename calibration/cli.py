@@ -16,6 +16,7 @@ from pathlib import Path
 from calibration.cli_compare import add_compare_parser
 from calibration.cli_published import add_published_parser
 from calibration.layout import DEFAULT_OUT
+from calibration.statistic import AUTO_STATISTIC_TEXT, STATISTIC_CHOICES, STATISTICS
 from simulator.errors import SocsimError
 from simulator.exitcodes import EXIT_OK
 from simulator.output import check_output_dir, check_output_file
@@ -240,12 +241,13 @@ def _run_options(parser: argparse.ArgumentParser, threads: bool = True) -> None:
 def _statistic(parser: argparse.ArgumentParser, default: str | None = "auto") -> None:
     parser.add_argument(
         "--statistic",
-        choices=("auto", "median", "q1") if default == "auto" else ("median", "q1"),
+        choices=STATISTIC_CHOICES if default == "auto" else STATISTICS,
         default=default,
-        help="each measured time: the median of its runs, or their lower quartile q1 "
-        "(robust to runs slowed by other processes)"
+        help="each measured time: the median of its runs, their lower quartile q1 "
+        "(robust to runs slowed by other processes) or their trimmed mean (their "
+        "kernels add up to the model's)"
         + (
-            "; auto: the median at 1 thread, q1 above (default auto)"
+            "; auto: " + AUTO_STATISTIC_TEXT + " (default auto)"
             if default == "auto"
             else " (default: the preset's)"
         ),

@@ -28,6 +28,8 @@ US = 1e-6
 #: The ORT profiler's time step: it truncates each kernel's ``dur`` to whole
 #: microseconds (``duration_cast<microseconds>`` in ``TimeDiffMicroSeconds``).
 PROFILE_QUANTUM_S = US
+#: Share of the runs :func:`trimmed_mean` cuts at each end.
+TRIM = 0.1
 #: End-to-end clocks (seconds): wall time, or the calling thread's CPU time.
 CLOCKS: Mapping[str, Callable[[], float]] = MappingProxyType(
     {"wall": time.perf_counter, "cpu": time.thread_time}
@@ -155,18 +157,49 @@ def session_options(threads: int, optimized_path: Path | None = None, profile_pr
 
 def save_optimized_graph(path: Path, optimized_path: Path, threads: int) -> None:
     """Have ORT write the graph it runs (its fusions applied) to ``optimized_path``, from a
-    session of its own that is dropped at once.
+    session of its own that is dropped at once; nothing when the file there was written
+    from this same model file by this same onnxruntime (:func:`_graph_key`).
 
     A session that saves its optimised graph keeps every initializer besides the packed
     weights it runs on: ``sweep_fc_0`` (618 MB of weights) held 1.24 GB resident with the
     save and 0.70 GB without (2026-12-07), and :func:`run_models` keeps every model
     open. This session never runs, so it packs nothing.
+
+    The graph does not depend on the thread count: the 72 corpus models' graphs saved at
+    1 and at 2 threads had the same nodes, inputs, outputs and attributes (2026-12-07),
+    so the second thread count of ``calibrate all`` reuses the first's (27 s of saving
+    on this host).
     """
     import onnxruntime as ort
 
+    key_path = optimized_path.with_name(optimized_path.name + ".key.json")
+    key = _graph_key(path)
+    if optimized_path.exists() and key_path.exists():
+        try:
+            if json.loads(key_path.read_text()) == key:
+                return
+        except (OSError, ValueError):
+            pass  # unreadable: saved again below
+    key_path.unlink(missing_ok=True)  # a save cut short leaves no key behind
     options = session_options(threads, optimized_path)
     options.add_session_config_entry("session.disable_prepacking", "1")
     ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    key_path.write_text(json.dumps(key))
+
+
+def _graph_key(path: Path) -> dict[str, Any]:
+    """What an optimised graph was saved from: the model file (resolved path, size,
+    modification time), onnxruntime's version and the optimisation level."""
+    import onnxruntime as ort
+
+    stat = Path(path).stat()
+    return {
+        "model": str(Path(path).resolve()),
+        "bytes": stat.st_size,
+        "mtime_ns": stat.st_mtime_ns,
+        "onnxruntime": ort.__version__,
+        "level": str(session_options(1).graph_optimization_level),
+    }
 
 
 def feeds(session, seed: int = 0) -> dict[str, np.ndarray]:
@@ -386,11 +419,43 @@ def binned_time_stats(values, quantum_s: float = PROFILE_QUANTUM_S) -> dict[str,
         return float((bins[i] + (target - below) / counts[i]) * quantum_s)
 
     q1, med, q3 = quantile(0.25), quantile(0.5), quantile(0.75)
-    return {"median_s": med, "iqr_s": q3 - q1, "q1_s": q1}
+    # a reading d stands for [d, d + quantum): on average d + quantum / 2
+    mean = trimmed_mean(steps * quantum_s) + quantum_s / 2
+    return {"median_s": med, "iqr_s": q3 - q1, "q1_s": q1, "mean_s": mean}
 
 
 def time_stats(values) -> dict[str, float]:
-    """The table's time columns of repeated runs: ``median_s``, ``iqr_s`` and ``q1_s``
-    (the lower quartile: other processes only ever add time to a run)."""
+    """The table's time columns of repeated runs: ``median_s``, ``iqr_s``, ``q1_s`` (the
+    lower quartile: other processes only ever add time to a run) and ``mean_s``
+    (:func:`trimmed_mean`)."""
     q1, med, q3 = np.percentile(np.asarray(values, float), [25, 50, 75])
-    return {"median_s": float(med), "iqr_s": float(q3 - q1), "q1_s": float(q1)}
+    return {
+        "median_s": float(med),
+        "iqr_s": float(q3 - q1),
+        "q1_s": float(q1),
+        "mean_s": trimmed_mean(values),
+    }
+
+
+def trimmed_mean(values, trim: float = TRIM) -> float:
+    """The mean of ``values`` without the ``floor(trim x n)`` lowest and highest.
+
+    On a host whose core runs at one of two speeds from one millisecond to the next
+    (another guest on its sibling hyperthread: docs/calibration.md, "A core that
+    flips"), a short kernel's runs fall in one mode or the other and its median jumps
+    from one mode to the other as the share of slow time crosses one half; the mean
+    moves with that share smoothly, and kernels' means add up to their model's mean.
+    The cut ends drop the runs a preemption stretched.
+
+    Raises
+    ------
+    ValueError
+        When ``values`` is empty or ``trim`` is not in [0, 0.5).
+    """
+    if not 0 <= trim < 0.5:
+        raise ValueError(f"trim must be in [0, 0.5), got {trim}")
+    ordered = np.sort(np.asarray(values, float))
+    if ordered.size == 0:
+        raise ValueError("no readings")
+    cut = int(np.floor(trim * ordered.size))
+    return float(ordered[cut : ordered.size - cut].mean())

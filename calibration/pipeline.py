@@ -39,12 +39,12 @@ from calibration.report import (
     single_markdown,
     splice_report,
 )
+from calibration.statistic import STATISTIC_COLUMNS, resolve_statistic
 from calibration.table import (
     Provenance,
     make_table,
     read_provenance,
     read_table,
-    resolve_statistic,
     write_table,
 )
 from calibration.threads import parallel_fractions
@@ -177,13 +177,18 @@ def fit_file(
     The roofline always; with ``learned`` also the learned kernel predictor
     (:func:`train_predictor_file`; a kind needs ``min_rows`` kernels), written next to
     the preset and named by its unit. ``statistic`` is the time each row stands for
-    (:data:`calibration.table.STATISTICS`; ``auto``: by the table's threads,
-    :func:`calibration.table.resolve_statistic`), recorded in the preset.
+    (:data:`calibration.statistic.STATISTICS`; ``auto``: by the table's threads,
+    :func:`calibration.statistic.resolve_statistic`, or the median for a table without that
+    statistic's column, such as one ``import-csv`` wrote), recorded in the preset.
     """
     prov = read_provenance(measurements)
     if statistic == "auto":
-        threads = prov.threads if prov else int(read_table(measurements)["threads"].max())
+        plain = read_table(measurements)
+        threads = prov.threads if prov else int(plain["threads"].max())
         statistic = resolve_statistic(statistic, threads)
+        if STATISTIC_COLUMNS.get(statistic, "median_s") not in plain.columns:
+            # a table imported from another tool (import-csv) has one time per row
+            statistic = "median"
     table = read_table(measurements, statistic)
     prov = prov or Provenance(
         "unknown", "unknown (no provenance file)", "unknown", int(table["threads"].max())
@@ -288,8 +293,8 @@ def run_all(
     table is a :class:`~simulator.errors.SocsimError` naming it.
 
     ``statistic``: each row's time for fitting and validating (the median of its runs,
-    or their lower quartile ``q1``; ``auto``: the median at 1 thread, ``q1`` above,
-    :func:`calibration.table.resolve_statistic`).
+    their lower quartile ``q1`` or their trimmed ``mean``; ``auto``: the mean at 1
+    thread, the median above, :func:`calibration.statistic.resolve_statistic`).
 
     Per thread count ``n``: measure the fit and hold-out corpora with ``n`` intra-op
     threads, fit the preset (``device``, ``device_for(device, n)`` for ``n`` > 1),

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from calibration.reference import contended
+from calibration.statistic import STATISTIC_WORDS
 from calibration.table import is_sweep
 from calibration.validate import WITHIN, error_stats
 
@@ -169,7 +170,7 @@ def holdout_section(result: ThreadResult) -> list[str]:
         "",
         f"Measured {prov.get('date', '?')} on {prov.get('host', '?')}, "
         f"{prov.get('runtime', '?')} ({prov.get('notes', '')}). Each time is the "
-        f"{'lower quartile' if prov.get('statistic') == 'q1' else 'median'} of its runs.",
+        f"{STATISTIC_WORDS.get(prov.get('statistic', 'median'), 'median')} of its runs.",
         "",
         f"**Held-out real architectures: {e2e['n']}; end to end MAPE {e2e['mape']:.1f} %, "
         f"within ±10 %: {_share(e2e)}. Kernels: {kernels['n']}, MAPE {kernels['mape']:.1f} %, "

@@ -17,6 +17,12 @@ from typing import Any
 
 import pandas as pd
 
+from calibration.statistic import (
+    MEAN,
+    Q1,
+    STATISTIC_COLUMNS,
+    STATISTICS,
+)
 from simulator.errors import SocsimError
 from simulator.graph.model import DTYPE_BYTES, OP_KINDS
 from simulator.hardware.kernel_features import FEATURES, feature_column
@@ -47,36 +53,7 @@ FEATURE_COLUMNS: tuple[str, ...] = tuple(feature_column(name) for name in FEATUR
 #: Optional column: 1 when the op reads only graph inputs or writes a graph output (its
 #: tensors are not in the caches the way a layer's inside a network are), 0 inside.
 BOUNDARY = "boundary"
-#: Optional column: the lower quartile of the runs' times (s).
-Q1 = "q1_s"
-OPTIONAL_COLUMNS: tuple[str, ...] = (Q1, BOUNDARY, *FEATURE_COLUMNS)
-#: What a step takes as a row's time: the median of the runs, or their lower quartile
-#: (``q1_s``; robust to runs that other processes slowed down, which only add time).
-STATISTICS = ("median", "q1")
-#: What ``--statistic`` accepts: a statistic, or ``auto`` (:func:`resolve_statistic`).
-STATISTIC_CHOICES = ("auto", *STATISTICS)
-
-
-def resolve_statistic(statistic: str, threads: int) -> str:
-    """The statistic a table measured at ``threads`` intra-op threads is fitted with.
-
-    ``auto`` (the default) is the median at one thread and the lower quartile above:
-    two idle ``calibrate all`` runs (docs/calibration.md, "Stability and noise") gave
-    2-thread predictions within 3.0 % of each other with ``q1`` against 9.7 % with the
-    median, and 1-thread ones within 5.3 % with the median against 7.1 % with ``q1``.
-
-    Raises
-    ------
-    ValueError
-        On a statistic not in :data:`STATISTIC_CHOICES` or threads < 1.
-    """
-    if statistic not in STATISTIC_CHOICES:
-        raise ValueError(f"statistic must be one of {STATISTIC_CHOICES}, got {statistic!r}")
-    if threads < 1:
-        raise ValueError(f"threads must be >= 1, got {threads}")
-    if statistic != "auto":
-        return statistic
-    return "median" if threads == 1 else "q1"
+OPTIONAL_COLUMNS: tuple[str, ...] = (Q1, MEAN, BOUNDARY, *FEATURE_COLUMNS)
 
 
 LEVELS = ("op", "model", "micro")
@@ -208,14 +185,16 @@ def read_provenance(path: Path) -> Provenance | None:
 def read_table(path: Path, statistic: str = "median") -> pd.DataFrame:
     """Read and check a measurement table written by :func:`write_table`.
 
-    With ``statistic = "q1"`` the ``median_s`` column holds each row's lower quartile
-    (``q1_s``) instead, so every later step uses it; the table must have ``q1_s``.
+    With ``statistic = "q1"`` (``"mean"``) the ``median_s`` column holds each row's lower
+    quartile ``q1_s`` (trimmed mean ``mean_s``) instead, so every later step uses it; the
+    table must have that column.
 
     Raises
     ------
     MeasurementError
         Naming the file, line and column of a missing column, a bad level or kind, or a
-        negative / non-numeric number; an unknown statistic, or ``q1`` without ``q1_s``.
+        negative / non-numeric number; an unknown statistic, or ``q1`` / ``mean``
+        without its column.
     """
     name = str(path)
     if statistic not in STATISTICS:
@@ -267,12 +246,14 @@ def read_table(path: Path, statistic: str = "median") -> pd.DataFrame:
         if column in frame.columns:  # empty: the op lacks the feature / not known
             frame[column] = pd.to_numeric(frame[column], errors="coerce")
     frame = frame.astype({"flops": float, "bytes": float, "median_s": float, "iqr_s": float})
-    if statistic == "q1":
-        if Q1 not in frame.columns or frame[Q1].isna().any():
+    source = STATISTIC_COLUMNS.get(statistic)
+    if source is not None:
+        if source not in frame.columns or frame[source].isna().any():
             raise MeasurementError(
-                name, f"statistic 'q1' needs a '{Q1}' value in every row (measure again)"
+                name,
+                f"statistic '{statistic}' needs a '{source}' value in every row (measure again)",
             )
-        frame["median_s"] = frame[Q1]
+        frame["median_s"] = frame[source]
     return frame
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from calibration.predictor_context import MIN_REFERENCE_S, apply_context, context_factors
 from calibration.predictor_synth import synthetic_table
-from calibration.table import resolve_statistic
+from calibration.statistic import resolve_statistic
 
 
 def _rows(model: str, kind: str, ratios, flops_per_byte: float) -> list[dict]:
@@ -126,8 +126,8 @@ def _mean_prediction(artifact, table) -> float:
 
 @pytest.mark.parametrize(
     ("statistic", "threads", "expected"),
-    [("auto", 1, "median"), ("auto", 2, "q1"), ("auto", 8, "q1"), ("q1", 1, "q1"),
-     ("median", 2, "median")],
+    [("auto", 1, "mean"), ("auto", 2, "median"), ("auto", 8, "median"), ("q1", 1, "q1"),
+     ("median", 2, "median"), ("mean", 2, "mean")],
 )  # fmt: skip
 def test_resolve_statistic(statistic, threads, expected):
     assert resolve_statistic(statistic, threads) == expected
@@ -135,7 +135,7 @@ def test_resolve_statistic(statistic, threads, expected):
 
 def test_resolve_statistic_refuses_bad_input():
     with pytest.raises(ValueError, match="one of"):
-        resolve_statistic("mean", 1)
+        resolve_statistic("mode", 1)
     with pytest.raises(ValueError, match="threads"):
         resolve_statistic("auto", 0)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import given, settings
@@ -150,12 +151,12 @@ def test_compare_cli_exit_status_and_docs(tmp_path, capsys):
     assert "no folder" in capsys.readouterr().err
 
 
-def test_time_stats_and_the_q1_statistic(tmp_path):
+def test_time_stats_and_the_q1_and_mean_statistics(tmp_path):
     from calibration.ortrun import time_stats
     from calibration.table import MeasurementError, make_table, read_table, write_table
 
     stats = time_stats([1.0, 2.0, 3.0, 4.0, 5.0])  # numpy's linear quartiles: 2 and 4
-    assert stats == {"median_s": 3.0, "iqr_s": 2.0, "q1_s": 2.0}
+    assert stats == {"median_s": 3.0, "iqr_s": 2.0, "q1_s": 2.0, "mean_s": 3.0}
     row = {
         "level": "op",
         "model": "m",
@@ -174,11 +175,38 @@ def test_time_stats_and_the_q1_statistic(tmp_path):
     write_table(make_table([row]), path)
     assert read_table(path)["median_s"].iloc[0] == 3.0
     assert read_table(path, "q1")["median_s"].iloc[0] == 2.0
-    write_table(make_table([{k: v for k, v in row.items() if k != "q1_s"}]), path)
+    assert read_table(path, "mean")["median_s"].iloc[0] == 3.0
+    write_table(make_table([{k: v for k, v in row.items() if k not in ("q1_s", "mean_s")}]), path)
     with pytest.raises(MeasurementError, match="needs a 'q1_s'"):
         read_table(path, "q1")
-    with pytest.raises(MeasurementError, match="statistic must be one of"):
+    with pytest.raises(MeasurementError, match="needs a 'mean_s'"):
         read_table(path, "mean")
+    with pytest.raises(MeasurementError, match="statistic must be one of"):
+        read_table(path, "mode")
+
+
+def test_trimmed_mean_cuts_a_tenth_at_each_end_and_adds_up_over_kernels():
+    from calibration.ortrun import binned_time_stats, trimmed_mean
+
+    # ten runs: the lowest (1) and the highest (a preempted 100) are cut: mean of 2..9
+    assert trimmed_mean([5.0, 1.0, 2.0, 3.0, 4.0, 100.0, 6.0, 7.0, 8.0, 9.0]) == 5.5
+    assert trimmed_mean([2.0, 4.0], trim=0.0) == 3.0
+    with pytest.raises(ValueError, match="trim"):
+        trimmed_mean([1.0], trim=0.5)
+    with pytest.raises(ValueError, match="no readings"):
+        trimmed_mean([])
+    # a core that flips between 1x and 1.5x: two kernels of 10 and 20 us, each run in
+    # one mode, 40 % of runs slow. The medians sit in the fast mode (30 us together),
+    # the means at 1.2x (36 us), as the model's own runs average (no run cut: trim 0)
+    slow = [False] * 6 + [True] * 4
+    a = [10.0 * (1.5 if s else 1.0) for s in slow]
+    b = [20.0 * (1.5 if s else 1.0) for s in slow]
+    model = [x + y for x, y in zip(a, b, strict=True)]
+    assert (np.median(a), np.median(b)) == (10.0, 20.0)
+    assert trimmed_mean(a, 0.0) + trimmed_mean(b, 0.0) == pytest.approx(trimmed_mean(model, 0.0))
+    assert trimmed_mean(model, 0.0) == pytest.approx(36.0)
+    # the profiler's whole microseconds: a reading d stands for [d, d + 1 us)
+    assert binned_time_stats([3e-6] * 10)["mean_s"] == pytest.approx(3.5e-6)
 
 
 def test_compare_reports_lower_quartiles(tmp_path):
@@ -355,3 +383,34 @@ def test_the_optimised_graph_comes_from_a_session_of_its_own(tmp_path):
     graph = onnx.load(str(optimized), load_external_data=False).graph
     assert [n.op_type for n in graph.node] == ["FusedConv"]
     assert (tmp_path / "m.ort_extended.onnx.data").stat().st_size >= 8 * 32 * 9 * 4
+
+
+def test_the_optimised_graph_is_saved_once_per_model_file_and_runtime(tmp_path):
+    """The second thread count (and a second run in the same folder) reuses the graph;
+    a changed model file, or a key that is missing or not ours, saves it again."""
+    import json
+    import os
+
+    from calibration.onnxbuild import Builder
+    from calibration.ortrun import save_optimized_graph
+
+    b = Builder(seed=0)
+    b.relu(b.conv(b.input([1, 8, 16, 16]), 8, 32, 3))
+    source = tmp_path / "m.onnx"
+    source.write_bytes(b.model("m").SerializeToString())
+    optimized = tmp_path / "m.ort_extended.onnx"
+    key = tmp_path / "m.ort_extended.onnx.key.json"
+    save_optimized_graph(source, optimized, threads=1)
+    assert json.loads(key.read_text())["bytes"] == source.stat().st_size
+    optimized.write_bytes(b"marker")  # reused as is: not written again
+    save_optimized_graph(source, optimized, threads=2)
+    assert optimized.read_bytes() == b"marker"
+    stat = source.stat()  # the model file changed (a rebuilt corpus): saved again
+    os.utime(source, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
+    save_optimized_graph(source, optimized, threads=1)
+    assert optimized.read_bytes() != b"marker"
+    optimized.write_bytes(b"marker")
+    key.write_text("{not json")  # a damaged key: saved again
+    save_optimized_graph(source, optimized, threads=1)
+    assert optimized.read_bytes() != b"marker"
+    assert json.loads(key.read_text())["mtime_ns"] == source.stat().st_mtime_ns
