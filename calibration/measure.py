@@ -16,7 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-from calibration.ortrun import ModelRun, RunSettings, binned_time_stats, run_models, time_stats
+from calibration.ortrun import ModelRun, RunSettings, run_models
+from calibration.runstats import binned_time_stats, time_stats
 from calibration.table import Provenance
 from simulator.errors import SocsimError
 from simulator.graph.model import ModelGraph

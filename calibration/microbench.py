@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from calibration.ortrun import RunSettings, binned_time_stats, run_models
+from calibration.ortrun import RunSettings, run_models
+from calibration.runstats import binned_time_stats
 
 if TYPE_CHECKING:  # the builders import onnx when they run
     import onnx

@@ -52,7 +52,7 @@ MIN_REFERENCE_ROWS = 5
 MEMORY_BOUND_FLOP_PER_BYTE = 1.0
 #: Reference rows faster than this (s) are not evidence: ORT's profiler times kernels
 #: in whole microseconds, so a 4 µs kernel's time is uncertain by ±0.5 µs (±12 %) even
-#: read as grouped data (:func:`calibration.ortrun.binned_time_stats`; by up to 25 %
+#: read as grouped data (:func:`calibration.runstats.binned_time_stats`; by up to 25 %
 #: before 2026-12-07). The zoo's only reshapes are six 2-5 µs Flattens, which gave
 #: reshape factors from 1.13 to 1.62 between runs, scaling every sweep reshape (views
 #: and copies).

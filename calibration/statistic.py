@@ -11,7 +11,7 @@ from types import MappingProxyType
 #: Optional column: the lower quartile of the runs' times (s).
 Q1 = "q1_s"
 #: Optional column: the trimmed mean of the runs' times (s;
-#: :func:`calibration.ortrun.trimmed_mean`).
+#: :func:`calibration.runstats.trimmed_mean`).
 MEAN = "mean_s"
 #: What a step takes as a row's time: the median of the runs, their lower quartile
 #: (``q1_s``; robust to runs that other processes slowed down, which only add time), or

@@ -152,7 +152,7 @@ def test_compare_cli_exit_status_and_docs(tmp_path, capsys):
 
 
 def test_time_stats_and_the_q1_and_mean_statistics(tmp_path):
-    from calibration.ortrun import time_stats
+    from calibration.runstats import time_stats
     from calibration.table import MeasurementError, make_table, read_table, write_table
 
     stats = time_stats([1.0, 2.0, 3.0, 4.0, 5.0])  # numpy's linear quartiles: 2 and 4
@@ -186,7 +186,7 @@ def test_time_stats_and_the_q1_and_mean_statistics(tmp_path):
 
 
 def test_trimmed_mean_cuts_a_tenth_at_each_end_and_adds_up_over_kernels():
-    from calibration.ortrun import binned_time_stats, trimmed_mean
+    from calibration.runstats import binned_time_stats, trimmed_mean
 
     # ten runs: the lowest (1) and the highest (a preempted 100) are cut: mean of 2..9
     assert trimmed_mean([5.0, 1.0, 2.0, 3.0, 4.0, 100.0, 6.0, 7.0, 8.0, 9.0]) == 5.5
@@ -296,7 +296,7 @@ def test_warning_summary_names_every_category():
 
 def test_binned_time_stats_by_hand():
     """Whole-µs readings as grouped data: each reading d stands for [d, d + 1) µs."""
-    from calibration.ortrun import binned_time_stats
+    from calibration.runstats import binned_time_stats
 
     # every run read 3 µs: the kernel took 3 to 4 µs; quartiles at 1/4, 1/2, 3/4 of the bin
     stats = binned_time_stats([3e-6] * 8)
@@ -321,7 +321,7 @@ def test_binned_quartiles_split_the_readings_intervals(readings_us):
     """A reading d stands for [d, d + 1) µs: at most a quarter (half) of those intervals lie
     wholly below the lower quartile (median) and at most three quarters (half) wholly
     above; each lies between its middle readings and one step above them."""
-    from calibration.ortrun import binned_time_stats
+    from calibration.runstats import binned_time_stats
 
     n = len(readings_us)
     ordered = sorted(readings_us)
