@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from calibration.ortrun import ModelRun, RunSettings, run_models
-from calibration.runstats import binned_time_stats, time_stats
+from calibration.runstats import binned_time_stats, half_stats, time_stats
 from calibration.table import Provenance
 from simulator.errors import SocsimError
 from simulator.graph.model import ModelGraph
@@ -98,6 +98,7 @@ def model_rows(model: str, run: ModelRun, graph: ModelGraph, threads: int) -> li
                 "flops": op.flops,
                 "bytes": float(op.bytes_moved),
                 **times,
+                **half_stats(node.times_s, binned_time_stats),
                 "runs": len(node.times_s),
                 "threads": threads,
                 "parallel_fraction": op.parallel_fraction,
@@ -124,6 +125,7 @@ def model_rows(model: str, run: ModelRun, graph: ModelGraph, threads: int) -> li
             "flops": graph.total_flops,
             "bytes": float(sum(op.bytes_moved for op in graph)),
             **time_stats(run.e2e_s),
+            **half_stats(run.e2e_s),
             "runs": len(run.e2e_s),
             "threads": threads,
         }

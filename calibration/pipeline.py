@@ -39,9 +39,10 @@ from calibration.report import (
     single_markdown,
     splice_report,
 )
-from calibration.statistic import STATISTIC_COLUMNS, resolve_statistic
+from calibration.statistic import resolve_statistic, statistic_column
 from calibration.table import (
     Provenance,
+    half_repeatability,
     make_table,
     read_provenance,
     read_table,
@@ -186,7 +187,7 @@ def fit_file(
         plain = read_table(measurements)
         threads = prov.threads if prov else int(plain["threads"].max())
         statistic = resolve_statistic(statistic, threads)
-        if STATISTIC_COLUMNS.get(statistic, "median_s") not in plain.columns:
+        if statistic_column(statistic) not in plain.columns:
             # a table imported from another tool (import-csv) has one time per row
             statistic = "median"
     table = read_table(measurements, statistic)
@@ -322,6 +323,16 @@ def run_all(
             )
         target, node = device_for(device, n), node_for(n)
         extra = {}
+        halves = half_repeatability(read_table(layout.fit_csv))
+        if halves:  # tables measured before the half columns existed have none
+            shares = ", ".join(f"{s} {share:.0%}" for s, share in halves.items())
+            stage(
+                f"the run's two halves measured the fit kernels within ±10 % of each "
+                f"other: {shares} (fitted with: {stat})"
+            )
+            extra["half_repeatability"] = ", ".join(
+                f"{s}={share:.3f}" for s, share in halves.items()
+            )
         if n > 1 and 1 in threads:
             fractions = parallel_fractions(
                 read_table(Layout(out, 1).fit_csv, stat),

@@ -6,7 +6,11 @@ Which of them a fit uses is :mod:`calibration.statistic`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
+
+from calibration.statistic import HALF_COLUMNS, statistic_column
 
 #: The ORT profiler's time step: it truncates each kernel's ``dur`` to whole
 #: microseconds (``duration_cast<microseconds>`` in ``TimeDiffMicroSeconds``).
@@ -87,3 +91,28 @@ def trimmed_mean(values, trim: float = TRIM) -> float:
         raise ValueError("no readings")
     cut = int(np.floor(trim * ordered.size))
     return float(ordered[cut : ordered.size - cut].mean())
+
+
+#: Fewest runs a half needs for :func:`half_stats` to give its statistics.
+HALF_MIN_RUNS = 4
+
+
+def half_stats(values, stats: Callable[..., dict[str, float]] = time_stats) -> dict[str, float]:
+    """Each statistic of :data:`~calibration.statistic.STATISTICS` over the first and
+    over the second half of ``values`` (runs in the order they were timed: the earlier
+    rounds, then the later), by ``stats`` (:func:`time_stats`, or
+    :func:`binned_time_stats` for the profiler's readings); NaN when a half has fewer
+    than :data:`HALF_MIN_RUNS` runs.
+
+    How far a statistic's two halves agree over many rows tells how well it repeats on
+    this host within one run (docs/calibration.md, "A core that flips").
+    """
+    values = list(values)
+    middle = len(values) // 2
+    halves = (values[:middle], values[middle:])
+    out = {}
+    for statistic, columns in HALF_COLUMNS.items():
+        for half, column in zip(halves, columns, strict=True):
+            ok = len(half) >= HALF_MIN_RUNS
+            out[column] = stats(half)[statistic_column(statistic)] if ok else float("nan")
+    return out

@@ -26,6 +26,14 @@ STATISTIC_WORDS = MappingProxyType(
 STATISTIC_COLUMNS = MappingProxyType({"q1": Q1, "mean": MEAN})
 #: What ``--statistic`` accepts: a statistic, or ``auto`` (:func:`resolve_statistic`).
 STATISTIC_CHOICES = ("auto", *STATISTICS)
+#: Optional columns: each statistic of the first and of the second half of a row's runs
+#: (in the order they were timed), for how well it repeats within one run.
+HALF_COLUMNS = MappingProxyType({s: (f"{s}_h1_s", f"{s}_h2_s") for s in STATISTICS})
+
+
+def statistic_column(statistic: str) -> str:
+    """The table column holding ``statistic`` (``median_s`` for the median)."""
+    return STATISTIC_COLUMNS.get(statistic, "median_s")
 
 
 #: What ``auto`` means, for help texts.

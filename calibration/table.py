@@ -18,10 +18,11 @@ from typing import Any
 import pandas as pd
 
 from calibration.statistic import (
+    HALF_COLUMNS,
     MEAN,
     Q1,
-    STATISTIC_COLUMNS,
     STATISTICS,
+    statistic_column,
 )
 from simulator.errors import SocsimError
 from simulator.graph.model import DTYPE_BYTES, OP_KINDS
@@ -53,7 +54,13 @@ FEATURE_COLUMNS: tuple[str, ...] = tuple(feature_column(name) for name in FEATUR
 #: Optional column: 1 when the op reads only graph inputs or writes a graph output (its
 #: tensors are not in the caches the way a layer's inside a network are), 0 inside.
 BOUNDARY = "boundary"
-OPTIONAL_COLUMNS: tuple[str, ...] = (Q1, MEAN, BOUNDARY, *FEATURE_COLUMNS)
+OPTIONAL_COLUMNS: tuple[str, ...] = (
+    Q1,
+    MEAN,
+    *(c for pair in HALF_COLUMNS.values() for c in pair),
+    BOUNDARY,
+    *FEATURE_COLUMNS,
+)
 
 
 LEVELS = ("op", "model", "micro")
@@ -246,8 +253,8 @@ def read_table(path: Path, statistic: str = "median") -> pd.DataFrame:
         if column in frame.columns:  # empty: the op lacks the feature / not known
             frame[column] = pd.to_numeric(frame[column], errors="coerce")
     frame = frame.astype({"flops": float, "bytes": float, "median_s": float, "iqr_s": float})
-    source = STATISTIC_COLUMNS.get(statistic)
-    if source is not None:
+    source = statistic_column(statistic)
+    if source != "median_s":
         if source not in frame.columns or frame[source].isna().any():
             raise MeasurementError(
                 name,
@@ -278,3 +285,20 @@ def network_rows(op_rows: pd.DataFrame) -> pd.DataFrame:
     edge = op_rows[BOUNDARY].fillna(0) >= 0.5
     inside_kinds = set(op_rows.loc[~edge, "kind"])
     return op_rows[~edge | ~op_rows["kind"].isin(inside_kinds)]
+
+
+def half_repeatability(op_rows: pd.DataFrame, within: float = 0.10) -> dict[str, float]:
+    """Per statistic, the share of the in-network op rows (:func:`network_rows`) whose
+    two halves of runs (:data:`~calibration.statistic.HALF_COLUMNS`) agree within
+    ``within`` of each other; only rows with both halves, and only statistics whose
+    columns the table has (empty for a table without them)."""
+    rows = network_rows(op_rows[op_rows["level"] == "op"]) if len(op_rows) else op_rows
+    out = {}
+    for statistic, (first, second) in HALF_COLUMNS.items():
+        if first not in rows.columns or second not in rows.columns:
+            continue
+        pair = rows[[first, second]].dropna()
+        pair = pair[pair[first] > 0]
+        if len(pair):
+            out[statistic] = float(((pair[second] / pair[first] - 1).abs() <= within).mean())
+    return out

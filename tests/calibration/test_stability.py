@@ -414,3 +414,45 @@ def test_the_optimised_graph_is_saved_once_per_model_file_and_runtime(tmp_path):
     save_optimized_graph(source, optimized, threads=1)
     assert optimized.read_bytes() != b"marker"
     assert json.loads(key.read_text())["mtime_ns"] == source.stat().st_mtime_ns
+
+
+def test_half_stats_split_the_runs_in_the_order_they_were_timed():
+    from calibration.runstats import binned_time_stats, half_stats
+
+    # eight runs: the first four fast (1 s), the last four slow (2 s)
+    halves = half_stats([1.0] * 4 + [2.0] * 4)
+    assert (halves["median_h1_s"], halves["median_h2_s"]) == (1.0, 2.0)
+    assert (halves["q1_h1_s"], halves["mean_h2_s"]) == (1.0, 2.0)
+    # the profiler's whole microseconds: each half read as grouped data
+    binned = half_stats([3e-6] * 4 + [5e-6] * 4, binned_time_stats)
+    assert binned["mean_h1_s"] == pytest.approx(3.5e-6)
+    assert binned["median_h2_s"] == pytest.approx(5.5e-6)
+    # fewer than four runs in a half: no statistic for it (seven runs: 3 and 4)
+    assert all(math.isnan(v) for v in half_stats([1.0] * 6).values())
+    seven = half_stats([1.0] * 7)
+    assert math.isnan(seven["mean_h1_s"]) and seven["mean_h2_s"] == 1.0
+
+
+def test_half_repeatability_counts_in_network_kernels_whose_halves_agree():
+    from calibration.table import half_repeatability
+
+    def row(h1, h2, boundary=0, level="op"):
+        cells = {"level": level, "kind": "conv", "boundary": boundary}
+        for s in ("median", "q1", "mean"):
+            cells[f"{s}_h1_s"], cells[f"{s}_h2_s"] = h1[s], h2[s]
+        return cells
+
+    same = {"median": 1.0, "q1": 1.0, "mean": 1.0}
+    rows = pd.DataFrame(
+        [
+            # the median jumped between modes (1 -> 1.5), the mean moved 5 %
+            row(same, {"median": 1.5, "q1": 1.0, "mean": 1.05}),
+            row(same, {"median": 1.5, "q1": 1.2, "mean": 1.05}),
+            row(same, same),
+            row(same, {"median": 9.0, "q1": 9.0, "mean": 9.0}, boundary=1),  # left out
+            row(same, {"median": 9.0, "q1": 9.0, "mean": 9.0}, level="model"),  # left out
+        ]
+    )
+    shares = half_repeatability(rows)
+    assert shares == pytest.approx({"median": 1 / 3, "q1": 2 / 3, "mean": 1.0})
+    assert half_repeatability(rows.drop(columns=["mean_h1_s"])).keys() == {"median", "q1"}
