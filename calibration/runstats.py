@@ -10,13 +10,11 @@ from collections.abc import Callable
 
 import numpy as np
 
-from calibration.statistic import HALF_COLUMNS, statistic_column
+from calibration.statistic import HALF_COLUMNS, TRIM, statistic_column
 
 #: The ORT profiler's time step: it truncates each kernel's ``dur`` to whole
 #: microseconds (``duration_cast<microseconds>`` in ``TimeDiffMicroSeconds``).
 PROFILE_QUANTUM_S = 1e-6
-#: Share of the runs :func:`trimmed_mean` cuts at each end.
-TRIM = 0.1
 
 
 def binned_time_stats(values, quantum_s: float = PROFILE_QUANTUM_S) -> dict[str, float]:
@@ -109,10 +107,9 @@ def half_stats(values, stats: Callable[..., dict[str, float]] = time_stats) -> d
     """
     values = list(values)
     middle = len(values) // 2
-    halves = (values[:middle], values[middle:])
     out = {}
-    for statistic, columns in HALF_COLUMNS.items():
-        for half, column in zip(halves, columns, strict=True):
-            ok = len(half) >= HALF_MIN_RUNS
-            out[column] = stats(half)[statistic_column(statistic)] if ok else float("nan")
+    for index, half in enumerate((values[:middle], values[middle:])):
+        got = stats(half) if len(half) >= HALF_MIN_RUNS else None
+        for statistic, columns in HALF_COLUMNS.items():
+            out[columns[index]] = got[statistic_column(statistic)] if got else float("nan")
     return out

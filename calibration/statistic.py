@@ -8,6 +8,10 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
+#: Share of the runs the trimmed mean cuts at each end
+#: (:func:`calibration.runstats.trimmed_mean`).
+TRIM = 0.1
+
 #: Optional column: the lower quartile of the runs' times (s).
 Q1 = "q1_s"
 #: Optional column: the trimmed mean of the runs' times (s;
@@ -20,7 +24,11 @@ MEAN = "mean_s"
 STATISTICS = ("median", "q1", "mean")
 #: Each statistic in words ("each time is the ... of its runs").
 STATISTIC_WORDS = MappingProxyType(
-    {"median": "median", "q1": "lower quartile", "mean": "trimmed mean (a tenth cut at each end)"}
+    {
+        "median": "median",
+        "q1": "lower quartile",
+        "mean": f"trimmed mean ({TRIM * 100:.0f} % cut at each end)",
+    }
 )
 #: The column each statistic but the median reads.
 STATISTIC_COLUMNS = MappingProxyType({"q1": Q1, "mean": MEAN})
