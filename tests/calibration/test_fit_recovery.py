@@ -307,3 +307,19 @@ def test_a_hand_edited_runtime_scale_is_a_clear_error(tmp_path, value):
         SocsimError, match=rf"host_cpu.yaml: '# calibration.runtime_scale: {value}' must"
     ):
         calibration_number(device, read_calibration_comments(device), "runtime_scale", 1.0, 1e-3)
+
+
+def test_the_fit_costs_each_distinct_op_once():
+    from calibration.fit import _distinct_ops
+    from simulator.graph.model import Op
+
+    ops = [
+        Op("a", "conv", flops=1e6, input_elems=100),
+        Op("b", "conv", flops=1e6, input_elems=100),  # same op as a, another name
+        Op("c", "conv", flops=1e6, input_elems=101),
+        Op("d", "pool", flops=1e6, input_elems=100),
+        Op("e", "conv", flops=1e6, input_elems=100, parallel_fraction=0.5),
+    ]
+    distinct, inverse = _distinct_ops(ops)
+    assert [op.name for op in distinct] == ["a", "c", "d", "e"]
+    assert inverse.tolist() == [0, 0, 1, 2, 3]
