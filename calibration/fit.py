@@ -242,7 +242,7 @@ def fit_kernels(op_rows: pd.DataFrame, rates: HostRates) -> tuple[dict, float, f
         )
     records = op_rows.to_dict("records")
     ops = [row_op(r, i) for i, r in enumerate(records)]
-    # rows with the same op (kind, dtype, FLOPs, bytes, parallel fraction) cost the same:
+    # rows with the same op (all but its name) cost the same:
     # the residuals cost each distinct op once (1,624 rows, 1,013 ops on 2026-12-07),
     # as the finite-difference Jacobian calls them hundreds of times
     distinct, inverse = _distinct_ops(ops)
@@ -292,12 +292,12 @@ def fit_kernels(op_rows: pd.DataFrame, rates: HostRates) -> tuple[dict, float, f
 
 
 def _distinct_ops(ops: Sequence[Op]) -> tuple[list[Op], np.ndarray]:
-    """The ops that differ in what costs them, and each op's index among those."""
-    index: dict[tuple, int] = {}
+    """The ops that differ in anything but their name, and each op's index among those."""
+    index: dict[Op, int] = {}
     distinct: list[Op] = []
     inverse = np.empty(len(ops), dtype=np.intp)
     for i, op in enumerate(ops):
-        key = (op.kind, op.dtype, op.flops, op.input_elems, op.parallel_fraction)
+        key = dataclasses.replace(op, name="op")  # the name costs nothing
         if key not in index:
             index[key] = len(distinct)
             distinct.append(op)

@@ -292,7 +292,7 @@ def half_repeatability(op_rows: pd.DataFrame, within: float = 0.10) -> dict[str,
     two halves of runs (:data:`~calibration.statistic.HALF_COLUMNS`) agree within
     ``within`` of each other; only rows with both halves, and only statistics whose
     columns the table has (empty for a table without them)."""
-    rows = network_rows(op_rows[op_rows["level"] == "op"]) if len(op_rows) else op_rows
+    rows = network_rows(op_rows[op_rows["level"] == "op"])
     out = {}
     for statistic, (first, second) in HALF_COLUMNS.items():
         if first not in rows.columns or second not in rows.columns:

@@ -189,10 +189,11 @@ def infer(model: onnx.ModelProto, label: str) -> onnx.ModelProto:
     """ONNX shape inference, strict; its failures become :class:`ModelError`.
 
     ONNX's inference serializes the whole model into C++ and parses the result back,
-    weights included: VGG-19's 575 MB took 7.6 s that way. A graph without subgraphs
-    or functions is inferred with its weights' bytes set aside and gets the inferred
-    shapes (its ``value_info`` and outputs) back: 0.9 s, the same model out
-    (2026-12-07). The weights are put back whatever happens.
+    weights included: VGG-19's 575 MB took 2.9-7.6 s that way. A graph without
+    subgraphs or functions is inferred with its weights' bytes set aside and gets the
+    inferred shapes (its ``value_info`` and outputs) back: 0.9-1.1 s, the same model out
+    (2026-12-07/08, four tries each, a freshly loaded model). The weights are put back
+    whatever happens.
     """
     if model.functions or any(
         a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
