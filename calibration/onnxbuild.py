@@ -13,19 +13,10 @@ from typing import Any
 
 import numpy as np
 
+from simulator.graph.onnx_export import seeded_weight, shape_only
+
 OPSET = 17
 IR_VERSION = 8  # readable by every onnxruntime >= 1.16
-#: Distinct random values per weight tensor (larger tensors repeat them; fast to build).
-WEIGHT_BLOCK = 1 << 16
-
-
-def shape_only(name: str, shape: tuple[int, ...]):
-    """An fp32 initialiser with a shape and no values (see ``Builder(weights=False)``)."""
-    from onnx import TensorProto
-
-    tensor = TensorProto(name=name, data_type=TensorProto.FLOAT)
-    tensor.dims.extend(shape)
-    return tensor
 
 
 class Builder:
@@ -61,19 +52,13 @@ class Builder:
 
     def weight(self, shape: tuple[int, ...], scale: float | None = None) -> str:
         """A He-initialised fp32 initialiser of ``shape`` (or of std ``scale``)."""
-        from onnx import numpy_helper
-
         fan_in = int(np.prod(shape[1:])) if len(shape) > 1 else int(shape[0])
         std = scale if scale is not None else (2.0 / max(fan_in, 1)) ** 0.5
         name = self.name("w")
         if not self.weights:
             self.inits.append(shape_only(name, shape))
             return name
-        size = int(np.prod(shape))
-        # timing does not depend on the values: a large tensor repeats a seeded block
-        block = self.rng.standard_normal(min(size, WEIGHT_BLOCK), dtype=np.float32)
-        values = (np.resize(block, shape) * np.float32(std)).astype(np.float32)
-        self.inits.append(numpy_helper.from_array(values, name))
+        self.inits.append(seeded_weight(self.rng, name, tuple(shape), std))
         return name
 
     def const(self, values: Any, dtype: Any = np.float32) -> str:

@@ -1,8 +1,7 @@
 """Running ONNX models with onnxruntime on the host CPU: per-node profiles, end-to-end times.
 
-Sessions are pinned: ``intra_op_num_threads`` as asked, one inter-op thread, sequential
-execution, ``ORT_ENABLE_EXTENDED`` graph optimisation (the fusions ORT applies on CPU;
-the optimised graph is saved so its nodes can be costed one by one). The profile JSON
+Sessions are pinned and their optimised graphs saved by :mod:`calibration.ortsession`
+(so the nodes ORT runs can be costed one by one). The profile JSON
 (Chrome trace format) has one ``Node`` event per kernel per run, named
 ``<node>_kernel_time`` with ``dur`` in microseconds and ``args.op_name``.
 """
@@ -12,6 +11,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from calibration.ortsession import save_optimized_graph, session_options
 from calibration.quiet import wait_until_quiet
 from calibration.run_budget import MIN_RUNS
 from simulator.errors import SocsimError
@@ -124,79 +125,6 @@ class ModelRun:
     extra: Mapping[str, str] = field(default_factory=dict)
 
 
-def session_options(threads: int, optimized_path: Path | None = None, profile_prefix: str = ""):
-    """The pinned :class:`onnxruntime.SessionOptions` (see the module docstring)."""
-    import onnxruntime as ort
-
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = threads
-    options.inter_op_num_threads = 1
-    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
-    if optimized_path is not None:
-        options.optimized_model_filepath = str(optimized_path)
-        # weights beside it, not inside: VGG-class graphs pass protobuf's 2 GB limit and
-        # socsim's ONNX file bound, and the importer needs only the small tensors
-        options.add_session_config_entry(
-            "session.optimized_model_external_initializers_file_name",
-            f"{Path(optimized_path).name}.data",
-        )
-        options.add_session_config_entry(
-            "session.optimized_model_external_initializers_min_size_in_bytes", "4096"
-        )
-    if profile_prefix:
-        options.enable_profiling = True
-        options.profile_file_prefix = profile_prefix
-    return options
-
-
-def save_optimized_graph(path: Path, optimized_path: Path, threads: int) -> None:
-    """Have ORT write the graph it runs (its fusions applied) to ``optimized_path``, from a
-    session of its own that is dropped at once; nothing when the file there was written
-    from this same model file by this same onnxruntime (:func:`_graph_key`).
-
-    A session that saves its optimised graph keeps every initializer besides the packed
-    weights it runs on: ``sweep_fc_0`` (618 MB of weights) held 1.24 GB resident with the
-    save and 0.70 GB without (2026-12-07), and :func:`run_models` keeps every model
-    open. This session never runs, so it packs nothing.
-
-    The graph does not depend on the thread count: the 72 corpus models' graphs saved at
-    1 and at 2 threads had the same nodes, inputs, outputs and attributes (2026-12-07),
-    so the second thread count of ``calibrate all`` reuses the first's (27 s of saving
-    on this host).
-    """
-    import onnxruntime as ort
-
-    key_path = optimized_path.with_name(optimized_path.name + ".key.json")
-    key = _graph_key(path)
-    if optimized_path.exists() and key_path.exists():
-        try:
-            if json.loads(key_path.read_text()) == key:
-                return
-        except (OSError, ValueError):
-            pass  # unreadable: saved again below
-    key_path.unlink(missing_ok=True)  # a save cut short leaves no key behind
-    options = session_options(threads, optimized_path)
-    options.add_session_config_entry("session.disable_prepacking", "1")
-    ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
-    key_path.write_text(json.dumps(key))
-
-
-def _graph_key(path: Path) -> dict[str, Any]:
-    """What an optimised graph was saved from: the model file (resolved path, size,
-    modification time), onnxruntime's version and the optimisation level."""
-    import onnxruntime as ort
-
-    stat = Path(path).stat()
-    return {
-        "model": str(Path(path).resolve()),
-        "bytes": stat.st_size,
-        "mtime_ns": stat.st_mtime_ns,
-        "onnxruntime": ort.__version__,
-        "level": str(session_options(1).graph_optimization_level),
-    }
-
-
 def feeds(session, seed: int = 0) -> dict[str, np.ndarray]:
     """Seeded random inputs for every session input (symbolic dims taken as 1)."""
     rng = np.random.default_rng(seed)
@@ -280,38 +208,24 @@ def _no_wait() -> float:
     return 0.0
 
 
-def run_models(
+def _open_sessions(
     paths: Mapping[str, Path],
     settings: RunSettings,
     workdir: Path,
-    progress: Callable[[str], None] | None = None,
-    on_round: Callable[[int], None] | None = None,
-) -> dict[str, ModelRun]:
-    """Profile every model per node and time it end to end, interleaved in rounds.
-
-    ``on_round(r)`` is called at the start of round ``r`` (e.g. to time a reference
-    model, :class:`calibration.reference.Reference`).
-
-    Each model gets a profiled session (per-node kernel times) and, unless one run takes
-    longer than :data:`ONE_SESSION_S`, a plain one (end-to-end times by
-    ``settings.clock``; profiling adds per-kernel bookkeeping). The warm-up runs
-    estimate a run's time, which sets the model's timed runs
-    (:meth:`RunSettings.runs_for`). The timed runs are spread over ``settings.rounds``
-    rounds that visit every model in turn, so a burst of load from other processes
-    lands on many models a little instead of on one model entirely.
-    """
+    optimized: Mapping[str, Path],
+    progress: Callable[[str], None] | None,
+) -> dict[str, tuple[Any, ...]]:
+    """Every model's sessions, warmed up: name -> (profiled session, plain session or
+    None, inputs, optimised graph path, end-to-end times (empty), timed runs per round,
+    warm-up runs of the profiled session)."""
     import onnxruntime as ort
 
-    workdir.mkdir(parents=True, exist_ok=True)
     providers = ["CPUExecutionProvider"]
     clock = CLOCKS[settings.clock]
-    # name -> (profiled, plain, inputs, optimized path, node rows, counts, warm-up runs)
     sessions: dict[str, tuple[Any, ...]] = {}
     for i, (name, path) in enumerate(paths.items()):
         if progress:
             progress(f"loading {name} ({i + 1} of {len(paths)})")
-        optimized = workdir / f"{Path(path).stem}.ort_extended.onnx"
-        save_optimized_graph(Path(path), optimized, settings.threads)
         prefix = str(workdir / f"{Path(path).stem}.profile")
         profiled = ort.InferenceSession(
             str(path), session_options(settings.threads, profile_prefix=prefix), providers=providers
@@ -333,7 +247,46 @@ def run_models(
             for _ in range(settings.warmup):
                 plain.run(None, inputs)
         counts = _per_round(settings.runs_for(run_s), settings.rounds)
-        sessions[name] = (profiled, plain, inputs, optimized, [], counts, len(warm))
+        sessions[name] = (profiled, plain, inputs, optimized[name], [], counts, len(warm))
+    return sessions
+
+
+def run_models(
+    paths: Mapping[str, Path],
+    settings: RunSettings,
+    workdir: Path,
+    progress: Callable[[str], None] | None = None,
+    on_round: Callable[[int], None] | None = None,
+) -> dict[str, ModelRun]:
+    """Profile every model per node and time it end to end, interleaved in rounds.
+
+    ``on_round(r)`` is called at the start of round ``r`` (e.g. to time a reference
+    model, :class:`calibration.reference.Reference`).
+
+    Each model gets a profiled session (per-node kernel times) and, unless one run takes
+    longer than :data:`ONE_SESSION_S`, a plain one (end-to-end times by
+    ``settings.clock``; profiling adds per-kernel bookkeeping). The warm-up runs
+    estimate a run's time, which sets the model's timed runs
+    (:meth:`RunSettings.runs_for`). The timed runs are spread over ``settings.rounds``
+    rounds that visit every model in turn, so a burst of load from other processes
+    lands on many models a little instead of on one model entirely.
+    """
+    workdir.mkdir(parents=True, exist_ok=True)
+    clock = CLOCKS[settings.clock]
+    optimized = {name: workdir / f"{Path(p).stem}.ort_extended.onnx" for name, p in paths.items()}
+    # the optimised graphs are saved on a thread of their own while the sessions open and
+    # warm up (nothing is timed yet), every one of them before the first round
+    saver = ThreadPoolExecutor(max_workers=1, thread_name_prefix="save-graph")
+    try:
+        saves = [
+            saver.submit(save_optimized_graph, Path(p), optimized[name], settings.threads)
+            for name, p in paths.items()
+        ]
+        sessions = _open_sessions(paths, settings, workdir, optimized, progress)
+        for save in saves:
+            save.result()  # a failed save raises here, before anything is timed
+    finally:
+        saver.shutdown(cancel_futures=True)  # after a failure, the saves not begun
     untimed: dict[str, set[int]] = {name: set() for name in sessions}
     # at more threads, each session's workers spin on after its runs: wait them out
     # before timing another session (calibration.quiet)

@@ -20,7 +20,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from calibration.ortrun import CLOCKS, RunSettings, feeds, session_options
+from calibration.ortrun import CLOCKS, RunSettings, feeds
+from calibration.ortsession import session_options
 
 #: Timed runs of the reference model per round (about 0.2 ms each on this host).
 REFERENCE_RUNS = 15

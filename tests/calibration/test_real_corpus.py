@@ -149,6 +149,23 @@ def test_runnable_zoo_export_is_deterministic(tmp_path):
     assert load_onnx(path, fuse="none").total_params == graph.total_params
 
 
+@pytest.mark.parametrize("shape", [(3,), (1 << 16,), (2, 1 << 16), (5, 40_000), (0, 4)])
+def test_seeded_weights_repeat_one_scaled_block(shape):
+    """A tensor larger than WEIGHT_BLOCK repeats the block's values (cut short at the
+    end); the values are normal draws times ``std``, as ``np.resize`` of the block would
+    give them."""
+    from onnx import numpy_helper
+
+    from simulator.graph.onnx_export import WEIGHT_BLOCK, seeded_weight
+
+    tensor = seeded_weight(np.random.default_rng(7), "w", shape, 0.5)
+    values = numpy_helper.to_array(tensor)
+    assert values.shape == shape and values.dtype == np.float32 and tensor.name == "w"
+    size = int(np.prod(shape))
+    block = np.random.default_rng(7).standard_normal(min(size, WEIGHT_BLOCK), dtype=np.float32)
+    assert np.array_equal(values.ravel(), np.resize(block, size) * np.float32(0.5))
+
+
 def test_zoo_cli_export_and_transformer_refusal(tmp_path, capsys):
     target = tmp_path / "m.onnx"
     args = ["zoo", "mobilenet_v2", "--option", "resolution=64", "--onnx", str(target)]

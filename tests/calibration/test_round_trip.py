@@ -165,5 +165,10 @@ def test_validation_on_held_out(round_trip):
     table = round_trip[3]
     assert list(table["model"]) == ["hold_mlp", "hold_conv"]
     assert (table["predicted_s_original"] > 0).all()
-    # a shared 2-core CI machine: bound loosely; a units slip (x1000) would fail
-    assert summary(table)["mape"] < 60.0
+    # real timings of 0.1 ms models, 7 runs each, while the suite's other worker runs:
+    # 3-9 % MAPE alone on the Intel guest of 2026-12-08, 63.5 % once in a full run (fit
+    # and hold-out timed at different moments of the other worker's load). So each
+    # prediction within a factor of 4 of its measurement: a units slip (x1000) fails
+    ratio = table["predicted_s_original"] / table["measured_s"]
+    assert ratio.between(0.25, 4.0).all(), ratio.tolist()
+    assert summary(table)["n"] == 2

@@ -365,57 +365,6 @@ def test_kernel_rows_read_the_profiler_as_grouped_data(tmp_path):
     assert rows[""]["median_s"] == pytest.approx(21e-6)
 
 
-def test_the_optimised_graph_comes_from_a_session_of_its_own(tmp_path):
-    """A throwaway session writes the graph ORT runs (Conv + Relu fused into one node)
-    with its weights in the file beside it, so the profiled session need not save it."""
-    import onnx
-
-    from calibration.onnxbuild import Builder
-    from calibration.ortrun import save_optimized_graph
-
-    b = Builder(seed=0)
-    x = b.input([1, 8, 16, 16])
-    b.relu(b.conv(x, 8, 32, 3))
-    source = tmp_path / "m.onnx"
-    source.write_bytes(b.model("m").SerializeToString())
-    optimized = tmp_path / "m.ort_extended.onnx"
-    save_optimized_graph(source, optimized, threads=1)
-    graph = onnx.load(str(optimized), load_external_data=False).graph
-    assert [n.op_type for n in graph.node] == ["FusedConv"]
-    assert (tmp_path / "m.ort_extended.onnx.data").stat().st_size >= 8 * 32 * 9 * 4
-
-
-def test_the_optimised_graph_is_saved_once_per_model_file_and_runtime(tmp_path):
-    """The second thread count (and a second run in the same folder) reuses the graph;
-    a changed model file, or a key that is missing or not ours, saves it again."""
-    import json
-    import os
-
-    from calibration.onnxbuild import Builder
-    from calibration.ortrun import save_optimized_graph
-
-    b = Builder(seed=0)
-    b.relu(b.conv(b.input([1, 8, 16, 16]), 8, 32, 3))
-    source = tmp_path / "m.onnx"
-    source.write_bytes(b.model("m").SerializeToString())
-    optimized = tmp_path / "m.ort_extended.onnx"
-    key = tmp_path / "m.ort_extended.onnx.key.json"
-    save_optimized_graph(source, optimized, threads=1)
-    assert json.loads(key.read_text())["bytes"] == source.stat().st_size
-    optimized.write_bytes(b"marker")  # reused as is: not written again
-    save_optimized_graph(source, optimized, threads=2)
-    assert optimized.read_bytes() == b"marker"
-    stat = source.stat()  # the model file changed (a rebuilt corpus): saved again
-    os.utime(source, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
-    save_optimized_graph(source, optimized, threads=1)
-    assert optimized.read_bytes() != b"marker"
-    optimized.write_bytes(b"marker")
-    key.write_text("{not json")  # a damaged key: saved again
-    save_optimized_graph(source, optimized, threads=1)
-    assert optimized.read_bytes() != b"marker"
-    assert json.loads(key.read_text())["mtime_ns"] == source.stat().st_mtime_ns
-
-
 def test_half_stats_split_the_runs_in_the_order_they_were_timed():
     from calibration.runstats import binned_time_stats, half_stats
 
