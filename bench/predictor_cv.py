@@ -148,12 +148,13 @@ def _print_curve(result: pd.DataFrame) -> None:
 
 
 def _read(path: str, statistic: str) -> pd.DataFrame:
-    """The table with each thread count's rows in the statistic it is fitted with."""
+    """The table with each thread count's rows in the statistic it is fitted with
+    (:func:`calibration.statistic.resolve_statistic`, as ``socsim calibrate fit``)."""
+    plain = read_table(Path(path))
     parts = []
-    for s in ("median", "q1"):
-        frame = read_table(Path(path), statistic=s)
-        keep = [resolve_statistic(statistic, int(t)) == s for t in frame["threads"]]
-        parts.append(frame[np.asarray(keep, dtype=bool)])
+    for threads, rows in plain.groupby("threads"):
+        chosen = resolve_statistic(statistic, int(threads), plain.columns)
+        parts.append(read_table(Path(path), statistic=chosen).loc[rows.index])
     return pd.concat(parts).sort_index()
 
 

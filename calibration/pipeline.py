@@ -39,7 +39,7 @@ from calibration.report import (
     single_markdown,
     splice_report,
 )
-from calibration.statistic import resolve_statistic, statistic_column
+from calibration.statistic import resolve_statistic
 from calibration.table import (
     Provenance,
     half_repeatability,
@@ -186,10 +186,7 @@ def fit_file(
     if statistic == "auto":
         plain = read_table(measurements)
         threads = prov.threads if prov else int(plain["threads"].max())
-        statistic = resolve_statistic(statistic, threads)
-        if statistic_column(statistic) not in plain.columns:
-            # a table imported from another tool (import-csv) has one time per row
-            statistic = "median"
+        statistic = resolve_statistic(statistic, threads, plain.columns)
     table = read_table(measurements, statistic)
     prov = prov or Provenance(
         "unknown", "unknown (no provenance file)", "unknown", int(table["threads"].max())
@@ -309,7 +306,6 @@ def run_all(
     for n in threads:
         layout = Layout(out, n)
         run = dataclasses.replace(settings, threads=n, clock=settings.clock if n == 1 else "wall")
-        stat = resolve_statistic(statistic, n)
 
         def stage(text: str, n: int = n) -> None:
             log(f"[{time.perf_counter() - start:6.1f} s] {n} thread(s): {text}")
@@ -323,7 +319,10 @@ def run_all(
             )
         target, node = device_for(device, n), node_for(n)
         extra = {}
-        halves = half_repeatability(read_table(layout.fit_csv))
+        measured = read_table(layout.fit_csv)
+        # a refit of tables measured before mean_s existed falls back to the median
+        stat = resolve_statistic(statistic, n, measured.columns)
+        halves = half_repeatability(measured)
         if halves:  # tables measured before the half columns existed have none
             shares = ", ".join(f"{s} {share:.0%}" for s, share in halves.items())
             stage(

@@ -6,6 +6,7 @@ without importing pandas.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from types import MappingProxyType
 
 #: Share of the runs the trimmed mean cuts at each end
@@ -48,8 +49,13 @@ def statistic_column(statistic: str) -> str:
 AUTO_STATISTIC_TEXT = "the trimmed mean at 1 thread, the median above"
 
 
-def resolve_statistic(statistic: str, threads: int) -> str:
+def resolve_statistic(statistic: str, threads: int, columns: Collection[str] | None = None) -> str:
     """The statistic a table measured at ``threads`` intra-op threads is fitted with.
+
+    ``columns``: the table's columns, when known. ``auto`` then falls back to the median
+    for a table without its statistic's column (one ``import-csv`` wrote, with one time
+    per row, or one measured before ``mean_s`` existed); a statistic asked for by name is
+    returned as it is (reading the table without its column is an error there).
 
     ``auto`` (the default) is the trimmed mean at one thread and the median above,
     chosen by how well each statistic's fit-set measurements repeated between two
@@ -71,4 +77,7 @@ def resolve_statistic(statistic: str, threads: int) -> str:
         raise ValueError(f"threads must be >= 1, got {threads}")
     if statistic != "auto":
         return statistic
-    return "mean" if threads == 1 else "median"
+    chosen = "mean" if threads == 1 else "median"
+    if columns is not None and statistic_column(chosen) not in columns:
+        return "median"
+    return chosen

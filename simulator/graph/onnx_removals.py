@@ -40,7 +40,13 @@ def drop_relu_before_clip(
                 and all(t.is_const for t in nodes[users[0]].inputs[1:2] if t.name)  # min known
             ):
                 dropped.add(i)
-                aliases[out] = aliases.get(node.inputs[0].name, node.inputs[0].name)
+                source = aliases.get(node.inputs[0].name, node.inputs[0].name)
+                # re-point what read this Relu's output through an earlier removal, so
+                # the Relu before it is seen feeding the Clip too (aliases stay one hop)
+                for name, target in aliases.items():
+                    if target == out:
+                        aliases[name] = source
+                aliases[out] = source
                 changed = True
                 break  # the consumers changed
 

@@ -185,3 +185,23 @@ def test_refit_without_tables_is_a_clear_error(tmp_path, capsys):
     assert code == EXIT_INVALID
     err = capsys.readouterr().err
     assert "fit.csv does not exist" in err and "without --refit first" in err
+
+
+def test_refit_of_tables_without_the_trimmed_mean_fits_their_median(quick_run, tmp_path):
+    """Tables measured before mean_s existed (2026-12-07) refit with auto: the 1-thread
+    preset is fitted with the median instead of stopping on the missing column."""
+    import shutil
+
+    _, root, _, _ = quick_run
+    run = tmp_path / "run"
+    shutil.copytree(root / "run", run)
+    for name in ("fit.csv", "holdout.csv", "fit_2t.csv", "holdout_2t.csv"):
+        table = pd.read_csv(run / name)
+        table.drop(columns=[c for c in table.columns if c.startswith("mean_")]).to_csv(
+            run / name, index=False
+        )
+    device = tmp_path / "host_cpu.yaml"
+    args = ["calibrate", "all", "--refit", "--quick", "--no-docs", "-o", str(run)]
+    assert main([*args, "--device", str(device)]) == 0
+    assert read_calibration_comments(device)["statistic"] == "median"
+    assert read_calibration_comments(tmp_path / "host_cpu_2t.yaml")["statistic"] == "median"

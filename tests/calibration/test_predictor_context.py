@@ -133,6 +133,15 @@ def test_resolve_statistic(statistic, threads, expected):
     assert resolve_statistic(statistic, threads) == expected
 
 
+def test_auto_falls_back_to_the_median_for_a_table_without_its_column():
+    """import-csv tables have one time per row; tables measured before 2026-12-07 have no
+    trimmed mean. A statistic asked for by name is not replaced (reading it fails)."""
+    assert resolve_statistic("auto", 1, ["median_s", "q1_s", "mean_s"]) == "mean"
+    assert resolve_statistic("auto", 1, ["median_s", "q1_s"]) == "median"
+    assert resolve_statistic("auto", 2, ["median_s"]) == "median"
+    assert resolve_statistic("mean", 1, ["median_s"]) == "mean"
+
+
 def test_resolve_statistic_refuses_bad_input():
     with pytest.raises(ValueError, match="one of"):
         resolve_statistic("mode", 1)

@@ -81,3 +81,22 @@ def test_curve_trains_on_k_other_real_networks():
             alone = table[~table["model"].isin(real - {row["network"]})]
             expected = cv.leave_one_network_out(alone, **QUICK).set_index("network")
             assert row["within_10pct"] == expected.loc[row["network"], "within_10pct"]
+
+
+def test_each_thread_count_is_read_in_its_own_statistic(tmp_path):
+    """auto: the trimmed mean for 1-thread rows, the median for 2-thread rows (as the
+    fit reads them); a table without mean_s falls back to its median."""
+    from calibration.table import make_table, write_table
+
+    rows = synthetic_table(8, seed=0).assign(model="zoo_a")
+    rows = pd.concat([rows.assign(threads=1), rows.assign(threads=2)], ignore_index=True)
+    rows["median_s"] = 1.0
+    rows["mean_s"] = 2.0
+    path = tmp_path / "fit.csv"
+    write_table(make_table(rows.to_dict("records")), path)
+    read = cv._read(str(path), "auto")
+    assert read.loc[read["threads"] == 1, "median_s"].eq(2.0).all()  # the mean
+    assert read.loc[read["threads"] == 2, "median_s"].eq(1.0).all()  # the median
+    assert len(read) == len(rows)
+    write_table(make_table(rows.drop(columns="mean_s").to_dict("records")), path)
+    assert cv._read(str(path), "auto")["median_s"].eq(1.0).all()

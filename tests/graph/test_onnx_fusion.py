@@ -318,6 +318,16 @@ def random_cnn(draw_layers, acts, head_act, matmul_head) -> onnx.ModelProto:
     return model(nodes, {"x": ["N", c, 6, 6]}, ["y"], inits)
 
 
+@pytest.mark.parametrize("relus", [1, 2, 3])
+def test_every_relu_of_a_chain_before_a_clip_goes(relus, tmp_path):
+    """ReluClipFusion removes the Relu before a Clip, then the one before that, ...: x ->
+    Relu^n -> Clip is one Clip in onnxruntime's graph. Found by the property below
+    (2026-12-08): three Relus left the first one standing."""
+    layers = [("act", 0)] * relus + [("act", 1)]  # ACTS[0] = Relu, ACTS[1] = Clip
+    ours = assert_same_grouping(random_cnn(layers, ACTS, "Softmax", False), tmp_path)
+    assert [op.name for op in ours if op.kind == "activation"] == [f"t{relus}"]
+
+
 @settings(max_examples=40, deadline=None)  # 5 x 1000 passed when written
 @given(
     layers=st.lists(st.tuples(st.sampled_from(LAYERS), st.integers(0, 20)), min_size=1, max_size=8),
