@@ -110,8 +110,12 @@ def drop_external_weights(optimized_path: Path) -> None:
     if not files:
         return
     partial = optimized_path.with_name(optimized_path.name + ".partial")
-    partial.write_bytes(model.SerializeToString())
-    os.replace(partial, optimized_path)
+    try:
+        partial.write_bytes(model.SerializeToString())
+        os.replace(partial, optimized_path)
+    except OSError:
+        partial.unlink(missing_ok=True)  # a full disk leaves no half-written graph behind
+        raise
     for name in files:  # ORT's own file name (session_options), beside the graph
         (optimized_path.parent / Path(name).name).unlink(missing_ok=True)
 

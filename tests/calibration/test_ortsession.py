@@ -122,3 +122,23 @@ def test_a_model_onnxruntime_cannot_load_stops_before_any_round(tmp_path):
             on_round=rounds.append,
         )
     assert rounds == []
+
+
+def test_a_failed_rewrite_leaves_no_partial_graph_and_no_key(tmp_path, monkeypatch):
+    """A full disk while the graph is rewritten without its weights: the OSError reaches
+    the command (exit status 3 there), no ``.partial`` file stays, and no key marks the
+    graph as saved (the next run saves it again)."""
+    import errno
+
+    import calibration.ortsession as ortsession
+
+    def full(*args):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(ortsession.os, "replace", full)
+    source = _conv_model(tmp_path)
+    optimized = tmp_path / "m.ort_extended.onnx"
+    with pytest.raises(OSError, match="No space left"):
+        ortsession.save_optimized_graph(source, optimized, threads=1)
+    assert not (tmp_path / "m.ort_extended.onnx.partial").exists()
+    assert not (tmp_path / "m.ort_extended.onnx.key.json").exists()
