@@ -275,13 +275,17 @@ def run_models(
     clock = CLOCKS[settings.clock]
     optimized = {name: workdir / f"{Path(p).stem}.ort_extended.onnx" for name, p in paths.items()}
     # the optimised graphs are saved on a thread of their own while the sessions open and
-    # warm up (nothing is timed yet), every one of them before the first round
+    # warm up on one core (nothing is timed yet, but the warm-ups set the run counts: at
+    # more threads there is no idle core, so the saves go first), all before round one
     saver = ThreadPoolExecutor(max_workers=1, thread_name_prefix="save-graph")
     try:
         saves = [
             saver.submit(save_optimized_graph, Path(p), optimized[name], settings.threads)
             for name, p in paths.items()
         ]
+        if settings.threads > 1:
+            for save in saves:
+                save.result()
         sessions = _open_sessions(paths, settings, workdir, optimized, progress)
         for save in saves:
             save.result()  # a failed save raises here, before anything is timed

@@ -142,3 +142,22 @@ def test_a_failed_rewrite_leaves_no_partial_graph_and_no_key(tmp_path, monkeypat
         ortsession.save_optimized_graph(source, optimized, threads=1)
     assert not (tmp_path / "m.ort_extended.onnx.partial").exists()
     assert not (tmp_path / "m.ort_extended.onnx.key.json").exists()
+
+
+def test_at_two_threads_the_graphs_are_saved_before_any_session_opens(tmp_path, monkeypatch):
+    """No idle core at two threads: the saves would slow the warm-ups that set the run
+    counts, so they all finish first."""
+    import calibration.ortrun as ortrun
+
+    models = {n: _conv_model(tmp_path, n) for n in ("a", "b")}
+    work = tmp_path / "work"
+    seen = []
+    opening = ortrun._open_sessions
+
+    def watched(*args, **kwargs):
+        seen.append(sorted(p.name for p in work.glob("*.ort_extended.onnx")))
+        return opening(*args, **kwargs)
+
+    monkeypatch.setattr(ortrun, "_open_sessions", watched)
+    ortrun.run_models(models, ortrun.RunSettings(threads=2, warmup=1, runs=1, rounds=1), work)
+    assert seen == [["a.ort_extended.onnx", "b.ort_extended.onnx"]]
