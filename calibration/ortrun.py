@@ -287,6 +287,9 @@ def run_models(
             for save in saves:
                 save.result()
         sessions = _open_sessions(paths, settings, workdir, optimized, progress)
+        pending = sum(not save.done() for save in saves)
+        if pending and progress:
+            progress(f"saving the optimised graphs: {len(saves) - pending} of {len(saves)} done")
         for save in saves:
             save.result()  # a failed save raises here, before anything is timed
     finally:

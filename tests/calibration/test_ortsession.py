@@ -161,3 +161,34 @@ def test_at_two_threads_the_graphs_are_saved_before_any_session_opens(tmp_path, 
     monkeypatch.setattr(ortrun, "_open_sessions", watched)
     ortrun.run_models(models, ortrun.RunSettings(threads=2, warmup=1, runs=1, rounds=1), work)
     assert seen == [["a.ort_extended.onnx", "b.ort_extended.onnx"]]
+
+
+def test_a_wait_for_the_saves_is_announced(tmp_path, monkeypatch):
+    """Saves slower than the sessions' opening: the progress says what it waits for
+    instead of falling silent after the last model loaded."""
+    import threading
+
+    import calibration.ortrun as ortrun
+
+    release = threading.Event()
+    saving = ortrun.save_optimized_graph
+
+    def slow(*args):
+        release.wait(timeout=30)  # held until the sessions are open
+        return saving(*args)
+
+    monkeypatch.setattr(ortrun, "save_optimized_graph", slow)
+    said = []
+
+    def progress(text: str) -> None:
+        said.append(text)
+        if text.startswith("saving the optimised graphs"):
+            release.set()
+
+    models = {n: _conv_model(tmp_path, n) for n in ("a", "b")}
+    settings = ortrun.RunSettings(warmup=1, runs=1, rounds=1)
+    ortrun.run_models(models, settings, tmp_path / "w", progress)
+    waits = [t for t in said if t.startswith("saving")]
+    assert waits == ["saving the optimised graphs: 0 of 2 done"]
+    assert said.index(waits[0]) > said.index("loading b (2 of 2)")
+    assert (tmp_path / "w" / "b.ort_extended.onnx").exists()
